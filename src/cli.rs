@@ -1,0 +1,215 @@
+//! The command line: `serve` (default) and offline runs of the same pipelines.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::config::Config;
+use crate::http::{self, ApiError, AppState};
+use crate::pipeline::{self, BodyFormat, SessionInput, SessionOptions};
+use crate::summarize::Prompts;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "compactd",
+    version,
+    about = "Context compaction for LLM coding agents"
+)]
+pub struct Cli {
+    /// TOML configuration file (also COMPACTD_CONFIG).
+    #[arg(long, global = true)]
+    pub config: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the HTTP server (the default).
+    Serve {
+        /// Address to listen on (overrides COMPACTD_LISTEN).
+        #[arg(long)]
+        listen: Option<std::net::SocketAddr>,
+    },
+    /// Print the cut point and summarizer requests for a session file, like POST /v1/prepare.
+    Prepare {
+        #[command(flatten)]
+        input: InputArgs,
+        /// Leave out messagesToSummarize and turnPrefixMessages.
+        #[arg(long)]
+        no_messages: bool,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Format {
+    Json,
+    Jsonl,
+}
+
+#[derive(Debug, Args)]
+pub struct InputArgs {
+    /// Session file (`-` for standard input).
+    pub file: PathBuf,
+    /// Input format [default: json for *.json, jsonl otherwise].
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+    /// Entry to compact up to (default: the last entry).
+    #[arg(long)]
+    pub leaf_id: Option<String>,
+    #[arg(long)]
+    pub keep_recent_tokens: Option<u64>,
+    #[arg(long)]
+    pub reserve_tokens: Option<u64>,
+    #[arg(long)]
+    pub context_window: Option<u64>,
+    /// Appended to the summary instructions as "Additional focus".
+    #[arg(long)]
+    pub custom_instructions: Option<String>,
+    /// Pretty-print the JSON answer.
+    #[arg(long)]
+    pub pretty: bool,
+}
+
+impl InputArgs {
+    fn options(&self) -> SessionOptions {
+        SessionOptions {
+            leaf_id: self.leaf_id.clone(),
+            keep_recent_tokens: self.keep_recent_tokens,
+            reserve_tokens: self.reserve_tokens,
+            context_window: self.context_window,
+            include_messages: None,
+            custom_instructions: self.custom_instructions.clone(),
+            prompt_override: None,
+            additional_context: Vec::new(),
+        }
+    }
+
+    fn format(&self) -> BodyFormat {
+        match self.format {
+            Some(Format::Json) => BodyFormat::Json,
+            Some(Format::Jsonl) => BodyFormat::Jsonl,
+            None if self.file.extension().is_some_and(|e| e == "json") => BodyFormat::Json,
+            None => BodyFormat::Jsonl,
+        }
+    }
+
+    fn read(&self) -> std::io::Result<Vec<u8>> {
+        if self.file == Path::new("-") {
+            let mut buf = Vec::new();
+            std::io::stdin().read_to_end(&mut buf)?;
+            Ok(buf)
+        } else {
+            std::fs::read(&self.file)
+        }
+    }
+}
+
+/// Runs the command line; returns the process exit code.
+pub fn run(cli: Cli) -> i32 {
+    let config = match Config::load(cli.config.as_deref()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("compactd: {e}");
+            return 2;
+        }
+    };
+    let prompts = match Prompts::load(config.prompts_dir.as_deref()) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("compactd: {e}");
+            return 2;
+        }
+    };
+    match cli.command.unwrap_or(Command::Serve { listen: None }) {
+        Command::Serve { listen } => serve(config, prompts, listen),
+        Command::Prepare { input, no_messages } => {
+            let mut options = input.options();
+            if no_messages {
+                options.include_messages = Some(false);
+            }
+            offline(&input, options, |inp| {
+                let answer = pipeline::prepare(inp, &prompts, config.settings(), None)?;
+                to_json(&answer, input.pretty)
+            })
+        }
+    }
+}
+
+fn to_json<T: serde::Serialize>(v: &T, pretty: bool) -> Result<Vec<u8>, ApiError> {
+    let r = if pretty {
+        serde_json::to_vec_pretty(v)
+    } else {
+        serde_json::to_vec(v)
+    };
+    r.map_err(|e| ApiError::Internal(e.to_string()))
+}
+
+/// Reads the file, runs `f` on the parsed input and prints the JSON answer, or the
+/// same problem document the server would send (exit code 1).
+fn offline(
+    args: &InputArgs,
+    options: SessionOptions,
+    f: impl FnOnce(&SessionInput) -> Result<Vec<u8>, ApiError>,
+) -> i32 {
+    let bytes = match args.read() {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("compactd: cannot read {}: {e}", args.file.display());
+            return 2;
+        }
+    };
+    let result = SessionInput::parse(&bytes, args.format(), options)
+        .map_err(ApiError::from)
+        .and_then(|input| f(&input));
+    match result {
+        Ok(mut json) => {
+            json.push(b'\n');
+            let _ = std::io::stdout().write_all(&json);
+            0
+        }
+        Err(e) => {
+            let problem = serde_json::to_string_pretty(&e.problem()).unwrap_or_default();
+            eprintln!("{problem}");
+            1
+        }
+    }
+}
+
+fn serve(mut config: Config, prompts: Prompts, listen: Option<std::net::SocketAddr>) -> i32 {
+    if let Some(addr) = listen {
+        config.listen = addr;
+    }
+    crate::telemetry::init(config.log_format);
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("compactd: cannot start the runtime: {e}");
+            return 1;
+        }
+    };
+    runtime.block_on(async move {
+        let listener = match tokio::net::TcpListener::bind(config.listen).await {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("compactd: cannot listen on {}: {e}", config.listen);
+                return 1;
+            }
+        };
+        let addr = listener.local_addr().map_or(config.listen, |a| a);
+        tracing::info!(%addr, "compactd listening");
+        let state = AppState {
+            config: Arc::new(config),
+            prompts: Arc::new(prompts),
+        };
+        match http::serve(listener, state).await {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("compactd: server error: {e}");
+                1
+            }
+        }
+    })
+}

@@ -1,0 +1,127 @@
+//! Files the summarized work read and modified, tracked across compactions.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use crate::session::entry::value_of;
+use crate::session::{Block, Content, Role};
+
+use super::message::AgentMessage;
+
+#[derive(Debug, Default, Clone)]
+pub struct FileOps {
+    pub read: HashSet<String>,
+    pub written: HashSet<String>,
+    pub edited: HashSet<String>,
+}
+
+/// `details` of a compaction or branch summary: the cumulative file lists.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, serde::Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FileLists {
+    pub read_files: Vec<String>,
+    pub modified_files: Vec<String>,
+}
+
+impl FileOps {
+    /// pi's `extractFileOpsFromMessage`: `read`/`write`/`edit` tool calls with a string
+    /// `path` argument.
+    pub fn add_message(&mut self, msg: AgentMessage) {
+        let Some(m) = msg.stored() else { return };
+        if m.role != Role::Assistant {
+            return;
+        }
+        let Content::Blocks(blocks) = &m.content else {
+            return;
+        };
+        for b in blocks {
+            let Block::ToolCall(call) = b else { continue };
+            let set = match call.name.decode().as_ref() {
+                "read" => &mut self.read,
+                "write" => &mut self.written,
+                "edit" => &mut self.edited,
+                _ => continue,
+            };
+            if let Some(path) = path_argument(call.arguments) {
+                set.insert(path);
+            }
+        }
+    }
+
+    /// Adds the lists carried in a previous summary's `details` (read → read,
+    /// modified → edited), as pi does for pi-generated summaries.
+    pub fn add_details(&mut self, details: Option<&RawValue>) {
+        let Some(Value::Object(d)) = details.map(value_of) else {
+            return;
+        };
+        let strings = |v: Option<&Value>| -> Vec<String> {
+            match v {
+                Some(Value::Array(items)) => items
+                    .iter()
+                    .filter_map(|s| s.as_str().map(str::to_string))
+                    .collect(),
+                _ => Vec::new(),
+            }
+        };
+        self.read.extend(strings(d.get("readFiles")));
+        self.edited.extend(strings(d.get("modifiedFiles")));
+    }
+
+    /// pi's `computeFileLists`: modified = edited ∪ written; read-only = read − modified;
+    /// both sorted by UTF-16 code units, like JavaScript's default sort.
+    pub fn lists(&self) -> FileLists {
+        let modified: HashSet<&String> = self.edited.iter().chain(&self.written).collect();
+        let mut read_files: Vec<String> = self
+            .read
+            .iter()
+            .filter(|f| !modified.contains(f))
+            .cloned()
+            .collect();
+        let mut modified_files: Vec<String> = modified.into_iter().cloned().collect();
+        read_files.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+        modified_files.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+        FileLists {
+            read_files,
+            modified_files,
+        }
+    }
+}
+
+fn path_argument(args: &RawValue) -> Option<String> {
+    // Only objects have a `path`; skip parsing anything else.
+    if !args.get().starts_with('{') {
+        return None;
+    }
+    match value_of(args) {
+        Value::Object(mut m) => match m.swap_remove("path") {
+            Some(Value::String(p)) if !p.is_empty() => Some(p),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// pi's `formatFileOperations`: the tags appended to a summary.
+pub fn format_file_lists(lists: &FileLists) -> String {
+    let mut sections = Vec::new();
+    if !lists.read_files.is_empty() {
+        sections.push(format!(
+            "<read-files>\n{}\n</read-files>",
+            lists.read_files.join("\n")
+        ));
+    }
+    if !lists.modified_files.is_empty() {
+        sections.push(format!(
+            "<modified-files>\n{}\n</modified-files>",
+            lists.modified_files.join("\n")
+        ));
+    }
+    if sections.is_empty() {
+        String::new()
+    } else {
+        format!("\n\n{}", sections.join("\n\n"))
+    }
+}

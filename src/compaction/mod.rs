@@ -1,0 +1,18 @@
+//! The compaction core: token estimates, context, cut point, preparation,
+//! serialization and file operations. Pure: no I/O.
+
+pub mod context;
+pub mod cut_point;
+pub mod file_ops;
+pub mod json;
+pub mod message;
+pub mod prepare;
+pub mod serialize;
+pub mod template;
+pub mod tokens;
+
+pub use cut_point::CutPoint;
+pub use file_ops::{FileLists, FileOps};
+pub use message::AgentMessage;
+pub use prepare::{prepare, NotCompactable, Preparation, Settings};
+pub use serialize::{serialize_conversation, Wrappers};

@@ -1,0 +1,322 @@
+//! The conversation text a summarizer reads (pi's `convertToLlm` followed by
+//! `serializeConversation`). Wrapper wording comes from our templates (D3).
+
+use crate::session::entry::value_of;
+use crate::session::{Block, Content, Message, Role, Text};
+use serde_json::Value;
+
+use super::json::{entries_in_js_order, js_number_string, push_string, stringify_into};
+use super::message::AgentMessage;
+use super::template::Template;
+
+/// Tool results are cut to this many UTF-16 units in the serialized text.
+pub const TOOL_RESULT_MAX_CHARS: usize = 2000;
+
+/// How non-chat messages are put into words for the summarizer.
+#[derive(Debug, Clone)]
+pub struct Wrappers {
+    pub bash_command: Template,
+    pub bash_output: Template,
+    pub bash_no_output: Template,
+    pub bash_cancelled: Template,
+    pub bash_exit_code: Template,
+    pub bash_truncated: Template,
+    pub compaction_summary: Template,
+    pub branch_summary: Template,
+}
+
+impl Wrappers {
+    /// The reference's own wording (pi-coding-agent 0.73.1 `messages.js`). Used by the
+    /// conformance tests to compare serialized text exactly.
+    pub fn reference() -> Self {
+        let t = Template::parse;
+        Wrappers {
+            bash_command: t("Ran `{command}`\n"),
+            bash_output: t("```\n{output}\n```"),
+            bash_no_output: t("(no output)"),
+            bash_cancelled: t("\n\n(command cancelled)"),
+            bash_exit_code: t("\n\nCommand exited with code {exitCode}"),
+            bash_truncated: t("\n\n[Output truncated. Full output: {fullOutputPath}]"),
+            compaction_summary: t("The conversation history before this point was compacted into the following summary:\n\n<summary>\n{summary}\n</summary>"),
+            branch_summary: t("The following is a summary of a branch that this conversation came back from:\n\n<summary>\n{summary}</summary>"),
+        }
+    }
+}
+
+/// Serializes messages, joining the parts with a blank line.
+pub fn serialize_conversation<'s, 'a: 's>(
+    messages: impl IntoIterator<Item = AgentMessage<'s, 'a>>,
+    wrappers: &Wrappers,
+) -> String {
+    let mut out = String::new();
+    let mut first = true;
+    let mut sep = |out: &mut String| {
+        if !std::mem::take(&mut first) {
+            out.push_str("\n\n");
+        }
+    };
+    for msg in messages {
+        match msg {
+            AgentMessage::Stored(m) => match m.role {
+                Role::User => push_user_content(&m.content, out_sep(&mut out, &mut sep)),
+                Role::Assistant => push_assistant(m, &mut out, &mut sep),
+                Role::ToolResult => push_tool_result(&m.content, &mut out, &mut sep),
+                Role::Custom => push_user_content(&m.content, out_sep(&mut out, &mut sep)),
+                Role::BashExecution => {
+                    if let Some(text) = bash_text(m, wrappers) {
+                        sep(&mut out);
+                        out.push_str("[User]: ");
+                        out.push_str(&text);
+                    }
+                }
+                Role::BranchSummary | Role::CompactionSummary => {
+                    let tpl = if m.role == Role::BranchSummary {
+                        &wrappers.branch_summary
+                    } else {
+                        &wrappers.compaction_summary
+                    };
+                    push_summary(m.summary.as_ref(), tpl, &mut out, &mut sep);
+                }
+                Role::HookMessage | Role::Other => {}
+            },
+            AgentMessage::Custom(content) => {
+                push_user_content(content, out_sep(&mut out, &mut sep))
+            }
+            AgentMessage::BranchSummary(s) => {
+                push_summary(Some(s), &wrappers.branch_summary, &mut out, &mut sep)
+            }
+            AgentMessage::CompactionSummary(s) => {
+                push_summary(Some(s), &wrappers.compaction_summary, &mut out, &mut sep)
+            }
+        }
+    }
+    out
+}
+
+/// A user-role part that is only written when its content is non-empty.
+struct PendingPart<'o, F: FnMut(&mut String)> {
+    out: &'o mut String,
+    sep: &'o mut F,
+}
+
+fn out_sep<'o, F: FnMut(&mut String)>(out: &'o mut String, sep: &'o mut F) -> PendingPart<'o, F> {
+    PendingPart { out, sep }
+}
+
+fn push_user_content<F: FnMut(&mut String)>(content: &Content, part: PendingPart<'_, F>) {
+    let empty = match content {
+        Content::Absent => true,
+        Content::Text(t) => t.is_empty(),
+        Content::Blocks(bs) => bs
+            .iter()
+            .all(|b| !matches!(b, Block::Text(t) if !t.is_empty())),
+    };
+    if empty {
+        return;
+    }
+    (part.sep)(part.out);
+    part.out.push_str("[User]: ");
+    match content {
+        Content::Absent => {}
+        Content::Text(t) => t.push_to(part.out),
+        Content::Blocks(bs) => {
+            for b in bs {
+                if let Block::Text(t) = b {
+                    t.push_to(part.out);
+                }
+            }
+        }
+    }
+}
+
+fn push_summary<F: FnMut(&mut String)>(
+    summary: Option<&Text>,
+    tpl: &Template,
+    out: &mut String,
+    sep: &mut F,
+) {
+    let summary = summary.map(|s| s.decode()).unwrap_or_default();
+    let text = tpl.render(|v| (v == "summary").then_some(summary.as_ref()));
+    if text.is_empty() {
+        return;
+    }
+    sep(out);
+    out.push_str("[User]: ");
+    out.push_str(&text);
+}
+
+fn push_assistant<F: FnMut(&mut String)>(m: &Message, out: &mut String, sep: &mut F) {
+    let Content::Blocks(blocks) = &m.content else {
+        return;
+    };
+    let mut thinking = Vec::new();
+    let mut texts = Vec::new();
+    let mut calls = Vec::new();
+    for b in blocks {
+        match b {
+            Block::Text(t) => texts.push(t),
+            Block::Thinking(t) => thinking.push(t),
+            Block::ToolCall(c) => calls.push(c),
+            Block::Image | Block::Other => {}
+        }
+    }
+    let mut group = |label: &str, items: &[&Text], out: &mut String| {
+        if items.is_empty() {
+            return;
+        }
+        sep(out);
+        out.push_str(label);
+        for (i, t) in items.iter().enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            t.push_to(out);
+        }
+    };
+    group("[Assistant thinking]: ", &thinking, out);
+    group("[Assistant]: ", &texts, out);
+    if !calls.is_empty() {
+        sep(out);
+        out.push_str("[Assistant tool calls]: ");
+        for (i, c) in calls.iter().enumerate() {
+            if i > 0 {
+                out.push_str("; ");
+            }
+            c.name.push_to(out);
+            out.push('(');
+            push_arguments(&value_of(c.arguments), out);
+            out.push(')');
+        }
+    }
+}
+
+/// `Object.entries(args).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(", ")`.
+fn push_arguments(args: &Value, out: &mut String) {
+    match args {
+        Value::Object(map) => {
+            for (i, (k, v)) in entries_in_js_order(map).into_iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(k);
+                out.push('=');
+                stringify_into(v, out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&i.to_string());
+                out.push('=');
+                stringify_into(v, out);
+            }
+        }
+        Value::String(s) => {
+            // A string's entries are its UTF-16 code units.
+            for (i, unit) in s.encode_utf16().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&i.to_string());
+                out.push('=');
+                match char::from_u32(unit as u32) {
+                    Some(c) => push_string(c.encode_utf8(&mut [0; 4]), out),
+                    None => out.push_str(&format!("\"\\u{unit:04x}\"")),
+                }
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+fn push_tool_result<F: FnMut(&mut String)>(content: &Content, out: &mut String, sep: &mut F) {
+    let texts: Vec<&Text> = match content {
+        Content::Absent => Vec::new(),
+        Content::Text(t) => vec![t],
+        Content::Blocks(bs) => bs
+            .iter()
+            .filter_map(|b| match b {
+                Block::Text(t) => Some(t),
+                _ => None,
+            })
+            .collect(),
+    };
+    let total: usize = texts.iter().map(|t| t.utf16_len()).sum();
+    if total == 0 {
+        return;
+    }
+    sep(out);
+    out.push_str("[Tool result]: ");
+    if total <= TOOL_RESULT_MAX_CHARS {
+        for t in texts {
+            t.push_to(out);
+        }
+        return;
+    }
+    // D5: the cut never splits a surrogate pair; the count still says total − 2000.
+    let mut budget = TOOL_RESULT_MAX_CHARS;
+    for t in texts {
+        let len = t.utf16_len();
+        if len <= budget {
+            t.push_to(out);
+            budget -= len;
+        } else {
+            t.push_prefix_to(out, budget);
+            break;
+        }
+    }
+    out.push_str(&format!(
+        "\n\n[... {} more characters truncated]",
+        total - TOOL_RESULT_MAX_CHARS
+    ));
+}
+
+/// pi's `bashExecutionToText` with our wording; `None` when excluded from context.
+fn bash_text(m: &Message, w: &Wrappers) -> Option<String> {
+    let b = m.bash.as_ref()?;
+    if b.exclude_from_context {
+        return None;
+    }
+    let command = b.command.decode();
+    let mut text = w
+        .bash_command
+        .render(|v| (v == "command").then_some(command.as_ref()));
+    if !b.output.is_empty() {
+        let output = b.output.decode();
+        w.bash_output
+            .render_into(&mut text, |v| (v == "output").then_some(output.as_ref()));
+    } else {
+        w.bash_no_output.render_into(&mut text, |_| None);
+    }
+    if b.cancelled {
+        w.bash_cancelled.render_into(&mut text, |_| None);
+    } else if let Some(code) = exit_code_text(b.exit_code) {
+        w.bash_exit_code
+            .render_into(&mut text, |v| (v == "exitCode").then_some(code.as_str()));
+    }
+    if b.truncated {
+        if let Some(p) = &b.full_output_path {
+            let p = p.decode();
+            w.bash_truncated
+                .render_into(&mut text, |v| (v == "fullOutputPath").then_some(p.as_ref()));
+        }
+    }
+    Some(text)
+}
+
+/// The exit code as JavaScript prints it, or `None` for null, absent and 0.
+fn exit_code_text(raw: Option<&serde_json::value::RawValue>) -> Option<String> {
+    let raw = raw?;
+    match value_of(raw) {
+        Value::Null => None,
+        Value::Number(n) => {
+            let f = n.as_f64().unwrap_or(f64::NAN);
+            (f != 0.0).then(|| js_number_string(f))
+        }
+        Value::String(s) => Some(s),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Array(_) | Value::Object(_) => None,
+    }
+}

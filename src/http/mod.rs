@@ -1,0 +1,78 @@
+//! The HTTP API: one router, one state, one error type.
+
+mod extract;
+mod health;
+mod prepare;
+pub mod problem;
+
+use std::sync::Arc;
+
+use axum::routing::{get, post};
+use axum::Router;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
+
+use crate::config::Config;
+use crate::summarize::Prompts;
+
+pub use problem::ApiError;
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct AppState {
+    pub config: Arc<Config>,
+    pub prompts: Arc<Prompts>,
+}
+
+pub fn router(state: AppState) -> Router {
+    let body_limit = state.config.max_body_bytes;
+    Router::new()
+        .route("/v1/prepare", post(prepare::prepare))
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .fallback(|| async { ApiError::NotFound })
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        .layer(axum::extract::DefaultBodyLimit::max(body_limit))
+        .layer(PropagateRequestIdLayer::x_request_id())
+        .layer(TraceLayer::new_for_http())
+        .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+        .with_state(state)
+}
+
+/// Runs CPU-bound work (parsing, preparing) off the async workers.
+pub async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ApiError::Internal(format!("worker failed: {e}")))?
+}
+
+/// Serves until SIGINT/SIGTERM, then lets in-flight requests finish.
+pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+    tracing::info!("shutdown signal received; finishing in-flight requests");
+}

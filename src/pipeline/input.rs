@@ -1,0 +1,254 @@
+//! Session input as clients send it: a JSON body with `entries` and options, a JSON
+//! array of entries, or a raw JSONL session file with options in the query string.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::compaction::Settings;
+use crate::session::error::{pointer_of, strip_position};
+use crate::session::tree::Leaf;
+use crate::session::{InputError, Session, Violation};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyFormat {
+    /// `application/json`.
+    Json,
+    /// `application/x-ndjson` / `application/jsonl`: a pi session file.
+    Jsonl,
+}
+
+/// Options every session endpoint takes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionOptions {
+    pub leaf_id: Option<String>,
+    pub keep_recent_tokens: Option<u64>,
+    pub reserve_tokens: Option<u64>,
+    pub context_window: Option<u64>,
+    /// `false` omits the message arrays of a prepare answer.
+    pub include_messages: Option<bool>,
+    pub custom_instructions: Option<String>,
+    pub prompt_override: Option<String>,
+    #[serde(default)]
+    pub additional_context: Vec<String>,
+}
+
+impl SessionOptions {
+    pub fn settings(&self, defaults: Settings) -> Settings {
+        Settings {
+            keep_recent_tokens: self
+                .keep_recent_tokens
+                .unwrap_or(defaults.keep_recent_tokens),
+            reserve_tokens: self.reserve_tokens.unwrap_or(defaults.reserve_tokens),
+        }
+    }
+}
+
+/// A parsed session and the options that came with it.
+#[derive(Debug)]
+pub struct SessionInput<'a> {
+    pub session: Session<'a>,
+    pub options: SessionOptions,
+    /// Where `leafId` came from, for error pointers.
+    pub leaf_pointer: &'static str,
+}
+
+impl<'a> SessionInput<'a> {
+    pub fn leaf(&self) -> Leaf<'_> {
+        match &self.options.leaf_id {
+            Some(id) => Leaf::Id(id),
+            None => Leaf::Last,
+        }
+    }
+
+    /// Parses a body. `query` holds the options of a JSONL body (JSON bodies carry
+    /// their own and ignore it).
+    pub fn parse(
+        body: &'a [u8],
+        format: BodyFormat,
+        query: SessionOptions,
+    ) -> Result<Self, InputError> {
+        let text = utf8(body)?;
+        match format {
+            BodyFormat::Jsonl => Ok(SessionInput {
+                session: Session::from_jsonl(text)?,
+                options: query,
+                leaf_pointer: "leafId",
+            }),
+            BodyFormat::Json => parse_json(text),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct JsonBody<'a> {
+    #[serde(borrow)]
+    entries: Option<Vec<&'a RawValue>>,
+    leaf_id: Option<String>,
+    settings: Option<JsonSettings>,
+    keep_recent_tokens: Option<u64>,
+    reserve_tokens: Option<u64>,
+    context_window: Option<u64>,
+    include_messages: Option<bool>,
+    custom_instructions: Option<String>,
+    prompt_override: Option<String>,
+    #[serde(default)]
+    additional_context: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct JsonSettings {
+    keep_recent_tokens: Option<u64>,
+    reserve_tokens: Option<u64>,
+}
+
+fn parse_json(text: &str) -> Result<SessionInput<'_>, InputError> {
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('[') {
+        // A bare array of entries.
+        let entries: Vec<&RawValue> = serde_json::from_str(text).map_err(malformed)?;
+        return Ok(SessionInput {
+            session: Session::from_json_entries(&entries)?,
+            options: SessionOptions::default(),
+            leaf_pointer: "/leafId",
+        });
+    }
+    if !trimmed.starts_with('{') {
+        let _: &RawValue = serde_json::from_str(text).map_err(malformed)?;
+        return Err(InputError::invalid(Violation {
+            pointer: String::new(),
+            message: "the body must be an object with `entries`, or an array of entries".into(),
+            line: None,
+        }));
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    let body: JsonBody = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        // Syntax errors are a 400 with a position; type errors a 422 with a pointer.
+        if e.inner().is_syntax() || e.inner().is_eof() {
+            return malformed(e.into_inner());
+        }
+        InputError::invalid(Violation {
+            pointer: pointer_of(e.path()),
+            message: strip_position(&e.inner().to_string()).to_string(),
+            line: None,
+        })
+    })?;
+    de.end().map_err(malformed)?;
+    let entries = body.entries.ok_or_else(|| {
+        InputError::invalid(Violation {
+            pointer: "/entries".into(),
+            message: "missing `entries` (the session's entries, header allowed)".into(),
+            line: None,
+        })
+    })?;
+    let settings = body.settings.unwrap_or(JsonSettings {
+        keep_recent_tokens: None,
+        reserve_tokens: None,
+    });
+    Ok(SessionInput {
+        session: Session::from_json_entries(&entries)?,
+        options: SessionOptions {
+            leaf_id: body.leaf_id,
+            keep_recent_tokens: settings.keep_recent_tokens.or(body.keep_recent_tokens),
+            reserve_tokens: settings.reserve_tokens.or(body.reserve_tokens),
+            context_window: body.context_window,
+            include_messages: body.include_messages,
+            custom_instructions: body.custom_instructions,
+            prompt_override: body.prompt_override,
+            additional_context: body.additional_context,
+        },
+        leaf_pointer: "/leafId",
+    })
+}
+
+fn malformed(e: serde_json::Error) -> InputError {
+    InputError::Malformed {
+        message: strip_position(&e.to_string()).to_string(),
+        line: e.line(),
+        column: e.column(),
+    }
+}
+
+/// The body as UTF-8, or a 400 naming the line and column of the first bad byte.
+fn utf8(body: &[u8]) -> Result<&str, InputError> {
+    std::str::from_utf8(body).map_err(|e| {
+        let valid = &body[..e.valid_up_to()];
+        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+        let line_start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+        InputError::Malformed {
+            message: "the body is not valid UTF-8".into(),
+            line,
+            column: valid.len() - line_start + 1,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_body_errors_have_pointers() {
+        let err = SessionInput::parse(
+            br#"{"entries":[{"type":"message","id":"a","message":{"role":"user","content":5}}]}"#,
+            BodyFormat::Json,
+            Default::default(),
+        )
+        .unwrap_err();
+        let InputError::Invalid(v) = err else {
+            panic!()
+        };
+        assert_eq!(v[0].pointer, "/entries/0/message/content");
+        let err = SessionInput::parse(br#"{"entries":5}"#, BodyFormat::Json, Default::default())
+            .unwrap_err();
+        let InputError::Invalid(v) = err else {
+            panic!()
+        };
+        assert_eq!(v[0].pointer, "/entries");
+        let err = SessionInput::parse(
+            b"{\n\"entries\": [,]}",
+            BodyFormat::Json,
+            Default::default(),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, InputError::Malformed { line: 2, .. }),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn jsonl_errors_name_the_line() {
+        let err = SessionInput::parse(
+            b"{\"type\":\"session\",\"version\":3,\"id\":\"s\"}\n\n{oops",
+            BodyFormat::Jsonl,
+            Default::default(),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                InputError::Malformed {
+                    line: 3,
+                    column: 2,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        let err = SessionInput::parse(b"\xff", BodyFormat::Jsonl, Default::default()).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                InputError::Malformed {
+                    line: 1,
+                    column: 1,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+    }
+}

@@ -1,0 +1,9 @@
+//! The request pipelines shared by the HTTP API and the command line:
+//! input → session → preparation → (summarizer) → response.
+
+pub mod input;
+pub mod numbers;
+pub mod prepare;
+
+pub use input::{BodyFormat, SessionInput, SessionOptions};
+pub use prepare::{prepare, PrepareResponse};

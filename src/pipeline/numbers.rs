@@ -1,0 +1,31 @@
+//! Numbers as JavaScript would write them into JSON.
+
+use serde::{Serialize, Serializer};
+
+/// A JavaScript number: integral values serialize without a fraction (`48211`, not
+/// `48211.0`), like `JSON.stringify`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JsNumber(pub f64);
+
+impl Serialize for JsNumber {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let f = self.0;
+        if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 {
+            s.serialize_i64(f as i64)
+        } else if f.is_finite() {
+            s.serialize_f64(f)
+        } else {
+            s.serialize_unit()
+        }
+    }
+}
+
+impl utoipa::PartialSchema for JsNumber {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::Number)
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for JsNumber {}

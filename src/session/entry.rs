@@ -1,0 +1,776 @@
+//! Session entries: a typed view over the parts of an entry the core interprets, with
+//! the entry's original JSON text kept for everything else.
+//!
+//! Parsing borrows from the input wherever it can: ids, long texts and opaque values
+//! point into the request body. Fields the core does not interpret are never decoded,
+//! so they survive untouched (the raw text is what gets echoed back).
+
+use std::borrow::Cow;
+
+use serde::de::{self, Deserialize, Deserializer, SeqAccess, Visitor};
+use serde::Deserialize as DeriveDeserialize;
+use serde_json::value::RawValue;
+
+use super::error::{pointer_of, strip_position, Origin, Violation};
+use super::text::Text;
+
+/// A session entry (any line but the header).
+#[derive(Debug, Clone)]
+pub struct Entry<'a> {
+    /// Position in the input: the index into the JSON `entries` array or among the
+    /// non-blank lines of a JSONL body (the header, when present, is position 0).
+    pub index: usize,
+    pub origin: Origin,
+    /// The entry's JSON text as sent.
+    pub raw: &'a str,
+    pub entry_type: Cow<'a, str>,
+    pub id: Option<Cow<'a, str>>,
+    pub parent_id: Option<Cow<'a, str>>,
+    /// `id`/`parentId` were assigned by the v1 migration and are not in `raw`.
+    pub migrated_ids: bool,
+    pub timestamp: Option<&'a RawValue>,
+    pub body: EntryBody<'a>,
+}
+
+#[derive(Debug, Clone)]
+pub enum EntryBody<'a> {
+    Message(Message<'a>),
+    CustomMessage {
+        content: Content<'a>,
+    },
+    BranchSummary {
+        summary: Text<'a>,
+        details: Option<&'a RawValue>,
+        from_hook: bool,
+    },
+    Compaction(CompactionEntry<'a>),
+    /// Metadata and unknown entry types: carried, never interpreted.
+    Other,
+}
+
+#[derive(Debug, Clone)]
+pub struct CompactionEntry<'a> {
+    pub summary: Text<'a>,
+    pub first_kept_entry_id: Option<Cow<'a, str>>,
+    /// v1 files: index into the file's entries (header = 0); resolved by migration.
+    pub first_kept_entry_index: Option<f64>,
+    pub tokens_before: Option<&'a RawValue>,
+    pub details: Option<&'a RawValue>,
+    pub from_hook: bool,
+}
+
+/// An AgentMessage as stored in a `message` entry.
+#[derive(Debug, Clone)]
+pub struct Message<'a> {
+    /// The message's JSON text as sent.
+    pub raw: &'a RawValue,
+    pub role: Role,
+    pub content: Content<'a>,
+    pub usage: Option<Usage>,
+    /// `stopReason` is `aborted` or `error`: the usage is not trustworthy.
+    pub stop_failed: bool,
+    pub bash: Option<BashExecution<'a>>,
+    /// branchSummary / compactionSummary messages.
+    pub summary: Option<Text<'a>>,
+    /// The v2 → v3 migration renamed the role (`hookMessage` → `custom`).
+    pub migrated_role: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    User,
+    Assistant,
+    ToolResult,
+    BashExecution,
+    Custom,
+    BranchSummary,
+    CompactionSummary,
+    /// v2 `hookMessage` (becomes `custom` in v3).
+    HookMessage,
+    Other,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Usage {
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+    pub total_tokens: f64,
+}
+
+impl Usage {
+    /// pi's `calculateContextTokens`.
+    pub fn context_tokens(&self) -> f64 {
+        if self.total_tokens != 0.0 && !self.total_tokens.is_nan() {
+            self.total_tokens
+        } else {
+            self.input + self.output + self.cache_read + self.cache_write
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct BashExecution<'a> {
+    pub command: Text<'a>,
+    pub output: Text<'a>,
+    pub exit_code: Option<&'a RawValue>,
+    pub cancelled: bool,
+    pub truncated: bool,
+    pub full_output_path: Option<Text<'a>>,
+    pub exclude_from_context: bool,
+}
+
+/// Message content: a string or a list of blocks.
+#[derive(Debug, Clone, Default)]
+pub enum Content<'a> {
+    #[default]
+    Absent,
+    Text(Text<'a>),
+    Blocks(Vec<Block<'a>>),
+}
+
+#[derive(Debug, Clone)]
+pub enum Block<'a> {
+    Text(Text<'a>),
+    Thinking(Text<'a>),
+    ToolCall(ToolCall<'a>),
+    Image,
+    /// Unknown block types count nothing and are not serialized.
+    Other,
+}
+
+#[derive(Debug, Clone)]
+pub struct ToolCall<'a> {
+    pub name: Text<'a>,
+    pub arguments: &'a RawValue,
+}
+
+impl<'a> Entry<'a> {
+    pub fn id(&self) -> Option<&str> {
+        self.id.as_deref()
+    }
+
+    pub fn is_message(&self) -> bool {
+        matches!(self.body, EntryBody::Message(_))
+    }
+
+    pub fn message(&self) -> Option<&Message<'a>> {
+        match &self.body {
+            EntryBody::Message(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    pub fn compaction(&self) -> Option<&CompactionEntry<'a>> {
+        match &self.body {
+            EntryBody::Compaction(c) => Some(c),
+            _ => None,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Parsing
+// ---------------------------------------------------------------------------------
+
+/// The first parse of an entry: the fields every entry type shares, typed, and the
+/// type-specific ones as raw JSON, so an unknown entry type with odd fields parses.
+#[derive(DeriveDeserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawEntry<'a> {
+    #[serde(rename = "type", borrow)]
+    entry_type: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    parent_id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    timestamp: Option<&'a RawValue>,
+    #[serde(borrow)]
+    message: Option<&'a RawValue>,
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+    #[serde(borrow)]
+    summary: Option<&'a RawValue>,
+    #[serde(borrow)]
+    details: Option<&'a RawValue>,
+    #[serde(borrow)]
+    from_hook: Option<&'a RawValue>,
+    #[serde(borrow)]
+    first_kept_entry_id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    first_kept_entry_index: Option<&'a RawValue>,
+    #[serde(borrow)]
+    tokens_before: Option<&'a RawValue>,
+    #[serde(borrow)]
+    version: Option<&'a RawValue>,
+}
+
+/// The session header (`type: "session"`).
+#[derive(Debug, Clone)]
+pub struct Header<'a> {
+    pub raw: &'a str,
+    pub id: Option<Cow<'a, str>>,
+    pub version: Option<f64>,
+}
+
+/// A parsed input line: the header or an entry.
+#[allow(clippy::large_enum_variant)] // one per line, consumed at once
+pub enum Parsed<'a> {
+    Header(Header<'a>),
+    Entry(Entry<'a>),
+}
+
+/// Parses one entry's JSON text. `raw` must already be known to be a JSON value.
+pub fn parse_entry<'a>(
+    raw: &'a str,
+    index: usize,
+    origin: Origin,
+) -> Result<Parsed<'a>, Violation> {
+    // serde accepts an array for a struct; an entry must be an object.
+    if !raw.starts_with('{') {
+        return Err(origin.violation("", "an entry must be a JSON object"));
+    }
+    let mut de = serde_json::Deserializer::from_str(raw);
+    let r: RawEntry<'a> = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let pointer = pointer_of(e.path());
+        origin.violation(&pointer, strip_position(&e.inner().to_string()))
+    })?;
+    let v = |ptr: &str, msg: &str| origin.violation(ptr, msg);
+
+    let entry_type = r
+        .entry_type
+        .ok_or_else(|| v("/type", "every entry needs a string `type`"))?;
+
+    if entry_type == "session" {
+        return Ok(Parsed::Header(Header {
+            raw,
+            id: opt_str(r.id).map_err(|m| v("/id", m))?,
+            version: match r.version {
+                Some(x) => number_of(x),
+                None => None,
+            },
+        }));
+    }
+
+    let id = opt_str(r.id).map_err(|m| v("/id", m))?;
+    let parent_id = opt_str(r.parent_id).map_err(|m| v("/parentId", m))?;
+
+    let body = match entry_type.as_ref() {
+        "message" => {
+            let raw_msg = r
+                .message
+                .ok_or_else(|| v("/message", "a `message` entry needs a `message` object"))?;
+            EntryBody::Message(parse_message(raw_msg, origin, "/message")?)
+        }
+        "custom_message" => EntryBody::CustomMessage {
+            content: parse_content(r.content, origin, "/content", true)?,
+        },
+        "branch_summary" => EntryBody::BranchSummary {
+            summary: required_text(r.summary, origin, "/summary")?,
+            details: r.details,
+            from_hook: truthy(r.from_hook),
+        },
+        "compaction" => EntryBody::Compaction(CompactionEntry {
+            summary: required_text(r.summary, origin, "/summary")?,
+            first_kept_entry_id: opt_str(r.first_kept_entry_id)
+                .map_err(|m| v("/firstKeptEntryId", m))?,
+            first_kept_entry_index: r.first_kept_entry_index.and_then(number_of),
+            tokens_before: r.tokens_before,
+            details: r.details,
+            from_hook: truthy(r.from_hook),
+        }),
+        _ => EntryBody::Other,
+    };
+
+    Ok(Parsed::Entry(Entry {
+        index,
+        origin,
+        raw,
+        entry_type,
+        id,
+        parent_id,
+        migrated_ids: false,
+        timestamp: r.timestamp,
+        body,
+    }))
+}
+
+/// A string field that may be absent or null.
+fn opt_str<'a>(raw: Option<&'a RawValue>) -> Result<Option<Cow<'a, str>>, &'static str> {
+    match raw {
+        None => Ok(None),
+        Some(r) if r.get() == "null" => Ok(None),
+        Some(r) => match Text::from_raw(r.get()) {
+            Some(t) => Ok(Some(t.decode())),
+            None => Err("must be a string"),
+        },
+    }
+}
+
+fn required_text<'a>(
+    raw: Option<&'a RawValue>,
+    origin: Origin,
+    ptr: &str,
+) -> Result<Text<'a>, Violation> {
+    raw.and_then(|r| Text::from_raw(r.get()))
+        .ok_or_else(|| origin.violation(ptr, "must be a string"))
+}
+
+fn optional_text<'a>(
+    raw: Option<&'a RawValue>,
+    origin: Origin,
+    ptr: &str,
+) -> Result<Option<Text<'a>>, Violation> {
+    match raw {
+        None => Ok(None),
+        Some(r) if r.get() == "null" => Ok(None),
+        Some(r) => Text::from_raw(r.get())
+            .map(Some)
+            .ok_or_else(|| origin.violation(ptr, "must be a string")),
+    }
+}
+
+fn number_of(raw: &RawValue) -> Option<f64> {
+    let s = raw.get();
+    match s.as_bytes().first() {
+        Some(b'-' | b'0'..=b'9') => s.parse().ok(),
+        _ => None,
+    }
+}
+
+/// JavaScript truthiness of a JSON value (absent counts as `undefined`).
+pub fn truthy(raw: Option<&RawValue>) -> bool {
+    let Some(raw) = raw else { return false };
+    match raw.get() {
+        "null" | "false" | "\"\"" => false,
+        s if s.starts_with('"') || s.starts_with('[') || s.starts_with('{') || s == "true" => true,
+        s => s
+            .parse::<f64>()
+            .map(|f| f != 0.0 && !f.is_nan())
+            .unwrap_or(true),
+    }
+}
+
+#[derive(DeriveDeserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawMessage<'a> {
+    #[serde(borrow)]
+    role: Option<&'a RawValue>,
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+    #[serde(borrow)]
+    usage: Option<&'a RawValue>,
+    #[serde(borrow)]
+    stop_reason: Option<&'a RawValue>,
+    #[serde(borrow)]
+    command: Option<&'a RawValue>,
+    #[serde(borrow)]
+    output: Option<&'a RawValue>,
+    #[serde(borrow)]
+    exit_code: Option<&'a RawValue>,
+    #[serde(borrow)]
+    cancelled: Option<&'a RawValue>,
+    #[serde(borrow)]
+    truncated: Option<&'a RawValue>,
+    #[serde(borrow)]
+    full_output_path: Option<&'a RawValue>,
+    #[serde(borrow)]
+    exclude_from_context: Option<&'a RawValue>,
+    #[serde(borrow)]
+    summary: Option<&'a RawValue>,
+}
+
+#[derive(DeriveDeserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct RawUsage {
+    input: Option<f64>,
+    output: Option<f64>,
+    cache_read: Option<f64>,
+    cache_write: Option<f64>,
+    total_tokens: Option<f64>,
+}
+
+fn role_of(raw: Option<&RawValue>) -> Role {
+    match raw.map(RawValue::get) {
+        Some("\"user\"") => Role::User,
+        Some("\"assistant\"") => Role::Assistant,
+        Some("\"toolResult\"") => Role::ToolResult,
+        Some("\"bashExecution\"") => Role::BashExecution,
+        Some("\"custom\"") => Role::Custom,
+        Some("\"branchSummary\"") => Role::BranchSummary,
+        Some("\"compactionSummary\"") => Role::CompactionSummary,
+        Some("\"hookMessage\"") => Role::HookMessage,
+        _ => Role::Other,
+    }
+}
+
+/// Parses an AgentMessage. `base` is the pointer of the message inside its entry.
+pub fn parse_message<'a>(
+    raw_value: &'a RawValue,
+    origin: Origin,
+    base: &str,
+) -> Result<Message<'a>, Violation> {
+    let raw = raw_value.get();
+    if !raw.starts_with('{') {
+        return Err(origin.violation(base, "must be a JSON object"));
+    }
+    let mut de = serde_json::Deserializer::from_str(raw);
+    let m: RawMessage<'a> = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let ptr = pointer_of(e.path());
+        let msg = e.inner().to_string();
+        if ptr.is_empty() {
+            origin.violation(base, "must be a JSON object")
+        } else {
+            origin.violation(&format!("{base}{ptr}"), strip_position(&msg))
+        }
+    })?;
+    let role = role_of(m.role);
+    let p = |f: &str| format!("{base}{f}");
+
+    let usage = match m.usage {
+        None => None,
+        Some(r) if r.get() == "null" => None,
+        Some(r) if !r.get().starts_with('{') => {
+            return Err(origin.violation(&p("/usage"), "must be an object"));
+        }
+        Some(r) => {
+            let mut de = serde_json::Deserializer::from_str(r.get());
+            let u: RawUsage = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+                let ptr = pointer_of(e.path());
+                origin.violation(
+                    &format!("{}{ptr}", p("/usage")),
+                    if ptr.is_empty() {
+                        "must be an object".to_string()
+                    } else {
+                        strip_position(&e.inner().to_string()).to_string()
+                    },
+                )
+            })?;
+            Some(Usage {
+                input: u.input.unwrap_or(0.0),
+                output: u.output.unwrap_or(0.0),
+                cache_read: u.cache_read.unwrap_or(0.0),
+                cache_write: u.cache_write.unwrap_or(0.0),
+                total_tokens: u.total_tokens.unwrap_or(0.0),
+            })
+        }
+    };
+    let stop_failed = matches!(
+        m.stop_reason.map(RawValue::get),
+        Some("\"aborted\"" | "\"error\"")
+    );
+
+    let mut msg = Message {
+        raw: raw_value,
+        role,
+        content: Content::Absent,
+        usage,
+        stop_failed,
+        bash: None,
+        summary: None,
+        migrated_role: false,
+    };
+    match role {
+        Role::User | Role::ToolResult | Role::Custom | Role::HookMessage => {
+            msg.content = parse_content(m.content, origin, &p("/content"), role != Role::User)?;
+        }
+        Role::Assistant => {
+            msg.content = parse_assistant_content(m.content, origin, &p("/content"))?;
+        }
+        Role::BashExecution => {
+            msg.bash = Some(BashExecution {
+                command: required_text(m.command, origin, &p("/command"))?,
+                output: required_text(m.output, origin, &p("/output"))?,
+                exit_code: match m.exit_code {
+                    Some(r) if r.get().starts_with(['{', '[']) => {
+                        return Err(origin.violation(&p("/exitCode"), "must be a number or null"))
+                    }
+                    other => other,
+                },
+                cancelled: truthy(m.cancelled),
+                truncated: truthy(m.truncated),
+                full_output_path: match m.full_output_path {
+                    Some(r) if truthy(Some(r)) => {
+                        Some(Text::from_raw(r.get()).ok_or_else(|| {
+                            origin.violation(&p("/fullOutputPath"), "must be a string")
+                        })?)
+                    }
+                    _ => None,
+                },
+                exclude_from_context: truthy(m.exclude_from_context),
+            });
+        }
+        Role::BranchSummary | Role::CompactionSummary => {
+            msg.summary = Some(required_text(m.summary, origin, &p("/summary"))?);
+        }
+        Role::Other => {}
+    }
+    Ok(msg)
+}
+
+/// One content block as sent; typed after looking at `type`.
+#[derive(DeriveDeserialize)]
+struct RawBlock<'a> {
+    #[serde(rename = "type", borrow)]
+    block_type: Option<&'a RawValue>,
+    #[serde(borrow)]
+    text: Option<&'a RawValue>,
+    #[serde(borrow)]
+    thinking: Option<&'a RawValue>,
+    #[serde(borrow)]
+    name: Option<&'a RawValue>,
+    #[serde(borrow)]
+    arguments: Option<&'a RawValue>,
+}
+
+/// Blocks of a content array: objects are parsed, anything else is an unknown block.
+struct RawBlocks<'a>(Vec<Option<RawBlock<'a>>>);
+
+impl<'de> Deserialize<'de> for RawBlocks<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawBlocks<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an array of content blocks")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(2));
+                while let Some(raw) = seq.next_element::<&'de RawValue>()? {
+                    if raw.get().starts_with('{') {
+                        out.push(Some(
+                            serde_json::from_str(raw.get()).map_err(de::Error::custom)?,
+                        ));
+                    } else {
+                        out.push(None);
+                    }
+                }
+                Ok(RawBlocks(out))
+            }
+        }
+        d.deserialize_seq(V)
+    }
+}
+
+fn block_kind(b: &RawBlock) -> &'static str {
+    match b.block_type.map(RawValue::get) {
+        Some("\"text\"") => "text",
+        Some("\"thinking\"") => "thinking",
+        Some("\"toolCall\"") => "toolCall",
+        Some("\"image\"") => "image",
+        _ => "",
+    }
+}
+
+fn parse_blocks<'a>(
+    raw: &'a RawValue,
+    origin: Origin,
+    ptr: &str,
+) -> Result<RawBlocks<'a>, Violation> {
+    serde_json::from_str::<RawBlocks<'a>>(raw.get())
+        .map_err(|e| origin.violation(ptr, strip_position(&e.to_string())))
+}
+
+/// Content of user, toolResult and custom messages: a string or blocks of text/images.
+/// `images_count` is informational only; images are recorded either way.
+fn parse_content<'a>(
+    raw: Option<&'a RawValue>,
+    origin: Origin,
+    ptr: &str,
+    _images_count: bool,
+) -> Result<Content<'a>, Violation> {
+    let Some(raw) = raw else {
+        return Ok(Content::Absent);
+    };
+    let s = raw.get();
+    if s == "null" {
+        return Ok(Content::Absent);
+    }
+    if let Some(t) = Text::from_raw(s) {
+        return Ok(Content::Text(t));
+    }
+    if !s.starts_with('[') {
+        return Err(origin.violation(ptr, "must be a string or an array of content blocks"));
+    }
+    let blocks = parse_blocks(raw, origin, ptr)?;
+    let mut out = Vec::with_capacity(blocks.0.len());
+    for (i, b) in blocks.0.into_iter().enumerate() {
+        let Some(b) = b else {
+            out.push(Block::Other);
+            continue;
+        };
+        out.push(match block_kind(&b) {
+            "text" => Block::Text(
+                optional_text(b.text, origin, &format!("{ptr}/{i}/text"))?.unwrap_or_default(),
+            ),
+            "image" => Block::Image,
+            _ => Block::Other,
+        });
+    }
+    Ok(Content::Blocks(out))
+}
+
+fn parse_assistant_content<'a>(
+    raw: Option<&'a RawValue>,
+    origin: Origin,
+    ptr: &str,
+) -> Result<Content<'a>, Violation> {
+    let Some(raw) = raw else {
+        return Err(origin.violation(ptr, "an assistant message needs a `content` array"));
+    };
+    if raw.get().starts_with('"') {
+        // pi iterates a string's characters and finds no blocks in it.
+        return Ok(Content::Blocks(Vec::new()));
+    }
+    if !raw.get().starts_with('[') {
+        return Err(origin.violation(ptr, "must be an array of content blocks"));
+    }
+    let blocks = parse_blocks(raw, origin, ptr)?;
+    let mut out = Vec::with_capacity(blocks.0.len());
+    for (i, b) in blocks.0.into_iter().enumerate() {
+        let Some(b) = b else {
+            out.push(Block::Other);
+            continue;
+        };
+        let bp = |f: &str| format!("{ptr}/{i}{f}");
+        out.push(match block_kind(&b) {
+            "text" => Block::Text(required_text(b.text, origin, &bp("/text"))?),
+            "thinking" => Block::Thinking(required_text(b.thinking, origin, &bp("/thinking"))?),
+            "toolCall" => {
+                let name = required_text(b.name, origin, &bp("/name"))?;
+                let arguments = match b.arguments {
+                    Some(a) if a.get() != "null" => a,
+                    _ => {
+                        return Err(origin.violation(
+                            &bp("/arguments"),
+                            "a toolCall needs `arguments` (an object)",
+                        ))
+                    }
+                };
+                Block::ToolCall(ToolCall { name, arguments })
+            }
+            "image" => Block::Image,
+            _ => Block::Other,
+        });
+    }
+    Ok(Content::Blocks(out))
+}
+
+/// Re-reads raw JSON that may contain lone surrogate escapes (valid JSON, but not
+/// representable in a Rust string): they become U+FFFD.
+pub fn value_of(raw: &RawValue) -> serde_json::Value {
+    value_of_str(raw.get())
+}
+
+/// [`value_of`] for JSON text known to be valid.
+pub fn value_of_str(raw: &str) -> serde_json::Value {
+    match serde_json::from_str(raw) {
+        Ok(v) => v,
+        Err(_) => {
+            serde_json::from_str(&replace_lone_surrogates(raw)).unwrap_or(serde_json::Value::Null)
+        }
+    }
+}
+
+fn replace_lone_surrogates(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    let mut last = 0;
+    let hex = |at: usize| -> Option<u32> {
+        let h = s.get(at..at + 4)?;
+        u32::from_str_radix(h, 16).ok()
+    };
+    while i < b.len() {
+        if b[i] == b'\\' {
+            if b.get(i + 1) == Some(&b'u') {
+                if let Some(u) = hex(i + 2) {
+                    let paired_lo = |at: usize| {
+                        b.get(at) == Some(&b'\\')
+                            && b.get(at + 1) == Some(&b'u')
+                            && hex(at + 2).is_some_and(|l| (0xDC00..0xE000).contains(&l))
+                    };
+                    if (0xD800..0xDC00).contains(&u) && paired_lo(i + 6) {
+                        i += 12;
+                        continue;
+                    }
+                    if (0xD800..0xE000).contains(&u) {
+                        out.push_str(&s[last..i]);
+                        out.push_str("\\ufffd");
+                        i += 6;
+                        last = i;
+                        continue;
+                    }
+                }
+                i += 6;
+            } else {
+                i += 2;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out.push_str(&s[last..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(json: &str) -> Result<Entry<'_>, Violation> {
+        match parse_entry(json, 1, Origin::Line(1))? {
+            Parsed::Entry(e) => Ok(e),
+            Parsed::Header(_) => panic!("header"),
+        }
+    }
+
+    #[test]
+    fn parses_messages_and_keeps_unknown_types() {
+        let e = entry(r#"{"type":"message","id":"a","parentId":null,"message":{"role":"assistant","content":[{"type":"text","text":"hi"},{"type":"toolCall","name":"read","arguments":{"path":"x"}},"junk",{"type":"future"}],"usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":3},"stopReason":"stop"}}"#).unwrap();
+        let m = e.message().unwrap();
+        assert_eq!(m.role, Role::Assistant);
+        assert_eq!(m.usage.unwrap().context_tokens(), 3.0);
+        let Content::Blocks(b) = &m.content else {
+            panic!()
+        };
+        assert_eq!(b.len(), 4);
+        let e =
+            entry(r#"{"type":"x_future","id":"b","message":5,"content":{"odd":true}}"#).unwrap();
+        assert!(matches!(e.body, EntryBody::Other));
+    }
+
+    #[test]
+    fn reports_pointers_for_bad_fields() {
+        let err = entry(r#"{"type":"message","id":"a","message":{"role":"assistant","content":[{"type":"text","text":5}]}}"#).unwrap_err();
+        assert_eq!(err.pointer, "/message/content/0/text");
+        let err = entry(r#"{"id":"a"}"#).unwrap_err();
+        assert_eq!(err.pointer, "/type");
+        let err = entry(r#"{"type":"message","id":7}"#).unwrap_err();
+        assert_eq!(err.pointer, "/id");
+        let err = entry(r#"[1]"#).unwrap_err();
+        assert_eq!(err.pointer, "");
+        let err =
+            entry(r#"{"type":"message","id":"a","message":{"role":"user","usage":{"input":"x"}}}"#)
+                .unwrap_err();
+        assert_eq!(err.pointer, "/message/usage/input");
+    }
+
+    #[test]
+    fn javascript_truthiness() {
+        let t = |s: &str| truthy(Some(&*RawValue::from_string(s.into()).unwrap()));
+        assert!(!t("0") && !t("-0") && !t("\"\"") && !t("null") && !t("false") && !t("0.0"));
+        assert!(t("1") && t("\"0\"") && t("[]") && t("{}") && t("true"));
+        assert!(!truthy(None));
+    }
+
+    #[test]
+    fn lone_surrogates_become_replacement_characters() {
+        let raw = RawValue::from_string(r#"{"a":"x\ud800y","b":"\ud83d\ude00"}"#.into()).unwrap();
+        let v = value_of(&raw);
+        assert_eq!(v["a"], "x\u{FFFD}y");
+        assert_eq!(v["b"], "😀");
+    }
+}

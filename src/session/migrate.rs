@@ -1,0 +1,124 @@
+//! Migration of older session formats to version 3, as pi's `migrateSessionEntries`
+//! does, except that ids are deterministic (D2): the same file always gets the same ids.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+
+use super::entry::{Entry, EntryBody, Header, Role};
+
+/// The version the input was written in. A header without `version` means 1. Without
+/// a header (a JSON body may omit it) the entries decide: ids present means current.
+pub fn source_version(header: Option<&Header>, entries: &[Entry]) -> u32 {
+    match header {
+        Some(h) => match h.version {
+            None => 1,
+            Some(v) if v < 2.0 => 1,
+            Some(v) if v < 3.0 => 2,
+            Some(_) => 3,
+        },
+        None if entries.iter().any(|e| e.id.is_some()) => 3,
+        None => 1,
+    }
+}
+
+/// Brings entries to version 3 in place.
+pub fn migrate(entries: &mut [Entry], header: Option<&Header>, version: u32) {
+    if version < 2 {
+        v1_to_v2(entries, header);
+    }
+    if version < 3 {
+        for e in entries.iter_mut() {
+            if let EntryBody::Message(m) = &mut e.body {
+                if m.role == Role::HookMessage {
+                    m.role = Role::Custom;
+                    m.migrated_role = true;
+                }
+            }
+        }
+    }
+}
+
+/// The deterministic id of the entry at input position `index`:
+/// FNV-1a (32 bit) of `"{headerId}:{index}"`, with `":{salt}"` appended on collision.
+pub fn deterministic_id(header_id: &str, index: usize, taken: &HashSet<String>) -> String {
+    let mut salt = 0u32;
+    loop {
+        let key = if salt == 0 {
+            format!("{header_id}:{index}")
+        } else {
+            format!("{header_id}:{index}:{salt}")
+        };
+        let id = format!("{:08x}", fnv1a32(key.as_bytes()));
+        if !taken.contains(&id) {
+            return id;
+        }
+        salt += 1;
+    }
+}
+
+pub fn fnv1a32(bytes: &[u8]) -> u32 {
+    let mut h: u32 = 0x811c9dc5;
+    for &b in bytes {
+        h ^= b as u32;
+        h = h.wrapping_mul(0x01000193);
+    }
+    h
+}
+
+fn v1_to_v2(entries: &mut [Entry], header: Option<&Header>) {
+    let header_id = header.and_then(|h| h.id.as_deref()).unwrap_or("");
+    let offset = usize::from(header.is_some());
+    let mut taken = HashSet::with_capacity(entries.len());
+    let mut prev: Option<String> = None;
+    for k in 0..entries.len() {
+        let id = deterministic_id(header_id, entries[k].index, &taken);
+        taken.insert(id.clone());
+        // `firstKeptEntryIndex` points into the file's entries (header = 0). pi resolves
+        // it while assigning ids in order, so only entries up to this one have ids yet.
+        let target = match &entries[k].body {
+            EntryBody::Compaction(c) => c.first_kept_entry_index.and_then(|f| {
+                let idx = (f >= 0.0 && f.fract() == 0.0).then_some(f as usize)?;
+                let pos = idx.checked_sub(offset)?;
+                (pos < k).then(|| entries[pos].id.clone()).flatten()
+            }),
+            _ => None,
+        };
+        let self_target = matches!(&entries[k].body, EntryBody::Compaction(c)
+            if c.first_kept_entry_index == Some((entries[k].index) as f64));
+        let e = &mut entries[k];
+        e.id = Some(Cow::Owned(id.clone()));
+        e.parent_id = prev.take().map(Cow::Owned);
+        e.migrated_ids = true;
+        if let EntryBody::Compaction(c) = &mut e.body {
+            if self_target {
+                c.first_kept_entry_id = Some(Cow::Owned(id.clone()));
+            } else if let Some(t) = target {
+                c.first_kept_entry_id = Some(t);
+            }
+        }
+        prev = Some(id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnv_matches_reference_values() {
+        // FNV-1a 32 test vectors.
+        assert_eq!(fnv1a32(b""), 0x811c9dc5);
+        assert_eq!(fnv1a32(b"a"), 0xe40c292c);
+        assert_eq!(fnv1a32(b"foobar"), 0xbf9cf968);
+    }
+
+    #[test]
+    fn collisions_are_salted() {
+        let mut taken = HashSet::new();
+        let first = deterministic_id("h", 1, &taken);
+        taken.insert(first.clone());
+        let again = deterministic_id("h", 1, &taken);
+        assert_ne!(first, again);
+        assert_eq!(again, format!("{:08x}", fnv1a32(b"h:1:1")));
+    }
+}

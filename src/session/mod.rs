@@ -1,0 +1,148 @@
+//! Sessions: parsing, migration to the current format, and walks over the entry tree.
+//! Pure: no I/O, no clocks.
+
+pub mod entry;
+pub mod error;
+pub mod migrate;
+pub mod text;
+pub mod tree;
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use serde_json::value::RawValue;
+
+pub use entry::{Block, Content, Entry, EntryBody, Header, Message, Role};
+pub use error::{InputError, Origin, Violation};
+pub use text::Text;
+
+use entry::{parse_entry, Parsed};
+
+/// The newest session format version (pi's `CURRENT_SESSION_VERSION`).
+pub const CURRENT_VERSION: u32 = 3;
+
+/// At most this many violations are collected before giving up on a body.
+const MAX_VIOLATIONS: usize = 20;
+
+/// A parsed, migrated session: every entry has an id and entries are indexed by it.
+#[derive(Debug)]
+pub struct Session<'a> {
+    pub header: Option<Header<'a>>,
+    /// The format version the input was written in (before migration).
+    pub source_version: u32,
+    /// Every non-header entry, in input order.
+    pub entries: Vec<Entry<'a>>,
+    by_id: HashMap<Cow<'a, str>, usize>,
+}
+
+impl<'a> Session<'a> {
+    /// Parses a JSONL body (a pi session file). Blank lines are skipped, like pi does;
+    /// a line that is not JSON is an error (pi would silently drop it).
+    pub fn from_jsonl(body: &'a str) -> Result<Self, InputError> {
+        let mut raws = Vec::new();
+        for (n, line) in body.split('\n').enumerate() {
+            let line = line.strip_suffix('\r').unwrap_or(line);
+            if line.trim().is_empty() {
+                continue;
+            }
+            let lineno = n + 1;
+            let raw: &RawValue = serde_json::from_str(line).map_err(|e| InputError::Malformed {
+                message: error::strip_position(&e.to_string()).to_string(),
+                line: lineno,
+                column: e.column(),
+            })?;
+            raws.push((raw.get(), Origin::Line(lineno)));
+        }
+        Self::from_raw_entries(raws)
+    }
+
+    /// Builds a session from the `entries` array of a JSON body.
+    pub fn from_json_entries(entries: &[&'a RawValue]) -> Result<Self, InputError> {
+        Self::from_raw_entries(
+            entries
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (r.get(), Origin::JsonEntry { index: i }))
+                .collect(),
+        )
+    }
+
+    fn from_raw_entries(raws: Vec<(&'a str, Origin)>) -> Result<Self, InputError> {
+        let mut header = None;
+        let mut entries = Vec::with_capacity(raws.len());
+        let mut violations = Vec::new();
+        for (index, (raw, origin)) in raws.into_iter().enumerate() {
+            match parse_entry(raw, index, origin) {
+                Ok(Parsed::Header(h)) if index == 0 => header = Some(h),
+                Ok(Parsed::Header(_)) => violations.push(
+                    origin.violation("/type", "a `session` header may only be the first entry"),
+                ),
+                Ok(Parsed::Entry(e)) => entries.push(e),
+                Err(v) => violations.push(v),
+            }
+            if violations.len() >= MAX_VIOLATIONS {
+                break;
+            }
+        }
+        if !violations.is_empty() {
+            return Err(InputError::Invalid(violations));
+        }
+
+        let source_version = migrate::source_version(header.as_ref(), &entries);
+        migrate::migrate(&mut entries, header.as_ref(), source_version);
+
+        let mut by_id: HashMap<Cow<'a, str>, usize> = HashMap::with_capacity(entries.len());
+        for (i, e) in entries.iter().enumerate() {
+            let Some(id) = e.id.as_deref() else {
+                violations.push(e.origin.violation("/id", "every entry needs a string `id`"));
+                continue;
+            };
+            if let Some(&first) = by_id.get(id) {
+                violations.push(e.origin.violation(
+                    "/id",
+                    format!(
+                        "duplicate id {:?} (also entry {})",
+                        truncate_for_message(id),
+                        entries[first].index
+                    ),
+                ));
+            } else {
+                // Cloning a borrowed id is free; only migrated ids are owned.
+                by_id.insert(e.id.clone().unwrap_or_default(), i);
+            }
+            if violations.len() >= MAX_VIOLATIONS {
+                break;
+            }
+        }
+        if !violations.is_empty() {
+            return Err(InputError::Invalid(violations));
+        }
+        Ok(Session {
+            header,
+            source_version,
+            entries,
+            by_id,
+        })
+    }
+
+    /// Index into `entries` of the entry with this id.
+    pub fn position(&self, id: &str) -> Option<usize> {
+        self.by_id.get(id).copied()
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Entry<'a>> {
+        self.position(id).map(|i| &self.entries[i])
+    }
+}
+
+/// Shortens user-supplied text quoted in an error, so errors never echo big inputs.
+pub fn truncate_for_message(s: &str) -> String {
+    const MAX: usize = 64;
+    if s.chars().count() <= MAX {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(MAX).collect();
+        t.push('…');
+        t
+    }
+}

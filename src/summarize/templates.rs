@@ -1,0 +1,289 @@
+//! Prompt templates (shipped in `prompts/`, overridable with `COMPACTD_PROMPTS_DIR`)
+//! and the summarizer requests built from them.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::compaction::template::Template;
+use crate::compaction::Wrappers;
+
+/// The built-in templates, compiled into the binary so it runs from anywhere.
+mod builtin {
+    pub const SYSTEM: &str = include_str!("../../prompts/system.md");
+    pub const INITIAL: &str = include_str!("../../prompts/initial.md");
+    pub const UPDATE: &str = include_str!("../../prompts/update.md");
+    pub const TURN_PREFIX: &str = include_str!("../../prompts/turn-prefix.md");
+    pub const SHORT_SUMMARY: &str = include_str!("../../prompts/short-summary.md");
+    pub const BRANCH: &str = include_str!("../../prompts/branch.md");
+    pub const BRANCH_PREAMBLE: &str = include_str!("../../prompts/branch-preamble.md");
+    pub const WRAPPERS: &str = include_str!("../../prompts/wrappers.toml");
+}
+
+/// Every template compactd uses.
+#[derive(Debug, Clone)]
+pub struct Prompts {
+    pub system: String,
+    pub initial: String,
+    pub update: String,
+    pub turn_prefix: String,
+    pub short_summary: String,
+    pub branch: String,
+    /// Ends with exactly one blank line, ready to prepend to a model's output.
+    pub branch_preamble: String,
+    pub wrappers: Wrappers,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PromptError {
+    #[error("cannot read prompt template {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("invalid wrappers.toml: {0}")]
+    Wrappers(String),
+}
+
+const WRAPPER_KEYS: [(&str, &[&str]); 8] = [
+    ("bash_command", &["command"]),
+    ("bash_output", &["output"]),
+    ("bash_no_output", &[]),
+    ("bash_cancelled", &[]),
+    ("bash_exit_code", &["exitCode"]),
+    ("bash_truncated", &["fullOutputPath"]),
+    ("compaction_summary", &["summary"]),
+    ("branch_summary", &["summary"]),
+];
+
+impl Prompts {
+    /// The templates shipped with compactd.
+    pub fn builtin() -> Self {
+        Self::assemble(|_| Ok(None)).expect("built-in prompt templates are valid")
+    }
+
+    /// The shipped templates, with any file present in `dir` taking precedence.
+    pub fn load(dir: Option<&Path>) -> Result<Self, PromptError> {
+        let Some(dir) = dir else {
+            return Ok(Self::builtin());
+        };
+        Self::assemble(|name| {
+            let path = dir.join(name);
+            match std::fs::read_to_string(&path) {
+                Ok(s) => Ok(Some(s)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(source) => Err(PromptError::Read {
+                    path: path.display().to_string(),
+                    source,
+                }),
+            }
+        })
+    }
+
+    fn assemble(
+        read: impl Fn(&str) -> Result<Option<String>, PromptError>,
+    ) -> Result<Self, PromptError> {
+        let md = |name: &str, builtin: &str| -> Result<String, PromptError> {
+            let text = read(name)?.unwrap_or_else(|| builtin.to_string());
+            Ok(text.trim_end().to_string())
+        };
+        let wrappers_src = read("wrappers.toml")?.unwrap_or_else(|| builtin::WRAPPERS.to_string());
+        Ok(Prompts {
+            system: md("system.md", builtin::SYSTEM)?,
+            initial: md("initial.md", builtin::INITIAL)?,
+            update: md("update.md", builtin::UPDATE)?,
+            turn_prefix: md("turn-prefix.md", builtin::TURN_PREFIX)?,
+            short_summary: md("short-summary.md", builtin::SHORT_SUMMARY)?,
+            branch: md("branch.md", builtin::BRANCH)?,
+            branch_preamble: format!(
+                "{}\n\n",
+                md("branch-preamble.md", builtin::BRANCH_PREAMBLE)?
+            ),
+            wrappers: parse_wrappers(&wrappers_src)?,
+        })
+    }
+}
+
+fn parse_wrappers(src: &str) -> Result<Wrappers, PromptError> {
+    let table: BTreeMap<String, String> =
+        toml::from_str(src).map_err(|e| PromptError::Wrappers(e.to_string()))?;
+    if let Some(unknown) = table
+        .keys()
+        .find(|k| !WRAPPER_KEYS.iter().any(|(name, _)| name == k))
+    {
+        return Err(PromptError::Wrappers(format!("unknown key `{unknown}`")));
+    }
+    let get = |key: &str| -> Result<Template, PromptError> {
+        let (_, allowed) = WRAPPER_KEYS
+            .iter()
+            .find(|(k, _)| *k == key)
+            .expect("known key");
+        let src = table
+            .get(key)
+            .ok_or_else(|| PromptError::Wrappers(format!("missing key `{key}`")))?;
+        let t = Template::parse(src);
+        if let Some(bad) = t.vars().find(|v| !allowed.contains(v)) {
+            return Err(PromptError::Wrappers(format!(
+                "`{key}` uses the unknown placeholder {{{bad}}}"
+            )));
+        }
+        Ok(t)
+    };
+    Ok(Wrappers {
+        bash_command: get("bash_command")?,
+        bash_output: get("bash_output")?,
+        bash_no_output: get("bash_no_output")?,
+        bash_cancelled: get("bash_cancelled")?,
+        bash_exit_code: get("bash_exit_code")?,
+        bash_truncated: get("bash_truncated")?,
+        compaction_summary: get("compaction_summary")?,
+        branch_summary: get("branch_summary")?,
+    })
+}
+
+/// Which summary a request produces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum RequestKind {
+    /// The history before the cut (or before the split turn).
+    History,
+    /// The prefix of a split turn.
+    TurnPrefix,
+    /// A one-paragraph summary for a UI.
+    Short,
+    /// An abandoned branch.
+    Branch,
+}
+
+/// One summarizer call; also a valid remoteEndpoint body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SummaryRequest {
+    pub kind: RequestKind,
+    pub system_prompt: String,
+    pub prompt: String,
+    pub max_tokens: u64,
+}
+
+/// Caller-supplied changes to the instructions.
+#[derive(Debug, Clone, Default)]
+pub struct PromptOptions<'o> {
+    /// Appended as "Additional focus: …".
+    pub custom_instructions: Option<&'o str>,
+    /// Replaces the base instruction template of the history summary.
+    pub prompt_override: Option<&'o str>,
+    /// Rendered as an `<additional-context>` list.
+    pub additional_context: &'o [String],
+}
+
+impl Prompts {
+    /// The history summary request: initial prompt, or update prompt when a previous
+    /// summary is merged. Output budget `floor(0.8 × reserveTokens)`.
+    pub fn history_request(
+        &self,
+        conversation: &str,
+        previous_summary: Option<&str>,
+        reserve_tokens: u64,
+        opts: &PromptOptions,
+    ) -> SummaryRequest {
+        let base = match (opts.prompt_override, previous_summary) {
+            (Some(o), _) => o,
+            (None, Some(_)) => &self.update,
+            (None, None) => &self.initial,
+        };
+        SummaryRequest {
+            kind: RequestKind::History,
+            system_prompt: self.system.clone(),
+            prompt: self.compose(conversation, previous_summary, base, opts),
+            max_tokens: reserve_tokens * 8 / 10,
+        }
+    }
+
+    /// The split-turn prefix request. Output budget `floor(0.5 × reserveTokens)`.
+    pub fn turn_prefix_request(&self, conversation: &str, reserve_tokens: u64) -> SummaryRequest {
+        SummaryRequest {
+            kind: RequestKind::TurnPrefix,
+            system_prompt: self.system.clone(),
+            prompt: format!(
+                "<conversation>\n{conversation}\n</conversation>\n\n{}",
+                self.turn_prefix
+            ),
+            max_tokens: reserve_tokens / 2,
+        }
+    }
+
+    fn compose(
+        &self,
+        conversation: &str,
+        previous_summary: Option<&str>,
+        base: &str,
+        opts: &PromptOptions,
+    ) -> String {
+        let mut p = String::with_capacity(conversation.len() + base.len() + 256);
+        p.push_str("<conversation>\n");
+        p.push_str(conversation);
+        p.push_str("\n</conversation>\n\n");
+        if let Some(prev) = previous_summary {
+            p.push_str("<previous-summary>\n");
+            p.push_str(prev);
+            p.push_str("\n</previous-summary>\n\n");
+        }
+        if !opts.additional_context.is_empty() {
+            p.push_str("<additional-context>\n");
+            for item in opts.additional_context {
+                p.push_str("- ");
+                p.push_str(item);
+                p.push('\n');
+            }
+            p.push_str("</additional-context>\n\n");
+        }
+        p.push_str(base);
+        if let Some(focus) = opts.custom_instructions.filter(|s| !s.is_empty()) {
+            p.push_str("\n\nAdditional focus: ");
+            p.push_str(focus);
+        }
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_templates_load() {
+        let p = Prompts::builtin();
+        assert!(p.initial.contains("## Goal"));
+        assert!(p.branch_preamble.ends_with("\n\n") && !p.branch_preamble.ends_with("\n\n\n"));
+        assert!(p.wrappers.bash_command.vars().any(|v| v == "command"));
+    }
+
+    #[test]
+    fn history_prompt_layout() {
+        let p = Prompts::builtin();
+        let extra = vec!["repo uses pnpm".to_string()];
+        let r = p.history_request(
+            "[User]: hi",
+            Some("old"),
+            16384,
+            &PromptOptions {
+                custom_instructions: Some("tests"),
+                prompt_override: None,
+                additional_context: &extra,
+            },
+        );
+        assert_eq!(r.max_tokens, 13107);
+        assert!(r.prompt.starts_with(
+            "<conversation>\n[User]: hi\n</conversation>\n\n<previous-summary>\nold\n</previous-summary>\n\n<additional-context>\n- repo uses pnpm\n</additional-context>\n\n"
+        ));
+        assert!(r.prompt.ends_with("\n\nAdditional focus: tests"));
+        assert!(r.prompt.contains(&p.update));
+    }
+
+    #[test]
+    fn bad_wrappers_are_rejected() {
+        assert!(parse_wrappers("bash_command = \"{nope}\"").is_err());
+        assert!(parse_wrappers("surprise = \"x\"").is_err());
+    }
+}
