@@ -649,6 +649,7 @@ fn parse_assistant_content<'a>(
                         ))
                     }
                 };
+                check_depth(arguments, origin, &bp("/arguments"))?;
                 Block::ToolCall(ToolCall { name, arguments })
             }
             "image" => Block::Image,
@@ -656,6 +657,24 @@ fn parse_assistant_content<'a>(
         });
     }
     Ok(Content::Blocks(out))
+}
+
+/// Arguments are re-parsed as values later; reject now what that parser cannot read
+/// (more than 128 levels of nesting) instead of silently estimating it wrong.
+fn check_depth(raw: &RawValue, origin: Origin, ptr: &str) -> Result<(), Violation> {
+    let opens = raw
+        .get()
+        .bytes()
+        .filter(|&b| b == b'{' || b == b'[')
+        .count();
+    if opens > 128 {
+        if let Err(e) =
+            serde_json::from_str::<serde_json::Value>(&replace_lone_surrogates(raw.get()))
+        {
+            return Err(origin.violation(ptr, strip_position(&e.to_string())));
+        }
+    }
+    Ok(())
 }
 
 /// Re-reads raw JSON that may contain lone surrogate escapes (valid JSON, but not

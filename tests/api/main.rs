@@ -1,1 +1,7 @@
+//! HTTP API tests against the real server on a random port.
 
+mod errors;
+mod health;
+mod helpers;
+mod prepare;
+mod robustness;

@@ -1,0 +1,150 @@
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use compactd::config::Config;
+use compactd::http::{router, AppState};
+use compactd::summarize::Prompts;
+
+pub struct TestApp {
+    pub address: String,
+    pub client: reqwest::Client,
+}
+
+/// Starts compactd on 127.0.0.1 with a random port.
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(|_| {}).await
+}
+
+pub async fn spawn_app_with(configure: impl FnOnce(&mut Config)) -> TestApp {
+    let mut config = Config {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        ..Config::default()
+    };
+    configure(&mut config);
+    let listener = tokio::net::TcpListener::bind(config.listen).await.unwrap();
+    let address = format!("http://{}", listener.local_addr().unwrap());
+    let state = AppState {
+        config: Arc::new(config),
+        prompts: Arc::new(Prompts::builtin()),
+    };
+    tokio::spawn(async move {
+        axum::serve(listener, router(state)).await.unwrap();
+    });
+    TestApp {
+        address,
+        client: reqwest::Client::new(),
+    }
+}
+
+impl TestApp {
+    pub async fn post(
+        &self,
+        path: &str,
+        content_type: &str,
+        body: impl Into<reqwest::Body>,
+    ) -> reqwest::Response {
+        self.client
+            .post(format!("{}{path}", self.address))
+            .header("content-type", content_type)
+            .body(body)
+            .send()
+            .await
+            .expect("request failed")
+    }
+
+    pub async fn post_jsonl(
+        &self,
+        path: &str,
+        body: impl Into<reqwest::Body>,
+    ) -> reqwest::Response {
+        self.post(path, "application/x-ndjson", body).await
+    }
+
+    pub async fn post_json(&self, path: &str, body: &serde_json::Value) -> reqwest::Response {
+        self.post(path, "application/json", serde_json::to_vec(body).unwrap())
+            .await
+    }
+}
+
+pub fn fixture(name: &str) -> String {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/fixtures/pi-sessions")
+        .join(name);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// A JSONL session file as a JSON `entries` array.
+pub fn entries_of(jsonl: &str) -> Vec<serde_json::Value> {
+    jsonl
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Reads a problem+json answer, checking its status and slug.
+pub async fn problem(res: reqwest::Response, status: u16, slug: &str) -> serde_json::Value {
+    assert_eq!(res.status().as_u16(), status);
+    assert_eq!(
+        res.headers()["content-type"].to_str().unwrap(),
+        "application/problem+json"
+    );
+    let body: serde_json::Value = res.json().await.unwrap();
+    assert_eq!(
+        body["type"],
+        format!("urn:compactd:problem:{slug}"),
+        "{body}"
+    );
+    assert_eq!(body["status"], status);
+    body
+}
+
+/// A small v3 session: two user turns with a tool call each.
+pub fn small_session() -> String {
+    let mut lines = vec![r#"{"type":"session","version":3,"id":"sess-1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/repo"}"#.to_string()];
+    let mut parent = "null".to_string();
+    let mut n = 0;
+    let mut push = |lines: &mut Vec<String>, body: String| {
+        n += 1;
+        let id = format!("e{n:03}");
+        lines.push(format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:00:{:02}.000Z","message":{body}}}"#,
+            n % 60
+        ));
+        parent = format!("\"{id}\"");
+    };
+    for turn in 0..4 {
+        push(
+            &mut lines,
+            format!(
+                r#"{{"role":"user","content":[{{"type":"text","text":"Please fix bug {turn} in src/lib{turn}.rs"}}]}}"#
+            ),
+        );
+        push(
+            &mut lines,
+            format!(
+                r#"{{"role":"assistant","content":[{{"type":"text","text":"Reading it."}},{{"type":"toolCall","id":"c{turn}","name":"read","arguments":{{"path":"src/lib{turn}.rs"}}}}],"stopReason":"toolUse","usage":{{"input":100,"output":20,"cacheRead":0,"cacheWrite":0,"totalTokens":120}}}}"#
+            ),
+        );
+        push(
+            &mut lines,
+            format!(
+                r#"{{"role":"toolResult","toolCallId":"c{turn}","toolName":"read","content":[{{"type":"text","text":"{}"}}],"isError":false}}"#,
+                "fn main() {}\\n".repeat(200)
+            ),
+        );
+        push(
+            &mut lines,
+            format!(
+                r#"{{"role":"assistant","content":[{{"type":"toolCall","id":"w{turn}","name":"edit","arguments":{{"path":"src/lib{turn}.rs","oldText":"a","newText":"b"}}}}],"stopReason":"toolUse"}}"#
+            ),
+        );
+        push(
+            &mut lines,
+            format!(
+                r#"{{"role":"toolResult","toolCallId":"w{turn}","toolName":"edit","content":[{{"type":"text","text":"ok"}}],"isError":false}}"#
+            ),
+        );
+    }
+    lines.join("\n") + "\n"
+}

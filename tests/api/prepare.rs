@@ -1,0 +1,182 @@
+use serde_json::{json, Value};
+
+use crate::helpers::{entries_of, fixture, small_session, spawn_app};
+
+#[tokio::test]
+async fn prepare_a_real_session_from_jsonl() {
+    let app = spawn_app().await;
+    let res = app
+        .post_jsonl(
+            "/v1/prepare?keepRecentTokens=20000",
+            fixture("before-compaction.jsonl"),
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(res.headers()["content-type"], "application/json");
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["compactable"], true);
+    // Values the reference computes for this file (see tests/conformance/goldens).
+    assert_eq!(body["firstKeptEntryId"], "da33d933");
+    assert_eq!(body["firstKeptEntryIndex"], 946);
+    assert_eq!(body["firstKeptEntryInputIndex"], 947);
+    assert_eq!(body["isSplitTurn"], true);
+    assert_eq!(body["turnStartIndex"], 939);
+    assert_eq!(body["tokensBefore"], 180820);
+    assert!(body["previousSummary"]
+        .as_str()
+        .unwrap()
+        .starts_with("# Context Checkpoint"));
+    assert!(
+        body.get("shouldCompact").is_none(),
+        "no contextWindow given"
+    );
+    let requests = body["requests"].as_array().unwrap();
+    assert_eq!(requests.len(), 2, "split turn: history and prefix");
+    assert_eq!(requests[0]["kind"], "history");
+    assert_eq!(requests[0]["maxTokens"], 13107);
+    assert_eq!(requests[1]["kind"], "turnPrefix");
+    assert_eq!(requests[1]["maxTokens"], 8192);
+    let history = body["conversation"]["history"].as_str().unwrap();
+    assert!(requests[0]["prompt"]
+        .as_str()
+        .unwrap()
+        .starts_with(&format!(
+            "<conversation>\n{history}\n</conversation>\n\n<previous-summary>\n"
+        )));
+    let summarized = body["summarizedEntryIds"].as_array().unwrap().len();
+    assert_eq!(
+        summarized,
+        946 - 550,
+        "from the previous compaction's kept entry to the cut"
+    );
+    let to_summarize = body["messagesToSummarize"].as_array().unwrap();
+    assert!(!to_summarize.is_empty());
+    assert!(to_summarize.iter().all(|m| m["role"].is_string()));
+    assert!(body["turnPrefixMessages"].as_array().unwrap()[0]["role"] == "user");
+}
+
+#[tokio::test]
+async fn json_and_jsonl_bodies_give_the_same_answer() {
+    let app = spawn_app().await;
+    let jsonl = fixture("large-session.jsonl");
+    let a: Value = app
+        .post_jsonl(
+            "/v1/prepare?keepRecentTokens=5000&messages=false",
+            jsonl.clone(),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let b: Value = app
+        .post_json(
+            "/v1/prepare",
+            &json!({"entries": entries_of(&jsonl), "settings": {"keepRecentTokens": 5000}, "includeMessages": false}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(a, b);
+    assert!(a.get("messagesToSummarize").is_none());
+    assert_eq!(a["settings"]["keepRecentTokens"], 5000);
+}
+
+#[tokio::test]
+async fn leaf_choice_and_should_compact() {
+    let app = spawn_app().await;
+    let body: Value = app
+        .post_jsonl(
+            "/v1/prepare?keepRecentTokens=100&leafId=e010&contextWindow=200&reserveTokens=100",
+            small_session(),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(body["compactable"], true);
+    // The path ends at e010: the second turn's last tool result.
+    let ids = body["summarizedEntryIds"].as_array().unwrap();
+    assert!(ids.iter().all(|id| id.as_str().unwrap() <= "e010"));
+    assert_eq!(body["shouldCompact"], true);
+    assert_eq!(body["details"]["modifiedFiles"], json!(["src/lib0.rs"]));
+    // lib1.rs was read in the split turn's prefix; lib0.rs was read and then edited.
+    assert_eq!(body["details"]["readFiles"], json!(["src/lib1.rs"]));
+}
+
+#[tokio::test]
+async fn nothing_to_compact_is_a_200_with_a_reason() {
+    let app = spawn_app().await;
+    let body: Value = app
+        .post_jsonl("/v1/prepare", small_session())
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(body["compactable"], false);
+    assert_eq!(body["reasonCode"], "nothing-to-summarize");
+    assert!(body["tokensBefore"].as_u64().unwrap() > 0);
+
+    let empty: Value = app
+        .post_json("/v1/prepare", &json!({"entries": []}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(empty["reasonCode"], "empty");
+}
+
+#[tokio::test]
+async fn headerless_json_entries_keep_their_ids() {
+    let app = spawn_app().await;
+    let mut entries = entries_of(&small_session());
+    entries.remove(0);
+    let body: Value = app
+        .post_json(
+            "/v1/prepare",
+            &json!({"entries": entries, "settings": {"keepRecentTokens": 100}}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        body["firstKeptEntryId"].as_str().unwrap().starts_with('e'),
+        "{body}"
+    );
+}
+
+#[test]
+fn cli_prepare_prints_the_same_json_as_the_server() {
+    let file = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/fixtures/pi-sessions/large-session.jsonl");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_compactd"))
+        .args([
+            "prepare",
+            file.to_str().unwrap(),
+            "--keep-recent-tokens",
+            "5000",
+            "--no-messages",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cli: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server: Value = rt.block_on(async {
+        let app = spawn_app().await;
+        app.post_jsonl(
+            "/v1/prepare?keepRecentTokens=5000&messages=false",
+            fixture("large-session.jsonl"),
+        )
+        .await
+        .json()
+        .await
+        .unwrap()
+    });
+    assert_eq!(cli, server);
+}
