@@ -41,6 +41,8 @@ pub enum Command {
         #[arg(long)]
         no_messages: bool,
     },
+    /// Print the OpenAPI description of the HTTP API.
+    Openapi,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -109,6 +111,12 @@ impl InputArgs {
 
 /// Runs the command line; returns the process exit code.
 pub fn run(cli: Cli) -> i32 {
+    let command = cli.command.unwrap_or(Command::Serve { listen: None });
+    if let Command::Openapi = command {
+        // Needs no configuration.
+        println!("{}", http::openapi::spec_json());
+        return 0;
+    }
     let config = match Config::load(cli.config.as_deref()) {
         Ok(c) => c,
         Err(e) => {
@@ -123,7 +131,8 @@ pub fn run(cli: Cli) -> i32 {
             return 2;
         }
     };
-    match cli.command.unwrap_or(Command::Serve { listen: None }) {
+    match command {
+        Command::Openapi => 0,
         Command::Serve { listen } => serve(config, prompts, listen),
         Command::Prepare { input, no_messages } => {
             let mut options = input.options();

@@ -2,6 +2,7 @@
 
 mod extract;
 mod health;
+pub mod openapi;
 mod prepare;
 pub mod problem;
 
@@ -30,6 +31,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/prepare", post(prepare::prepare))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
+        .route("/openapi.json", get(openapi::openapi_json))
         .fallback(|| async { ApiError::NotFound })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(axum::extract::DefaultBodyLimit::max(body_limit))

@@ -80,6 +80,7 @@ impl<'a> SessionInput<'a> {
     }
 }
 
+/// A JSON session body.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct JsonBody<'a> {
@@ -251,4 +252,35 @@ mod tests {
             "{err:?}"
         );
     }
+}
+
+/// The JSON form of session input (documentation of [`JsonBody`]).
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRequest {
+    /// The session's entries as pi writes them, header line allowed.
+    #[schema(value_type = Vec<Object>)]
+    pub entries: Vec<serde_json::Value>,
+    /// Entry to work up to (default: the last entry).
+    pub leaf_id: Option<String>,
+    pub settings: Option<SettingsRequest>,
+    /// Context window of the agent's model; adds `shouldCompact`.
+    pub context_window: Option<u64>,
+    /// `false` leaves the message arrays out of a prepare answer.
+    pub include_messages: Option<bool>,
+    /// Appended to the summary instructions as "Additional focus".
+    pub custom_instructions: Option<String>,
+    /// Replaces the base instruction template of the history summary.
+    pub prompt_override: Option<String>,
+    /// Rendered as an `<additional-context>` list in the summary prompt.
+    pub additional_context: Option<Vec<String>>,
+}
+
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SettingsRequest {
+    /// Tokens of recent messages kept verbatim [20000].
+    pub keep_recent_tokens: Option<u64>,
+    /// Tokens reserved for the summary output [16384].
+    pub reserve_tokens: Option<u64>,
 }

@@ -15,16 +15,17 @@ use super::input::SessionInput;
 use super::numbers::JsNumber;
 
 /// The answer of `/v1/prepare`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(untagged)]
 pub enum PrepareResponse<'a> {
     Compactable(Box<Compactable<'a>>),
     NotCompactable(NotCompactableResponse),
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Compactable<'a> {
+    /// Always `true`.
     pub compactable: bool,
     pub first_kept_entry_id: String,
     /// Index of the first kept entry on the path.
@@ -39,10 +40,15 @@ pub struct Compactable<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub should_compact: Option<bool>,
     pub previous_summary: Option<String>,
+    /// Ids of the entries from the start of the summarized region up to the cut.
     pub summarized_entry_ids: Vec<String>,
+    /// The messages the history summary replaces (omitted with `messages=false`).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<Object>>)]
     pub messages_to_summarize: Option<Vec<MessageJson<'a>>>,
+    /// The messages of a split turn's prefix (omitted with `messages=false`).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<Object>>)]
     pub turn_prefix_messages: Option<Vec<MessageJson<'a>>>,
     pub details: FileLists,
     pub conversation: Conversation,
@@ -50,11 +56,14 @@ pub struct Compactable<'a> {
     pub settings: SettingsJson,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NotCompactableResponse {
+    /// Always `false`.
     pub compactable: bool,
+    /// Why, in words.
     pub reason: &'static str,
+    /// `empty`, `already-compacted` or `nothing-to-summarize`.
     pub reason_code: &'static str,
     pub tokens_before: JsNumber,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -3,5 +3,6 @@
 mod errors;
 mod health;
 mod helpers;
+mod openapi;
 mod prepare;
 mod robustness;
