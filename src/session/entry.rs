@@ -528,6 +528,47 @@ struct RawBlock<'a> {
 /// Blocks of a content array: objects are parsed, anything else is an unknown block.
 struct RawBlocks<'a>(Vec<Option<RawBlock<'a>>>);
 
+/// One element of a content array, read in the same pass as the array.
+struct MaybeBlock<'a>(Option<RawBlock<'a>>);
+
+impl<'de> Deserialize<'de> for MaybeBlock<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = MaybeBlock<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a content block")
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                RawBlock::deserialize(de::value::MapAccessDeserializer::new(map)).map(|b| MaybeBlock(Some(b)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+                Ok(MaybeBlock(None))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(MaybeBlock(None))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(MaybeBlock(None))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(MaybeBlock(None))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(MaybeBlock(None))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(MaybeBlock(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(MaybeBlock(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 impl<'de> Deserialize<'de> for RawBlocks<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
@@ -538,14 +579,8 @@ impl<'de> Deserialize<'de> for RawBlocks<'de> {
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(2));
-                while let Some(raw) = seq.next_element::<&'de RawValue>()? {
-                    if raw.get().starts_with('{') {
-                        out.push(Some(
-                            serde_json::from_str(raw.get()).map_err(de::Error::custom)?,
-                        ));
-                    } else {
-                        out.push(None);
-                    }
+                while let Some(MaybeBlock(b)) = seq.next_element()? {
+                    out.push(b);
                 }
                 Ok(RawBlocks(out))
             }
