@@ -249,9 +249,12 @@ pub fn plan_requests(prep: &Preparation, prompts: &Prompts, opts: &PromptOptions
 /// The JSON of an AgentMessage as pi would hold it after migration.
 pub fn message_json<'a>(msg: AgentMessage<'_, 'a>, entry: &Entry<'a>) -> MessageJson<'a> {
     match msg {
-        AgentMessage::Stored(m) if !m.migrated_role => MessageJson::Raw(m.raw),
-        AgentMessage::Stored(m) => {
-            let mut v = value_of(m.raw);
+        AgentMessage::Stored(m) if !m.migrated_role => match entry.message_raw() {
+            Some(raw) => MessageJson::Raw(raw),
+            None => MessageJson::Built(Value::Null),
+        },
+        AgentMessage::Stored(_) => {
+            let mut v = entry.message_raw().map_or(Value::Null, value_of);
             if let Value::Object(o) = &mut v {
                 o.insert("role".into(), Value::String("custom".into()));
             }

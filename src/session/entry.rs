@@ -62,8 +62,6 @@ pub struct CompactionEntry<'a> {
 /// An AgentMessage as stored in a `message` entry.
 #[derive(Debug, Clone)]
 pub struct Message<'a> {
-    /// The message's JSON text as sent.
-    pub raw: &'a RawValue,
     pub role: Role,
     pub content: Content<'a>,
     pub usage: Option<Usage>,
@@ -162,6 +160,19 @@ impl<'a> Entry<'a> {
         }
     }
 
+    /// The JSON text of a `message` entry's message as sent. Read on demand: the
+    /// single parsing pass does not keep it.
+    pub fn message_raw(&self) -> Option<&'a RawValue> {
+        #[derive(DeriveDeserialize)]
+        struct OnlyMessage<'a> {
+            #[serde(borrow)]
+            message: Option<&'a RawValue>,
+        }
+        serde_json::from_str::<OnlyMessage<'a>>(self.raw)
+            .ok()?
+            .message
+    }
+
     pub fn compaction(&self) -> Option<&CompactionEntry<'a>> {
         match &self.body {
             EntryBody::Compaction(c) => Some(c),
@@ -174,11 +185,13 @@ impl<'a> Entry<'a> {
 // Parsing
 // ---------------------------------------------------------------------------------
 
-/// The first parse of an entry: the fields every entry type shares, typed, and the
-/// type-specific ones as raw JSON, so an unknown entry type with odd fields parses.
+/// An entry as read in one pass. `M` and `C` are the types of `message` and
+/// `content`: typed on the fast path, raw JSON on the fallback path (taken when the
+/// fast path fails), so an unknown entry type with odd fields still parses and a bad
+/// known one gets a precise error.
 #[derive(DeriveDeserialize)]
 #[serde(rename_all = "camelCase")]
-struct RawEntry<'a> {
+struct RawEntry<'a, M, C> {
     #[serde(rename = "type", borrow)]
     entry_type: Option<Cow<'a, str>>,
     #[serde(borrow)]
@@ -187,10 +200,8 @@ struct RawEntry<'a> {
     parent_id: Option<&'a RawValue>,
     #[serde(borrow)]
     timestamp: Option<&'a RawValue>,
-    #[serde(borrow)]
-    message: Option<&'a RawValue>,
-    #[serde(borrow)]
-    content: Option<&'a RawValue>,
+    message: Option<M>,
+    content: Option<C>,
     #[serde(borrow)]
     summary: Option<&'a RawValue>,
     #[serde(borrow)]
@@ -222,21 +233,93 @@ pub enum Parsed<'a> {
     Entry(Entry<'a>),
 }
 
-/// Parses one entry's JSON text. `raw` must already be known to be a JSON value.
+/// Why an entry could not be read.
+pub enum EntryError {
+    /// Not JSON: (message, column).
+    Syntax(String, usize),
+    Invalid(Violation),
+}
+
+impl From<Violation> for EntryError {
+    fn from(v: Violation) -> Self {
+        EntryError::Invalid(v)
+    }
+}
+
+/// Parses one entry's JSON text.
 pub fn parse_entry<'a>(
     raw: &'a str,
     index: usize,
     origin: Origin,
-) -> Result<Parsed<'a>, Violation> {
-    // serde accepts an array for a struct; an entry must be an object.
-    if !raw.starts_with('{') {
-        return Err(origin.violation("", "an entry must be a JSON object"));
+) -> Result<Parsed<'a>, EntryError> {
+    match serde_json::from_str::<RawEntry<'a, RawMessage<'a>, ContentField<'a>>>(raw) {
+        // serde reads a struct from an array too; an entry must be an object.
+        Ok(r) if raw.trim_start().starts_with('{') => Ok(build_entry(r, raw, index, origin)?),
+        Ok(_) => Err(origin
+            .violation("", "an entry must be a JSON object")
+            .into()),
+        Err(e) if e.is_syntax() || e.is_eof() => Err(EntryError::Syntax(
+            strip_position(&e.to_string()).to_string(),
+            e.column(),
+        )),
+        Err(_) => {
+            if !raw.trim_start().starts_with('{') {
+                return Err(origin
+                    .violation("", "an entry must be a JSON object")
+                    .into());
+            }
+            // Odd fields on an unknown entry type, or a bad known entry: read the
+            // type-specific fields separately to tell which.
+            let r: RawEntry<'a, &'a RawValue, &'a RawValue> =
+                parse_tracked(raw).map_err(|(pointer, msg)| origin.violation(&pointer, msg))?;
+            Ok(build_entry(r, raw, index, origin)?)
+        }
     }
-    let mut de = serde_json::Deserializer::from_str(raw);
-    let r: RawEntry<'a> = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let pointer = pointer_of(e.path());
-        origin.violation(&pointer, strip_position(&e.inner().to_string()))
-    })?;
+}
+
+/// A `message` field: typed already, or raw JSON still to read.
+trait MessageField<'a> {
+    fn into_message(self, origin: Origin, base: &str) -> Result<Message<'a>, Violation>;
+}
+
+impl<'a> MessageField<'a> for RawMessage<'a> {
+    fn into_message(self, origin: Origin, base: &str) -> Result<Message<'a>, Violation> {
+        finish_message(self, origin, base)
+    }
+}
+
+impl<'a> MessageField<'a> for &'a RawValue {
+    fn into_message(self, origin: Origin, base: &str) -> Result<Message<'a>, Violation> {
+        parse_message(self, origin, base)
+    }
+}
+
+/// A `content` field: typed already, or raw JSON still to read.
+trait ContentSource<'a> {
+    fn into_field(self, origin: Origin, ptr: &str) -> Result<ContentField<'a>, Violation>;
+}
+
+impl<'a> ContentSource<'a> for ContentField<'a> {
+    fn into_field(self, _: Origin, _: &str) -> Result<ContentField<'a>, Violation> {
+        Ok(self)
+    }
+}
+
+impl<'a> ContentSource<'a> for &'a RawValue {
+    fn into_field(self, origin: Origin, ptr: &str) -> Result<ContentField<'a>, Violation> {
+        if let Some(t) = Text::from_raw(self.get()) {
+            return Ok(ContentField::Text(t));
+        }
+        parse_tracked(self.get()).map_err(|(p, msg)| origin.violation(&format!("{ptr}{p}"), msg))
+    }
+}
+
+fn build_entry<'a, M: MessageField<'a>, C: ContentSource<'a>>(
+    r: RawEntry<'a, M, C>,
+    raw: &'a str,
+    index: usize,
+    origin: Origin,
+) -> Result<Parsed<'a>, Violation> {
     let v = |ptr: &str, msg: &str| origin.violation(ptr, msg);
 
     let entry_type = r
@@ -259,14 +342,20 @@ pub fn parse_entry<'a>(
 
     let body = match entry_type.as_ref() {
         "message" => {
-            let raw_msg = r
+            let m = r
                 .message
                 .ok_or_else(|| v("/message", "a `message` entry needs a `message` object"))?;
-            EntryBody::Message(parse_message(raw_msg, origin, "/message")?)
+            EntryBody::Message(m.into_message(origin, "/message")?)
         }
-        "custom_message" => EntryBody::CustomMessage {
-            content: parse_content(r.content, origin, "/content", true)?,
-        },
+        "custom_message" => {
+            let field = r
+                .content
+                .map(|c| c.into_field(origin, "/content"))
+                .transpose()?;
+            EntryBody::CustomMessage {
+                content: parse_content(field, origin, "/content")?,
+            }
+        }
         "branch_summary" => EntryBody::BranchSummary {
             summary: required_text(r.summary, origin, "/summary")?,
             details: r.details,
@@ -295,6 +384,24 @@ pub fn parse_entry<'a>(
         timestamp: r.timestamp,
         body,
     }))
+}
+
+/// Deserializes `raw`; on failure, parses again with path tracking (too slow for the
+/// happy path) to name the JSON pointer of the problem.
+fn parse_tracked<'a, T: Deserialize<'a>>(raw: &'a str) -> Result<T, (String, String)> {
+    serde_json::from_str(raw).map_err(|fast_err| {
+        let mut de = serde_json::Deserializer::from_str(raw);
+        match serde_path_to_error::deserialize::<_, T>(&mut de) {
+            Err(e) => (
+                pointer_of(e.path()),
+                strip_position(&e.inner().to_string()).to_string(),
+            ),
+            Ok(_) => (
+                String::new(),
+                strip_position(&fast_err.to_string()).to_string(),
+            ),
+        }
+    })
 }
 
 /// A string field that may be absent or null.
@@ -359,7 +466,7 @@ struct RawMessage<'a> {
     #[serde(borrow)]
     role: Option<&'a RawValue>,
     #[serde(borrow)]
-    content: Option<&'a RawValue>,
+    content: Option<ContentField<'a>>,
     #[serde(borrow)]
     usage: Option<&'a RawValue>,
     #[serde(borrow)]
@@ -406,26 +513,31 @@ fn role_of(raw: Option<&RawValue>) -> Role {
     }
 }
 
-/// Parses an AgentMessage. `base` is the pointer of the message inside its entry.
+/// Parses an AgentMessage from its JSON. `base` is the pointer of the message inside
+/// its entry.
 pub fn parse_message<'a>(
-    raw_value: &'a RawValue,
+    raw: &'a RawValue,
     origin: Origin,
     base: &str,
 ) -> Result<Message<'a>, Violation> {
-    let raw = raw_value.get();
-    if !raw.starts_with('{') {
+    if !raw.get().starts_with('{') {
         return Err(origin.violation(base, "must be a JSON object"));
     }
-    let mut de = serde_json::Deserializer::from_str(raw);
-    let m: RawMessage<'a> = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let ptr = pointer_of(e.path());
-        let msg = e.inner().to_string();
+    let m: RawMessage<'a> = parse_tracked(raw.get()).map_err(|(ptr, msg)| {
         if ptr.is_empty() {
-            origin.violation(base, "must be a JSON object")
+            origin.violation(base, msg)
         } else {
-            origin.violation(&format!("{base}{ptr}"), strip_position(&msg))
+            origin.violation(&format!("{base}{ptr}"), msg)
         }
     })?;
+    finish_message(m, origin, base)
+}
+
+fn finish_message<'a>(
+    m: RawMessage<'a>,
+    origin: Origin,
+    base: &str,
+) -> Result<Message<'a>, Violation> {
     let role = role_of(m.role);
     let p = |f: &str| format!("{base}{f}");
 
@@ -436,15 +548,13 @@ pub fn parse_message<'a>(
             return Err(origin.violation(&p("/usage"), "must be an object"));
         }
         Some(r) => {
-            let mut de = serde_json::Deserializer::from_str(r.get());
-            let u: RawUsage = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-                let ptr = pointer_of(e.path());
+            let u: RawUsage = parse_tracked(r.get()).map_err(|(ptr, msg)| {
                 origin.violation(
                     &format!("{}{ptr}", p("/usage")),
                     if ptr.is_empty() {
                         "must be an object".to_string()
                     } else {
-                        strip_position(&e.inner().to_string()).to_string()
+                        msg
                     },
                 )
             })?;
@@ -463,7 +573,6 @@ pub fn parse_message<'a>(
     );
 
     let mut msg = Message {
-        raw: raw_value,
         role,
         content: Content::Absent,
         usage,
@@ -474,7 +583,7 @@ pub fn parse_message<'a>(
     };
     match role {
         Role::User | Role::ToolResult | Role::Custom | Role::HookMessage => {
-            msg.content = parse_content(m.content, origin, &p("/content"), role != Role::User)?;
+            msg.content = parse_content(m.content, origin, &p("/content"))?;
         }
         Role::Assistant => {
             msg.content = parse_assistant_content(m.content, origin, &p("/content"))?;
@@ -512,7 +621,7 @@ pub fn parse_message<'a>(
 
 /// One content block as sent; typed after looking at `type`.
 #[derive(DeriveDeserialize)]
-struct RawBlock<'a> {
+pub(crate) struct RawBlock<'a> {
     #[serde(rename = "type", borrow)]
     block_type: Option<&'a RawValue>,
     #[serde(borrow)]
@@ -526,21 +635,22 @@ struct RawBlock<'a> {
 }
 
 /// Blocks of a content array: objects are parsed, anything else is an unknown block.
-struct RawBlocks<'a>(Vec<Option<RawBlock<'a>>>);
+pub(crate) struct RawBlocks<'a>(Vec<Option<RawBlock<'a>>>);
 
 /// One element of a content array, read in the same pass as the array.
 struct MaybeBlock<'a>(Option<RawBlock<'a>>);
 
-impl<'de> Deserialize<'de> for MaybeBlock<'de> {
+impl<'de: 'a, 'a> Deserialize<'de> for MaybeBlock<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = MaybeBlock<'de>;
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = MaybeBlock<'a>;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a content block")
             }
             fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-                RawBlock::deserialize(de::value::MapAccessDeserializer::new(map)).map(|b| MaybeBlock(Some(b)))
+                RawBlock::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(|b| MaybeBlock(Some(b)))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 while seq.next_element::<de::IgnoredAny>()?.is_some() {}
@@ -565,27 +675,7 @@ impl<'de> Deserialize<'de> for MaybeBlock<'de> {
                 Ok(MaybeBlock(None))
             }
         }
-        d.deserialize_any(V)
-    }
-}
-
-impl<'de> Deserialize<'de> for RawBlocks<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = RawBlocks<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an array of content blocks")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(2));
-                while let Some(MaybeBlock(b)) = seq.next_element()? {
-                    out.push(b);
-                }
-                Ok(RawBlocks(out))
-            }
-        }
-        d.deserialize_seq(V)
+        d.deserialize_any(V(std::marker::PhantomData))
     }
 }
 
@@ -599,37 +689,56 @@ fn block_kind(b: &RawBlock) -> &'static str {
     }
 }
 
-fn parse_blocks<'a>(
-    raw: &'a RawValue,
-    origin: Origin,
-    ptr: &str,
-) -> Result<RawBlocks<'a>, Violation> {
-    serde_json::from_str::<RawBlocks<'a>>(raw.get())
-        .map_err(|e| origin.violation(ptr, strip_position(&e.to_string())))
+/// `content` as read: a string, an array of blocks, or null.
+pub(crate) enum ContentField<'a> {
+    Text(Text<'a>),
+    Blocks(RawBlocks<'a>),
+    Null,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ContentField<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = ContentField<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string or an array of content blocks")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
+                Ok(ContentField::Text(Text::Plain(Cow::Borrowed(s))))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
+                Ok(ContentField::Text(Text::Plain(Cow::Owned(s.to_string()))))
+            }
+            fn visit_string<E: de::Error>(self, s: String) -> Result<Self::Value, E> {
+                Ok(ContentField::Text(Text::Plain(Cow::Owned(s))))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(ContentField::Null)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(2));
+                while let Some(MaybeBlock(b)) = seq.next_element()? {
+                    out.push(b);
+                }
+                Ok(ContentField::Blocks(RawBlocks(out)))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
 }
 
 /// Content of user, toolResult and custom messages: a string or blocks of text/images.
-/// `images_count` is informational only; images are recorded either way.
 fn parse_content<'a>(
-    raw: Option<&'a RawValue>,
+    field: Option<ContentField<'a>>,
     origin: Origin,
     ptr: &str,
-    _images_count: bool,
 ) -> Result<Content<'a>, Violation> {
-    let Some(raw) = raw else {
-        return Ok(Content::Absent);
+    let blocks = match field {
+        None | Some(ContentField::Null) => return Ok(Content::Absent),
+        Some(ContentField::Text(t)) => return Ok(Content::Text(t)),
+        Some(ContentField::Blocks(b)) => b,
     };
-    let s = raw.get();
-    if s == "null" {
-        return Ok(Content::Absent);
-    }
-    if let Some(t) = Text::from_raw(s) {
-        return Ok(Content::Text(t));
-    }
-    if !s.starts_with('[') {
-        return Err(origin.violation(ptr, "must be a string or an array of content blocks"));
-    }
-    let blocks = parse_blocks(raw, origin, ptr)?;
     let mut out = Vec::with_capacity(blocks.0.len());
     for (i, b) in blocks.0.into_iter().enumerate() {
         let Some(b) = b else {
@@ -648,21 +757,18 @@ fn parse_content<'a>(
 }
 
 fn parse_assistant_content<'a>(
-    raw: Option<&'a RawValue>,
+    field: Option<ContentField<'a>>,
     origin: Origin,
     ptr: &str,
 ) -> Result<Content<'a>, Violation> {
-    let Some(raw) = raw else {
-        return Err(origin.violation(ptr, "an assistant message needs a `content` array"));
-    };
-    if raw.get().starts_with('"') {
+    let blocks = match field {
+        None | Some(ContentField::Null) => {
+            return Err(origin.violation(ptr, "an assistant message needs a `content` array"))
+        }
         // pi iterates a string's characters and finds no blocks in it.
-        return Ok(Content::Blocks(Vec::new()));
-    }
-    if !raw.get().starts_with('[') {
-        return Err(origin.violation(ptr, "must be an array of content blocks"));
-    }
-    let blocks = parse_blocks(raw, origin, ptr)?;
+        Some(ContentField::Text(_)) => return Ok(Content::Blocks(Vec::new())),
+        Some(ContentField::Blocks(b)) => b,
+    };
     let mut out = Vec::with_capacity(blocks.0.len());
     for (i, b) in blocks.0.into_iter().enumerate() {
         let Some(b) = b else {
@@ -775,9 +881,11 @@ mod tests {
     use super::*;
 
     fn entry(json: &str) -> Result<Entry<'_>, Violation> {
-        match parse_entry(json, 1, Origin::Line(1))? {
-            Parsed::Entry(e) => Ok(e),
-            Parsed::Header(_) => panic!("header"),
+        match parse_entry(json, 1, Origin::Line(1)) {
+            Ok(Parsed::Entry(e)) => Ok(e),
+            Ok(Parsed::Header(_)) => panic!("header"),
+            Err(EntryError::Invalid(v)) => Err(v),
+            Err(EntryError::Syntax(m, _)) => panic!("syntax: {m}"),
         }
     }
 

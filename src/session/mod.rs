@@ -16,7 +16,7 @@ pub use entry::{Block, Content, Entry, EntryBody, Header, Message, Role};
 pub use error::{InputError, Origin, Violation};
 pub use text::Text;
 
-use entry::{parse_entry, Parsed};
+use entry::{parse_entry, EntryError, Parsed};
 
 /// The newest session format version (pi's `CURRENT_SESSION_VERSION`).
 pub const CURRENT_VERSION: u32 = 3;
@@ -46,12 +46,7 @@ impl<'a> Session<'a> {
                 continue;
             }
             let lineno = n + 1;
-            let raw: &RawValue = serde_json::from_str(line).map_err(|e| InputError::Malformed {
-                message: error::strip_position(&e.to_string()).to_string(),
-                line: lineno,
-                column: e.column(),
-            })?;
-            raws.push((raw.get(), Origin::Line(lineno)));
+            raws.push((line, Origin::Line(lineno)));
         }
         Self::from_raw_entries(raws)
     }
@@ -78,7 +73,18 @@ impl<'a> Session<'a> {
                     origin.violation("/type", "a `session` header may only be the first entry"),
                 ),
                 Ok(Parsed::Entry(e)) => entries.push(e),
-                Err(v) => violations.push(v),
+                Err(EntryError::Invalid(v)) => violations.push(v),
+                Err(EntryError::Syntax(message, column)) => {
+                    let line = match origin {
+                        Origin::Line(l) => l,
+                        Origin::JsonEntry { .. } => 1,
+                    };
+                    return Err(InputError::Malformed {
+                        message,
+                        line,
+                        column,
+                    });
+                }
             }
             if violations.len() >= MAX_VIOLATIONS {
                 break;
