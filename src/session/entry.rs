@@ -803,12 +803,7 @@ fn parse_assistant_content<'a>(
 /// Arguments are re-parsed as values later; reject now what that parser cannot read
 /// (more than 128 levels of nesting) instead of silently estimating it wrong.
 fn check_depth(raw: &RawValue, origin: Origin, ptr: &str) -> Result<(), Violation> {
-    let opens = raw
-        .get()
-        .bytes()
-        .filter(|&b| b == b'{' || b == b'[')
-        .count();
-    if opens > 128 {
+    if max_depth(raw.get()) > 127 {
         if let Err(e) =
             serde_json::from_str::<serde_json::Value>(&replace_lone_surrogates(raw.get()))
         {
@@ -816,6 +811,33 @@ fn check_depth(raw: &RawValue, origin: Origin, ptr: &str) -> Result<(), Violatio
         }
     }
     Ok(())
+}
+
+/// Deepest nesting of arrays and objects in valid JSON text.
+fn max_depth(json: &str) -> usize {
+    let (mut depth, mut max, mut in_str, mut escaped) = (0usize, 0usize, false, false);
+    for &b in json.as_bytes() {
+        if in_str {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_str = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_str = true,
+            b'{' | b'[' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
 }
 
 /// Re-reads raw JSON that may contain lone surrogate escapes (valid JSON, but not
@@ -926,6 +948,13 @@ mod tests {
         assert!(!t("0") && !t("-0") && !t("\"\"") && !t("null") && !t("false") && !t("0.0"));
         assert!(t("1") && t("\"0\"") && t("[]") && t("{}") && t("true"));
         assert!(!truthy(None));
+    }
+
+    #[test]
+    fn nesting_depth_ignores_brackets_in_strings() {
+        assert_eq!(max_depth(r#"{"a":"[[[[\\\"{{","b":[[1],{"c":[]}]}"#), 4);
+        assert_eq!(max_depth("[]"), 1);
+        assert_eq!(max_depth("5"), 0);
     }
 
     #[test]
