@@ -139,21 +139,27 @@ pub fn run(cli: Cli) -> i32 {
             if no_messages {
                 options.include_messages = Some(false);
             }
-            offline(&input, options, |inp| {
+            offline(&input, options, |inp, out| {
                 let answer = pipeline::prepare(inp, &prompts, config.settings(), None)?;
-                to_json(&answer, input.pretty)
+                write_json(out, &answer, input.pretty)
             })
         }
     }
 }
 
-fn to_json<T: serde::Serialize>(v: &T, pretty: bool) -> Result<Vec<u8>, ApiError> {
+/// Streams the answer to `out` (no copy of a possibly large answer in memory).
+fn write_json<T: serde::Serialize>(
+    out: &mut dyn Write,
+    v: &T,
+    pretty: bool,
+) -> Result<(), ApiError> {
     let r = if pretty {
-        serde_json::to_vec_pretty(v)
+        serde_json::to_writer_pretty(&mut *out, v)
     } else {
-        serde_json::to_vec(v)
+        serde_json::to_writer(&mut *out, v)
     };
-    r.map_err(|e| ApiError::Internal(e.to_string()))
+    r.and_then(|()| out.write_all(b"\n").map_err(serde_json::Error::io))
+        .map_err(|e| ApiError::Internal(format!("cannot write the answer: {e}")))
 }
 
 /// Reads the file, runs `f` on the parsed input and prints the JSON answer, or the
@@ -161,7 +167,7 @@ fn to_json<T: serde::Serialize>(v: &T, pretty: bool) -> Result<Vec<u8>, ApiError
 fn offline(
     args: &InputArgs,
     options: SessionOptions,
-    f: impl FnOnce(&SessionInput) -> Result<Vec<u8>, ApiError>,
+    f: impl FnOnce(&SessionInput, &mut dyn Write) -> Result<(), ApiError>,
 ) -> i32 {
     let bytes = match args.read() {
         Ok(b) => b,
@@ -170,15 +176,17 @@ fn offline(
             return 2;
         }
     };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let result = SessionInput::parse(&bytes, args.format(), options)
         .map_err(ApiError::from)
-        .and_then(|input| f(&input));
+        .and_then(|input| f(&input, &mut out))
+        .and_then(|()| {
+            out.flush()
+                .map_err(|e| ApiError::Internal(format!("cannot write the answer: {e}")))
+        });
     match result {
-        Ok(mut json) => {
-            json.push(b'\n');
-            let _ = std::io::stdout().write_all(&json);
-            0
-        }
+        Ok(()) => 0,
         Err(e) => {
             let problem = serde_json::to_string_pretty(&e.problem()).unwrap_or_default();
             eprintln!("{problem}");
