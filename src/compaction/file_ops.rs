@@ -95,13 +95,27 @@ fn path_argument(args: &RawValue) -> Option<String> {
     if !args.get().starts_with('{') {
         return None;
     }
-    match value_of(args) {
-        Value::Object(mut m) => match m.swap_remove("path") {
-            Some(Value::String(p)) if !p.is_empty() => Some(p),
-            _ => None,
-        },
-        _ => None,
+    // Fast path: borrow `path` and skip the rest (edit and write arguments carry whole
+    // files). Duplicate keys make the derive fail; the value parse then keeps the last.
+    #[derive(serde::Deserialize)]
+    struct PathOnly<'a> {
+        #[serde(borrow)]
+        path: Option<&'a RawValue>,
     }
+    let path = match serde_json::from_str::<PathOnly>(args.get()) {
+        Ok(p) => match p.path.and_then(|r| crate::session::Text::from_raw(r.get())) {
+            Some(t) => t.decode().into_owned(),
+            None => return None,
+        },
+        Err(_) => match value_of(args) {
+            Value::Object(mut m) => match m.swap_remove("path") {
+                Some(Value::String(p)) => p,
+                _ => return None,
+            },
+            _ => return None,
+        },
+    };
+    (!path.is_empty()).then_some(path)
 }
 
 /// pi's `formatFileOperations`: the tags appended to a summary.

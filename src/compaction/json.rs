@@ -282,3 +282,389 @@ mod tests {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------
+// The same, straight from the JSON text as sent (no value tree, no allocation).
+// ---------------------------------------------------------------------------------
+
+/// Where [`stringify_raw`] writes: text, or just its UTF-16 length.
+pub trait Sink {
+    fn push_str(&mut self, s: &str);
+}
+
+impl Sink for String {
+    fn push_str(&mut self, s: &str) {
+        String::push_str(self, s);
+    }
+}
+
+/// Counts UTF-16 units.
+#[derive(Default)]
+pub struct Utf16Count(pub usize);
+
+impl Sink for Utf16Count {
+    fn push_str(&mut self, s: &str) {
+        self.0 += utf16_len(s);
+    }
+}
+
+/// A case the raw transcoder leaves to the value-based path: array-index keys (which
+/// JavaScript reorders), duplicate keys, or escapes in object keys.
+#[derive(Debug, PartialEq, Eq)]
+pub struct NeedsValue;
+
+/// `JSON.stringify(JSON.parse(raw))` written to `out`, for valid JSON `raw`.
+pub fn stringify_raw<S: Sink>(raw: &str, out: &mut S) -> Result<(), NeedsValue> {
+    let mut r = Reader { s: raw, i: 0 };
+    r.value(out)
+}
+
+/// `Object.entries(args).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(", ")` for a
+/// raw JSON object.
+pub fn tool_arguments_raw(raw: &str, out: &mut String) -> Result<(), NeedsValue> {
+    let mut r = Reader { s: raw, i: 0 };
+    r.ws();
+    if r.peek() != b'{' {
+        return Err(NeedsValue);
+    }
+    let keys = r.check_object_keys()?;
+    r.i += 1;
+    for (n, key) in keys.iter().enumerate() {
+        r.ws();
+        // Keys were checked to have no escapes: the text between the quotes is the key.
+        r.skip_string();
+        r.ws();
+        r.i += 1; // ':'
+        if n > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(key);
+        out.push('=');
+        r.value(out)?;
+        r.ws();
+        if r.peek() == b',' {
+            r.i += 1;
+        }
+    }
+    Ok(())
+}
+
+struct Reader<'s> {
+    s: &'s str,
+    i: usize,
+}
+
+impl<'s> Reader<'s> {
+    fn peek(&self) -> u8 {
+        self.s.as_bytes().get(self.i).copied().unwrap_or(0)
+    }
+
+    fn ws(&mut self) {
+        while matches!(self.peek(), b' ' | b'\t' | b'\n' | b'\r') {
+            self.i += 1;
+        }
+    }
+
+    /// Skips a string starting at the opening quote; returns its body (escaped).
+    fn skip_string(&mut self) -> &'s str {
+        let b = self.s.as_bytes();
+        let start = self.i + 1;
+        let mut j = start;
+        while j < b.len() {
+            match b[j] {
+                b'"' => break,
+                b'\\' => j += 2,
+                _ => j += 1,
+            }
+        }
+        self.i = j + 1;
+        &self.s[start..j.min(b.len())]
+    }
+
+    /// Skips any value (strings aware), for scanning keys ahead.
+    fn skip_value(&mut self) {
+        self.ws();
+        match self.peek() {
+            b'"' => {
+                self.skip_string();
+            }
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                let b = self.s.as_bytes();
+                while self.i < b.len() {
+                    match b[self.i] {
+                        b'"' => {
+                            self.skip_string();
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                self.i += 1;
+                                return;
+                            }
+                        }
+                        _ => {}
+                    }
+                    self.i += 1;
+                }
+            }
+            _ => {
+                while !matches!(self.peek(), b',' | b'}' | b']' | 0)
+                    && !self.peek().is_ascii_whitespace()
+                {
+                    self.i += 1;
+                }
+            }
+        }
+    }
+
+    /// The keys of the object at the cursor (cursor unchanged), or `NeedsValue` when
+    /// JavaScript would not keep them as written: escapes, array indexes, duplicates.
+    fn check_object_keys(&mut self) -> Result<Vec<&'s str>, NeedsValue> {
+        let save = self.i;
+        self.i += 1;
+        let mut keys: Vec<&'s str> = Vec::new();
+        loop {
+            self.ws();
+            if self.peek() != b'"' {
+                break;
+            }
+            let key = self.skip_string();
+            if key.contains('\\') || array_index(key).is_some() || keys.contains(&key) {
+                self.i = save;
+                return Err(NeedsValue);
+            }
+            keys.push(key);
+            self.ws();
+            self.i += 1; // ':'
+            self.skip_value();
+            self.ws();
+            if self.peek() == b',' {
+                self.i += 1;
+            }
+        }
+        self.i = save;
+        Ok(keys)
+    }
+
+    fn value<S: Sink>(&mut self, out: &mut S) -> Result<(), NeedsValue> {
+        self.ws();
+        match self.peek() {
+            b'{' => {
+                let keys = self.check_object_keys()?;
+                self.i += 1;
+                out.push_str("{");
+                for n in 0..keys.len() {
+                    self.ws();
+                    if n > 0 {
+                        out.push_str(",");
+                    }
+                    self.string(out);
+                    self.ws();
+                    self.i += 1; // ':'
+                    out.push_str(":");
+                    self.value(out)?;
+                    self.ws();
+                    if self.peek() == b',' {
+                        self.i += 1;
+                    }
+                }
+                self.ws();
+                self.i += 1; // '}'
+                out.push_str("}");
+            }
+            b'[' => {
+                self.i += 1;
+                out.push_str("[");
+                let mut first = true;
+                loop {
+                    self.ws();
+                    if self.peek() == b']' {
+                        self.i += 1;
+                        break;
+                    }
+                    if !first {
+                        out.push_str(",");
+                    }
+                    first = false;
+                    self.value(out)?;
+                    self.ws();
+                    if self.peek() == b',' {
+                        self.i += 1;
+                    }
+                }
+                out.push_str("]");
+            }
+            b'"' => self.string(out),
+            b't' => {
+                self.i += 4;
+                out.push_str("true");
+            }
+            b'f' => {
+                self.i += 5;
+                out.push_str("false");
+            }
+            b'n' => {
+                self.i += 4;
+                out.push_str("null");
+            }
+            _ => self.number(out),
+        }
+        Ok(())
+    }
+
+    fn number<S: Sink>(&mut self, out: &mut S) {
+        let start = self.i;
+        while matches!(self.peek(), b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') {
+            self.i += 1;
+        }
+        let text = &self.s[start..self.i];
+        let digits = text.strip_prefix('-').unwrap_or(text);
+        // Plain integers below 2^53 print as written; everything else goes through f64.
+        if digits.len() <= 15
+            && digits.bytes().all(|b| b.is_ascii_digit())
+            && (digits == "0" || !digits.starts_with('0'))
+            && text != "-0"
+        {
+            out.push_str(text);
+        } else {
+            let mut s = String::new();
+            push_js_number(text.parse().unwrap_or(f64::NAN), &mut s);
+            out.push_str(&s);
+        }
+    }
+
+    fn string<S: Sink>(&mut self, out: &mut S) {
+        let body = self.skip_string();
+        if !body.contains('\\') {
+            // Valid JSON strings hold no raw control characters: JavaScript writes them as is.
+            out.push_str("\"");
+            out.push_str(body);
+            out.push_str("\"");
+            return;
+        }
+        out.push_str("\"");
+        let b = body.as_bytes();
+        let mut i = 0;
+        let mut run = 0;
+        let mut buf = [0u8; 4];
+        while i < b.len() {
+            if b[i] != b'\\' {
+                i += 1;
+                continue;
+            }
+            out.push_str(&body[run..i]);
+            let esc = b.get(i + 1).copied().unwrap_or(b'\\');
+            match esc {
+                b'/' => {
+                    out.push_str("/");
+                    i += 2;
+                }
+                b'u' => {
+                    let code = hex4(&b[i + 2..]);
+                    let lo = if (0xD800..0xDC00).contains(&code)
+                        && b.get(i + 6) == Some(&b'\\')
+                        && b.get(i + 7) == Some(&b'u')
+                    {
+                        Some(hex4(&b[i + 8..])).filter(|l| (0xDC00..0xE000).contains(l))
+                    } else {
+                        None
+                    };
+                    if let Some(lo) = lo {
+                        let c = char::from_u32(0x10000 + ((code - 0xD800) << 10) + (lo - 0xDC00))
+                            .unwrap_or('\u{FFFD}');
+                        out.push_str(c.encode_utf8(&mut buf));
+                        i += 12;
+                    } else {
+                        match char::from_u32(code) {
+                            // A lone surrogate: JavaScript writes it as a lowercase escape.
+                            None => {
+                                let mut s = String::with_capacity(6);
+                                let _ = write!(s, "\\u{code:04x}");
+                                out.push_str(&s);
+                            }
+                            Some(c) => match escape_of(c) {
+                                Some(e) => out.push_str(e),
+                                None if c < ' ' => {
+                                    let mut s = String::with_capacity(6);
+                                    let _ = write!(s, "\\u{code:04x}");
+                                    out.push_str(&s);
+                                }
+                                None => out.push_str(c.encode_utf8(&mut buf)),
+                            },
+                        }
+                        i += 6;
+                    }
+                }
+                _ => {
+                    // \" \\ \b \f \n \r \t: JavaScript writes the same escape.
+                    out.push_str(&body[i..i + 2]);
+                    i += 2;
+                }
+            }
+            run = i;
+        }
+        out.push_str(&body[run..]);
+        out.push_str("\"");
+    }
+}
+
+fn hex4(b: &[u8]) -> u32 {
+    b.iter()
+        .take(4)
+        .fold(0, |v, &c| v * 16 + (c as char).to_digit(16).unwrap_or(0))
+}
+
+#[cfg(test)]
+mod raw_tests {
+    use super::*;
+
+    fn both(json: &str) {
+        let v: Value = serde_json::from_str(json).unwrap();
+        let want = stringify(&v);
+        let mut got = String::new();
+        stringify_raw(json, &mut got).unwrap();
+        assert_eq!(got, want, "{json}");
+        let mut n = Utf16Count::default();
+        stringify_raw(json, &mut n).unwrap();
+        assert_eq!(n.0, utf16_len(&want));
+    }
+
+    #[test]
+    fn raw_transcoding_matches_the_value_path() {
+        both(
+            r#" { "a" : [ 1 , 1.50 , -0 , 1e21 , 1E-7 , 123456789012345678901 , 9007199254740993 , 0.000001 , true , null , "x\/y\u00e9\u0001\n\"\\\ud83d\ude00" ] , "b" : { } , "c" : [ ] } "#,
+        );
+        both(r#""plain €😀 text""#);
+        both("-12");
+        both(r#"{"k":"\u2028\u007f\u001F"}"#);
+    }
+
+    #[test]
+    fn lone_surrogates_are_escaped_like_javascript() {
+        let mut got = String::new();
+        stringify_raw(r#""a\uD800b""#, &mut got).unwrap();
+        assert_eq!(got, r#""a\ud800b""#);
+    }
+
+    #[test]
+    fn reordering_cases_fall_back_to_values() {
+        let mut s = String::new();
+        assert_eq!(stringify_raw(r#"{"b":1,"2":2}"#, &mut s), Err(NeedsValue));
+        assert_eq!(stringify_raw(r#"{"a":1,"a":2}"#, &mut s), Err(NeedsValue));
+        assert_eq!(stringify_raw(r#"{"a\n":1}"#, &mut s), Err(NeedsValue));
+        assert_eq!(
+            stringify_raw(r#"[{"x":[{"1":0}]}]"#, &mut s),
+            Err(NeedsValue)
+        );
+    }
+
+    #[test]
+    fn tool_arguments_render_entries() {
+        let mut s = String::new();
+        tool_arguments_raw(r#"{"path": "a.rs", "n": 1.0, "o": {"x": [1]}}"#, &mut s).unwrap();
+        assert_eq!(s, r#"path="a.rs", n=1, o={"x":[1]}"#);
+    }
+}

@@ -5,7 +5,9 @@ use crate::session::entry::value_of;
 use crate::session::{Block, Content, Message, Role, Text};
 use serde_json::Value;
 
-use super::json::{entries_in_js_order, js_number_string, push_string, stringify_into};
+use super::json::{
+    entries_in_js_order, js_number_string, push_string, stringify_into, tool_arguments_raw,
+};
 use super::message::AgentMessage;
 use super::template::Template;
 
@@ -184,7 +186,11 @@ fn push_assistant<F: FnMut(&mut String)>(m: &Message, out: &mut String, sep: &mu
             }
             c.name.push_to(out);
             out.push('(');
-            push_arguments(&value_of(c.arguments), out);
+            let mark = out.len();
+            if tool_arguments_raw(c.arguments.get(), out).is_err() {
+                out.truncate(mark);
+                push_arguments(&value_of(c.arguments), out);
+            }
             out.push(')');
         }
     }

@@ -1,9 +1,9 @@
 //! Token estimates: pi's chars/4 heuristic over UTF-16 code units.
 
-use crate::session::entry::value_of;
+use crate::session::entry::value_of_str;
 use crate::session::{Block, Content, Role};
 
-use super::json::stringify_len;
+use super::json::{stringify_len, stringify_raw, NeedsValue, Utf16Count};
 use super::message::AgentMessage;
 
 /// Characters an image counts for in tool results and custom messages.
@@ -24,9 +24,7 @@ fn chars(msg: AgentMessage) -> usize {
                     .iter()
                     .map(|b| match b {
                         Block::Text(t) | Block::Thinking(t) => t.utf16_len(),
-                        Block::ToolCall(c) => {
-                            c.name.utf16_len() + stringify_len(&value_of(c.arguments))
-                        }
+                        Block::ToolCall(c) => c.name.utf16_len() + arguments_len(c.arguments.get()),
                         Block::Image | Block::Other => 0,
                     })
                     .sum(),
@@ -43,6 +41,16 @@ fn chars(msg: AgentMessage) -> usize {
         },
         AgentMessage::Custom(content) => content_chars(content, true),
         AgentMessage::BranchSummary(s) | AgentMessage::CompactionSummary(s) => s.utf16_len(),
+    }
+}
+
+/// `JSON.stringify(arguments).length`, from the raw text when JavaScript would keep
+/// its key order.
+fn arguments_len(raw: &str) -> usize {
+    let mut n = Utf16Count::default();
+    match stringify_raw(raw, &mut n) {
+        Ok(()) => n.0,
+        Err(NeedsValue) => stringify_len(&value_of_str(raw)),
     }
 }
 

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use compactd::compaction::context::{context_messages, context_tokens};
 use compactd::compaction::cut_point::find_cut_point;
-use compactd::compaction::json::stringify;
+use compactd::compaction::json::{stringify, stringify_raw};
 use compactd::compaction::message::{for_compaction, AgentMessage};
 use compactd::compaction::prepare::{boundary, prepare};
 use compactd::compaction::tokens::estimate;
@@ -83,7 +83,7 @@ fn opt_usize(v: &Value) -> Option<usize> {
     v.as_i64().and_then(|i| usize::try_from(i).ok())
 }
 
-fn run_golden(golden_path: &Path, f: &mut Failures) -> usize {
+fn run_golden(golden_path: &Path, f: &mut Failures, raw_checked: &mut usize) -> usize {
     let golden: Value =
         serde_json::from_str(&std::fs::read_to_string(golden_path).unwrap()).unwrap();
     let name = golden_path
@@ -151,6 +151,20 @@ fn run_golden(golden_path: &Path, f: &mut Failures) -> usize {
             got.as_deref(),
             call["json"].as_str(),
         );
+        // The allocation-free path must agree wherever it applies.
+        if let Some(Content::Blocks(bs)) = entry.message().map(|m| &m.content) {
+            if let Some(Block::ToolCall(c)) = bs.get(block) {
+                let mut raw = String::new();
+                if stringify_raw(c.arguments.get(), &mut raw).is_ok() {
+                    *raw_checked += 1;
+                    f.check(
+                        || format!("{name}: raw JSON.stringify of entry {index} block {block}"),
+                        Some(raw.as_str()),
+                        call["json"].as_str(),
+                    );
+                }
+            }
+        }
     }
 
     for (ci, case) in golden["cases"].as_array().unwrap().iter().enumerate() {
@@ -339,14 +353,19 @@ fn conformance_with_reference_goldens() {
     let mut f = Failures { list: Vec::new() };
     let mut cases = 0;
     let mut passed = 0;
+    let mut raw_checked = 0usize;
     for g in &goldens {
         let v: Value = serde_json::from_str(&std::fs::read_to_string(g).unwrap()).unwrap();
         cases += v["cases"].as_array().map_or(0, Vec::len);
-        passed += run_golden(g, &mut f);
+        passed += run_golden(g, &mut f, &mut raw_checked);
     }
     println!(
         "conformance: {passed} of {cases} cases passed over {} sessions",
         goldens.len()
+    );
+    assert!(
+        raw_checked > 1000,
+        "the raw JSON.stringify path was checked only {raw_checked} times"
     );
     if !f.list.is_empty() {
         for m in f.list.iter().take(40) {
