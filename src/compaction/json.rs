@@ -370,15 +370,19 @@ impl<'s> Reader<'s> {
         let b = self.s.as_bytes();
         let start = self.i + 1;
         let mut j = start;
-        while j < b.len() {
-            match b[j] {
-                b'"' => break,
-                b'\\' => j += 2,
-                _ => j += 1,
+        while let Some(k) = memchr::memchr2(b'"', b'\\', &b[j..]) {
+            j += k;
+            if b[j] == b'"' {
+                self.i = j + 1;
+                return &self.s[start..j];
+            }
+            j += 2;
+            if j > b.len() {
+                break;
             }
         }
-        self.i = j + 1;
-        &self.s[start..j.min(b.len())]
+        self.i = b.len();
+        &self.s[start.min(b.len())..]
     }
 
     /// Skips any value (strings aware), for scanning keys ahead.
@@ -538,7 +542,7 @@ impl<'s> Reader<'s> {
 
     fn string<S: Sink>(&mut self, out: &mut S) {
         let body = self.skip_string();
-        if !body.contains('\\') {
+        if memchr::memchr(b'\\', body.as_bytes()).is_none() {
             // Valid JSON strings hold no raw control characters: JavaScript writes them as is.
             out.push_str("\"");
             out.push_str(body);
@@ -550,11 +554,8 @@ impl<'s> Reader<'s> {
         let mut i = 0;
         let mut run = 0;
         let mut buf = [0u8; 4];
-        while i < b.len() {
-            if b[i] != b'\\' {
-                i += 1;
-                continue;
-            }
+        while let Some(k) = memchr::memchr(b'\\', &b[i..]) {
+            i += k;
             out.push_str(&body[run..i]);
             let esc = b.get(i + 1).copied().unwrap_or(b'\\');
             match esc {

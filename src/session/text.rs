@@ -40,7 +40,7 @@ impl<'a> Text<'a> {
     /// Builds a `Text` from a raw JSON value that must be a string literal.
     pub fn from_raw(raw: &'a str) -> Option<Self> {
         let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
-        Some(if inner.as_bytes().contains(&b'\\') {
+        Some(if memchr::memchr(b'\\', inner.as_bytes()).is_some() {
             Text::Escaped(inner)
         } else {
             Text::Plain(Cow::Borrowed(inner))
@@ -132,22 +132,21 @@ fn escaped_utf16_len(s: &str) -> usize {
     let bytes = s.as_bytes();
     let mut units = 0;
     let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if b == b'\\' {
-            // Every escape is one unit, `\uXXXX` included (a surrogate pair is two escapes).
-            units += 1;
-            i += if bytes.get(i + 1) == Some(&b'u') {
-                6
-            } else {
-                2
-            };
+    while let Some(k) = memchr::memchr(b'\\', &bytes[i..]) {
+        units += utf16_len(&s[i..i + k]);
+        i += k;
+        // Every escape is one unit, `\uXXXX` included (a surrogate pair is two escapes).
+        units += 1;
+        i += if bytes.get(i + 1) == Some(&b'u') {
+            6
         } else {
-            units += ((b & 0xC0) != 0x80) as usize + (b >= 0xF0) as usize;
-            i += 1;
+            2
+        };
+        if i >= bytes.len() {
+            return units;
         }
     }
-    units
+    units + utf16_len(&s[i..])
 }
 
 fn push_str_prefix(s: &str, out: &mut String, max_units: usize) -> usize {
@@ -184,10 +183,7 @@ fn unescape_into(s: &str, out: &mut String, max_units: usize) -> usize {
     let mut i = 0;
     while i < bytes.len() {
         // Copy the run up to the next backslash in one go.
-        let run_end = bytes[i..]
-            .iter()
-            .position(|&b| b == b'\\')
-            .map_or(bytes.len(), |p| i + p);
+        let run_end = memchr::memchr(b'\\', &bytes[i..]).map_or(bytes.len(), |p| i + p);
         if run_end > i {
             let run = &s[i..run_end];
             let run_units = utf16_len(run);
