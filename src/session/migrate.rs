@@ -40,24 +40,25 @@ pub fn migrate(entries: &mut [Entry], header: Option<&Header>, version: u32) {
 
 /// The deterministic id of the entry at input position `index`:
 /// FNV-1a (32 bit) of `"{headerId}:{index}"`, with `":{salt}"` appended on collision.
-pub fn deterministic_id(header_id: &str, index: usize, taken: &HashSet<String>) -> String {
+pub fn deterministic_id(header_id: &str, index: usize, taken: &HashSet<u32>) -> u32 {
+    let base = fnv1a32_continue(
+        fnv1a32_continue(fnv1a32(header_id.as_bytes()), b":"),
+        index.to_string().as_bytes(),
+    );
+    let mut h = base;
     let mut salt = 0u32;
-    loop {
-        let key = if salt == 0 {
-            format!("{header_id}:{index}")
-        } else {
-            format!("{header_id}:{index}:{salt}")
-        };
-        let id = format!("{:08x}", fnv1a32(key.as_bytes()));
-        if !taken.contains(&id) {
-            return id;
-        }
+    while taken.contains(&h) {
         salt += 1;
+        h = fnv1a32_continue(fnv1a32_continue(base, b":"), salt.to_string().as_bytes());
     }
+    h
 }
 
 pub fn fnv1a32(bytes: &[u8]) -> u32 {
-    let mut h: u32 = 0x811c9dc5;
+    fnv1a32_continue(0x811c9dc5, bytes)
+}
+
+fn fnv1a32_continue(mut h: u32, bytes: &[u8]) -> u32 {
     for &b in bytes {
         h ^= b as u32;
         h = h.wrapping_mul(0x01000193);
@@ -71,8 +72,9 @@ fn v1_to_v2(entries: &mut [Entry], header: Option<&Header>) {
     let mut taken = HashSet::with_capacity(entries.len());
     let mut prev: Option<String> = None;
     for k in 0..entries.len() {
-        let id = deterministic_id(header_id, entries[k].index, &taken);
-        taken.insert(id.clone());
+        let hash = deterministic_id(header_id, entries[k].index, &taken);
+        taken.insert(hash);
+        let id = format!("{hash:08x}");
         // `firstKeptEntryIndex` points into the file's entries (header = 0). pi resolves
         // it while assigning ids in order, so only entries up to this one have ids yet.
         let target = match &entries[k].body {
@@ -116,9 +118,9 @@ mod tests {
     fn collisions_are_salted() {
         let mut taken = HashSet::new();
         let first = deterministic_id("h", 1, &taken);
-        taken.insert(first.clone());
+        assert_eq!(first, fnv1a32(b"h:1"));
+        taken.insert(first);
         let again = deterministic_id("h", 1, &taken);
-        assert_ne!(first, again);
-        assert_eq!(again, format!("{:08x}", fnv1a32(b"h:1:1")));
+        assert_eq!(again, fnv1a32(b"h:1:1"));
     }
 }
