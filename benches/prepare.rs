@@ -1,1 +1,208 @@
-fn main() {}
+//! `cargo bench --bench prepare`: the whole POST /v1/prepare work on a session file,
+//! from the body bytes to the JSON answer (parse + migrate + path + prepare + serialize
+//! the conversation + summarizer requests + serialize the answer).
+//!
+//! Inputs: the two real pi sessions in `../shared/fixtures/pi-sessions/` and a generated
+//! ~50 MB v3 session (`target/bench-data/generated-50mb.jsonl`, written on first use by
+//! `support/generate.rs`, deterministic). Throughput is the input size.
+//!
+//! `bench/compare.sh` runs this and compares with the reference implementation.
+
+use std::fs;
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
+
+use compactd::compaction::{self, Settings};
+use compactd::pipeline::{self, BodyFormat, PrepareResponse, SessionInput, SessionOptions};
+use compactd::session::Entry;
+use compactd::summarize::Prompts;
+use serde_json::value::RawValue;
+
+#[path = "support/generate.rs"]
+mod generate;
+
+/// What one iteration measures: the block POST /v1/prepare runs.
+fn parse_prepare_serialize(bytes: &[u8], prompts: &Prompts) -> Vec<u8> {
+    let input = SessionInput::parse(bytes, BodyFormat::Jsonl, SessionOptions::default())
+        .expect("session parses");
+    let answer =
+        pipeline::prepare(&input, prompts, Settings::default(), None).expect("prepare succeeds");
+    serde_json::to_vec(&answer).expect("answer serializes")
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/fixtures/pi-sessions")
+        .join(name)
+}
+
+/// One line on stderr per input, so a run shows what was measured (and fails loudly
+/// when an input is not compactable, which would make the benchmark meaningless).
+fn describe(id: &str, bytes: &[u8], prompts: &Prompts) {
+    let input = SessionInput::parse(bytes, BodyFormat::Jsonl, SessionOptions::default())
+        .expect("session parses");
+    let answer =
+        pipeline::prepare(&input, prompts, Settings::default(), None).expect("prepare succeeds");
+    let PrepareResponse::Compactable(c) = &answer else {
+        panic!("{id}: the session is not compactable with the default settings");
+    };
+    let json = serde_json::to_vec(&answer).unwrap();
+    eprintln!(
+        "{id}: {:.2} MB in, {} entries, path {} entries, firstKept #{}, split {}, \
+         previous summary {}, summarized {} entries, history text {:.2} MB, answer {:.2} MB",
+        bytes.len() as f64 / 1e6,
+        input.session.entries.len(),
+        input
+            .session
+            .path(input.leaf(), input.leaf_pointer)
+            .map_or(0, |p| p.len()),
+        c.first_kept_entry_index,
+        c.is_split_turn,
+        c.previous_summary.is_some(),
+        c.summarized_entry_ids.len(),
+        c.conversation.history.len() as f64 / 1e6,
+        json.len() as f64 / 1e6,
+    );
+}
+
+/// Wall time of `f` in ms, and its result.
+fn timed<T>(f: impl FnOnce() -> T) -> (f64, T) {
+    let t = Instant::now();
+    let r = f();
+    (t.elapsed().as_secs_f64() * 1e3, r)
+}
+
+/// Where one iteration's time goes (median of `runs` runs, ms), printed to stderr.
+/// The whole pipeline is timed through its public steps; `utf8` and `lines+raw` time
+/// what `Session::from_jsonl` does first (UTF-8 check, line split + a `RawValue`
+/// parse of each line) by doing the same outside the library, for comparison; they
+/// are part of `parse`, not added to it. Set COMPACTD_BENCH_PHASES=0 to skip.
+fn phases(id: &str, bytes: &[u8], prompts: &Prompts, runs: usize) {
+    if std::env::var_os("COMPACTD_BENCH_PHASES").is_some_and(|v| v == "0") {
+        return;
+    }
+    const NAMES: [&str; 9] = [
+        "utf8",
+        "lines+raw",
+        "parse",
+        "path",
+        "core prepare",
+        "plan (serialize)",
+        "pipeline::prepare",
+        "to_vec",
+        "drop",
+    ];
+    let mut samples: Vec<[f64; 9]> = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let mut t = [0.0; 9];
+        let (ms, text) = timed(|| std::str::from_utf8(bytes).expect("UTF-8"));
+        t[0] = ms;
+        t[1] = timed(|| {
+            let mut n = 0usize;
+            for line in text.split('\n') {
+                if !line.trim().is_empty() {
+                    let raw: &RawValue = serde_json::from_str(line).expect("JSON line");
+                    n += raw.get().len();
+                }
+            }
+            black_box(n)
+        })
+        .0;
+        let (ms, input) = timed(|| {
+            SessionInput::parse(bytes, BodyFormat::Jsonl, SessionOptions::default()).unwrap()
+        });
+        t[2] = ms;
+        let (ms, positions) = timed(|| {
+            input
+                .session
+                .path(input.leaf(), input.leaf_pointer)
+                .unwrap()
+        });
+        t[3] = ms;
+        let path: Vec<&Entry> = positions
+            .iter()
+            .map(|&i| &input.session.entries[i])
+            .collect();
+        let (ms, prep) = timed(|| compaction::prepare(&path, Settings::default()).ok());
+        t[4] = ms;
+        if let Some(prep) = &prep {
+            let opts = pipeline::prepare::prompt_options(&input);
+            t[5] = timed(|| black_box(pipeline::prepare::plan_requests(prep, prompts, &opts))).0;
+        }
+        drop(prep);
+        let (ms, answer) =
+            timed(|| pipeline::prepare(&input, prompts, Settings::default(), None).unwrap());
+        t[6] = ms;
+        let (ms, json) = timed(|| serde_json::to_vec(&answer).unwrap());
+        t[7] = ms;
+        black_box(&json);
+        drop(path);
+        let start = Instant::now();
+        drop(json);
+        drop(answer);
+        drop(input);
+        t[8] = start.elapsed().as_secs_f64() * 1e3;
+        samples.push(t);
+    }
+    let median = |k: usize| {
+        let mut v: Vec<f64> = samples.iter().map(|s| s[k]).collect();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let total = median(2) + median(6) + median(7) + median(8);
+    let parts: Vec<String> = NAMES
+        .iter()
+        .enumerate()
+        .map(|(k, n)| format!("{n} {:.1}", median(k)))
+        .collect();
+    eprintln!(
+        "{id}: phases (ms, median of {runs}): {}; parse + pipeline::prepare + to_vec + drop = {total:.1}",
+        parts.join(", ")
+    );
+}
+
+fn bench_prepare(c: &mut Criterion) {
+    let prompts = Prompts::builtin();
+    let generated = generate::ensure_generated_50mb().expect("write the generated session");
+    let inputs = [
+        (
+            "before-compaction",
+            fixture("before-compaction.jsonl"),
+            false,
+        ),
+        ("large-session", fixture("large-session.jsonl"), false),
+        ("generated-50mb", generated, true),
+    ];
+
+    let mut group = c.benchmark_group("prepare");
+    for (id, path, big) in inputs {
+        let bytes = fs::read(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+        describe(id, &bytes, &prompts);
+        phases(id, &bytes, &prompts, if big { 3 } else { 7 });
+        group.throughput(Throughput::Bytes(bytes.len() as u64));
+        if big {
+            // Hundreds of ms per iteration: a few iterations per sample, flat sampling.
+            group
+                .sampling_mode(SamplingMode::Flat)
+                .sample_size(10)
+                .warm_up_time(Duration::from_secs(3))
+                .measurement_time(Duration::from_secs(20));
+        } else {
+            group
+                .sampling_mode(SamplingMode::Auto)
+                .sample_size(30)
+                .warm_up_time(Duration::from_secs(2))
+                .measurement_time(Duration::from_secs(6));
+        }
+        group.bench_function(id, |b| {
+            b.iter(|| parse_prepare_serialize(black_box(&bytes), &prompts))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_prepare);
+criterion_main!(benches);

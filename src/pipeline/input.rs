@@ -68,6 +68,8 @@ impl<'a> SessionInput<'a> {
         format: BodyFormat,
         query: SessionOptions,
     ) -> Result<Self, InputError> {
+        // Editors on some systems prepend a byte-order mark; it is not part of the JSON.
+        let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
         let text = utf8(body)?;
         match format {
             BodyFormat::Jsonl => Ok(SessionInput {
@@ -239,6 +241,8 @@ mod tests {
             ),
             "{err:?}"
         );
+        let bom = SessionInput::parse(b"\xEF\xBB\xBF{\"type\":\"session\",\"version\":3,\"id\":\"s\"}\n", BodyFormat::Jsonl, Default::default());
+        assert!(bom.is_ok());
         let err = SessionInput::parse(b"\xff", BodyFormat::Jsonl, Default::default()).unwrap_err();
         assert!(
             matches!(
