@@ -76,21 +76,28 @@ fn timed<T>(f: impl FnOnce() -> T) -> (f64, T) {
 }
 
 /// Where one iteration's time goes (median of `runs` runs, ms), printed to stderr.
-/// The whole pipeline is timed through its public steps; `utf8` and `lines+raw` time
-/// what `Session::from_jsonl` does first (UTF-8 check, line split + a `RawValue`
-/// parse of each line) by doing the same outside the library, for comparison; they
-/// are part of `parse`, not added to it. Set COMPACTD_BENCH_PHASES=0 to skip.
+///
+/// * `parse` (`SessionInput::parse`), `pipeline::prepare`, `to_vec` and `drop` are the
+///   four steps of one benchmark iteration; their sum is printed last.
+/// * `utf8` (the UTF-8 check `parse` starts with) and `json-scan` (split the lines and
+///   let serde_json scan each into a `RawValue`: a floor for any serde_json-based
+///   parse) are measured outside the library for comparison, not added to the total.
+/// * `path`, `core prepare` (`compaction::prepare`: tokens, cut point, file ops) and
+///   `plan` (`plan_requests`: conversation serialization and summarizer prompts) are
+///   the parts of `pipeline::prepare`; the rest of it builds the message lists.
+///
+/// Set COMPACTD_BENCH_PHASES=0 to skip.
 fn phases(id: &str, bytes: &[u8], prompts: &Prompts, runs: usize) {
     if std::env::var_os("COMPACTD_BENCH_PHASES").is_some_and(|v| v == "0") {
         return;
     }
     const NAMES: [&str; 9] = [
         "utf8",
-        "lines+raw",
+        "json-scan",
         "parse",
         "path",
         "core prepare",
-        "plan (serialize)",
+        "plan",
         "pipeline::prepare",
         "to_vec",
         "drop",

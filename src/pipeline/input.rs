@@ -176,6 +176,10 @@ fn malformed(e: serde_json::Error) -> InputError {
 
 /// The body as UTF-8, or a 400 naming the line and column of the first bad byte.
 fn utf8(body: &[u8]) -> Result<&str, InputError> {
+    // The SIMD check is several times faster on non-ASCII text; std's error says where.
+    if let Ok(s) = simdutf8::basic::from_utf8(body) {
+        return Ok(s);
+    }
     std::str::from_utf8(body).map_err(|e| {
         let valid = &body[..e.valid_up_to()];
         let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
@@ -241,7 +245,11 @@ mod tests {
             ),
             "{err:?}"
         );
-        let bom = SessionInput::parse(b"\xEF\xBB\xBF{\"type\":\"session\",\"version\":3,\"id\":\"s\"}\n", BodyFormat::Jsonl, Default::default());
+        let bom = SessionInput::parse(
+            b"\xEF\xBB\xBF{\"type\":\"session\",\"version\":3,\"id\":\"s\"}\n",
+            BodyFormat::Jsonl,
+            Default::default(),
+        );
         assert!(bom.is_ok());
         let err = SessionInput::parse(b"\xff", BodyFormat::Jsonl, Default::default()).unwrap_err();
         assert!(

@@ -353,16 +353,16 @@ fn build_entry<'a, M: MessageField<'a>, C: ContentSource<'a>>(
                 .map(|c| c.into_field(origin, "/content"))
                 .transpose()?;
             EntryBody::CustomMessage {
-                content: parse_content(field, origin, "/content")?,
+                content: parse_content(field, origin, &|| "/content".into())?,
             }
         }
         "branch_summary" => EntryBody::BranchSummary {
-            summary: required_text(r.summary, origin, "/summary")?,
+            summary: required_text(r.summary, origin, || "/summary".into())?,
             details: r.details,
             from_hook: truthy(r.from_hook),
         },
         "compaction" => EntryBody::Compaction(CompactionEntry {
-            summary: required_text(r.summary, origin, "/summary")?,
+            summary: required_text(r.summary, origin, || "/summary".into())?,
             first_kept_entry_id: opt_str(r.first_kept_entry_id)
                 .map_err(|m| v("/firstKeptEntryId", m))?,
             first_kept_entry_index: r.first_kept_entry_index.and_then(number_of),
@@ -416,26 +416,27 @@ fn opt_str<'a>(raw: Option<&'a RawValue>) -> Result<Option<Cow<'a, str>>, &'stat
     }
 }
 
+/// Pointers are built only when something is wrong (`ptr` is called on errors only).
 fn required_text<'a>(
     raw: Option<&'a RawValue>,
     origin: Origin,
-    ptr: &str,
+    ptr: impl FnOnce() -> String,
 ) -> Result<Text<'a>, Violation> {
     raw.and_then(|r| Text::from_raw(r.get()))
-        .ok_or_else(|| origin.violation(ptr, "must be a string"))
+        .ok_or_else(|| origin.violation(&ptr(), "must be a string"))
 }
 
 fn optional_text<'a>(
     raw: Option<&'a RawValue>,
     origin: Origin,
-    ptr: &str,
+    ptr: impl FnOnce() -> String,
 ) -> Result<Option<Text<'a>>, Violation> {
     match raw {
         None => Ok(None),
         Some(r) if r.get() == "null" => Ok(None),
         Some(r) => Text::from_raw(r.get())
             .map(Some)
-            .ok_or_else(|| origin.violation(ptr, "must be a string")),
+            .ok_or_else(|| origin.violation(&ptr(), "must be a string")),
     }
 }
 
@@ -583,15 +584,15 @@ fn finish_message<'a>(
     };
     match role {
         Role::User | Role::ToolResult | Role::Custom | Role::HookMessage => {
-            msg.content = parse_content(m.content, origin, &p("/content"))?;
+            msg.content = parse_content(m.content, origin, &|| p("/content"))?;
         }
         Role::Assistant => {
-            msg.content = parse_assistant_content(m.content, origin, &p("/content"))?;
+            msg.content = parse_assistant_content(m.content, origin, &|| p("/content"))?;
         }
         Role::BashExecution => {
             msg.bash = Some(BashExecution {
-                command: required_text(m.command, origin, &p("/command"))?,
-                output: required_text(m.output, origin, &p("/output"))?,
+                command: required_text(m.command, origin, || p("/command"))?,
+                output: required_text(m.output, origin, || p("/output"))?,
                 exit_code: match m.exit_code {
                     Some(r) if r.get().starts_with(['{', '[']) => {
                         return Err(origin.violation(&p("/exitCode"), "must be a number or null"))
@@ -612,7 +613,7 @@ fn finish_message<'a>(
             });
         }
         Role::BranchSummary | Role::CompactionSummary => {
-            msg.summary = Some(required_text(m.summary, origin, &p("/summary"))?);
+            msg.summary = Some(required_text(m.summary, origin, || p("/summary"))?);
         }
         Role::Other => {}
     }
@@ -732,7 +733,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for ContentField<'a> {
 fn parse_content<'a>(
     field: Option<ContentField<'a>>,
     origin: Origin,
-    ptr: &str,
+    ptr: &dyn Fn() -> String,
 ) -> Result<Content<'a>, Violation> {
     let blocks = match field {
         None | Some(ContentField::Null) => return Ok(Content::Absent),
@@ -747,7 +748,8 @@ fn parse_content<'a>(
         };
         out.push(match block_kind(&b) {
             "text" => Block::Text(
-                optional_text(b.text, origin, &format!("{ptr}/{i}/text"))?.unwrap_or_default(),
+                optional_text(b.text, origin, || format!("{}/{i}/text", ptr()))?
+                    .unwrap_or_default(),
             ),
             "image" => Block::Image,
             _ => Block::Other,
@@ -759,11 +761,11 @@ fn parse_content<'a>(
 fn parse_assistant_content<'a>(
     field: Option<ContentField<'a>>,
     origin: Origin,
-    ptr: &str,
+    ptr: &dyn Fn() -> String,
 ) -> Result<Content<'a>, Violation> {
     let blocks = match field {
         None | Some(ContentField::Null) => {
-            return Err(origin.violation(ptr, "an assistant message needs a `content` array"))
+            return Err(origin.violation(&ptr(), "an assistant message needs a `content` array"))
         }
         // pi iterates a string's characters and finds no blocks in it.
         Some(ContentField::Text(_)) => return Ok(Content::Blocks(Vec::new())),
@@ -775,12 +777,12 @@ fn parse_assistant_content<'a>(
             out.push(Block::Other);
             continue;
         };
-        let bp = |f: &str| format!("{ptr}/{i}{f}");
+        let bp = |f: &str| format!("{}/{i}{f}", ptr());
         out.push(match block_kind(&b) {
-            "text" => Block::Text(required_text(b.text, origin, &bp("/text"))?),
-            "thinking" => Block::Thinking(required_text(b.thinking, origin, &bp("/thinking"))?),
+            "text" => Block::Text(required_text(b.text, origin, || bp("/text"))?),
+            "thinking" => Block::Thinking(required_text(b.thinking, origin, || bp("/thinking"))?),
             "toolCall" => {
-                let name = required_text(b.name, origin, &bp("/name"))?;
+                let name = required_text(b.name, origin, || bp("/name"))?;
                 let arguments = match b.arguments {
                     Some(a) if a.get() != "null" => a,
                     _ => {
@@ -790,7 +792,7 @@ fn parse_assistant_content<'a>(
                         ))
                     }
                 };
-                check_depth(arguments, origin, &bp("/arguments"))?;
+                check_depth(arguments, origin, || bp("/arguments"))?;
                 Block::ToolCall(ToolCall { name, arguments })
             }
             "image" => Block::Image,
@@ -802,12 +804,16 @@ fn parse_assistant_content<'a>(
 
 /// Arguments are re-parsed as values later; reject now what that parser cannot read
 /// (more than 128 levels of nesting) instead of silently estimating it wrong.
-fn check_depth(raw: &RawValue, origin: Origin, ptr: &str) -> Result<(), Violation> {
+fn check_depth(
+    raw: &RawValue,
+    origin: Origin,
+    ptr: impl FnOnce() -> String,
+) -> Result<(), Violation> {
     if max_depth(raw.get()) > 127 {
         if let Err(e) =
             serde_json::from_str::<serde_json::Value>(&replace_lone_surrogates(raw.get()))
         {
-            return Err(origin.violation(ptr, strip_position(&e.to_string())));
+            return Err(origin.violation(&ptr(), strip_position(&e.to_string())));
         }
     }
     Ok(())

@@ -40,13 +40,16 @@ impl<'a> Session<'a> {
     /// a line that is not JSON is an error (pi would silently drop it).
     pub fn from_jsonl(body: &'a str) -> Result<Self, InputError> {
         let mut raws = Vec::new();
-        for (n, line) in body.split('\n').enumerate() {
+        let mut start = 0;
+        let ends = memchr::memchr_iter(b'\n', body.as_bytes()).chain(std::iter::once(body.len()));
+        for (n, end) in ends.enumerate() {
+            let line = &body[start..end];
+            start = end + 1;
             let line = line.strip_suffix('\r').unwrap_or(line);
             if line.trim().is_empty() {
                 continue;
             }
-            let lineno = n + 1;
-            raws.push((line, Origin::Line(lineno)));
+            raws.push((line, Origin::Line(n + 1)));
         }
         Self::from_raw_entries(raws)
     }
