@@ -809,7 +809,11 @@ fn check_depth(
     origin: Origin,
     ptr: impl FnOnce() -> String,
 ) -> Result<(), Violation> {
-    if max_depth(raw.get()) > 127 {
+    // Counting brackets is a SIMD scan; the exact depth is measured only when it could matter.
+    let brackets = memchr::memchr2_iter(b'{', b'[', raw.get().as_bytes())
+        .take(128)
+        .count();
+    if brackets >= 128 && max_depth(raw.get()) > 127 {
         if let Err(e) =
             serde_json::from_str::<serde_json::Value>(&replace_lone_surrogates(raw.get()))
         {

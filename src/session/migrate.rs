@@ -41,17 +41,40 @@ pub fn migrate(entries: &mut [Entry], header: Option<&Header>, version: u32) {
 /// The deterministic id of the entry at input position `index`:
 /// FNV-1a (32 bit) of `"{headerId}:{index}"`, with `":{salt}"` appended on collision.
 pub fn deterministic_id(header_id: &str, index: usize, taken: &HashSet<u32>) -> u32 {
+    let mut digits = [0u8; 20];
     let base = fnv1a32_continue(
         fnv1a32_continue(fnv1a32(header_id.as_bytes()), b":"),
-        index.to_string().as_bytes(),
+        decimal(index as u64, &mut digits),
     );
     let mut h = base;
-    let mut salt = 0u32;
+    let mut salt = 0u64;
     while taken.contains(&h) {
         salt += 1;
-        h = fnv1a32_continue(fnv1a32_continue(base, b":"), salt.to_string().as_bytes());
+        h = fnv1a32_continue(fnv1a32_continue(base, b":"), decimal(salt, &mut digits));
     }
     h
+}
+
+/// The decimal digits of `n`, written into `buf` without allocating.
+fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[i..];
+        }
+    }
+}
+
+/// An id as 8 lowercase hex digits.
+fn hex_id(h: u32) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    (0..8)
+        .rev()
+        .map(|i| HEX[((h >> (i * 4)) & 0xF) as usize] as char)
+        .collect()
 }
 
 pub fn fnv1a32(bytes: &[u8]) -> u32 {
@@ -74,7 +97,7 @@ fn v1_to_v2(entries: &mut [Entry], header: Option<&Header>) {
     for k in 0..entries.len() {
         let hash = deterministic_id(header_id, entries[k].index, &taken);
         taken.insert(hash);
-        let id = format!("{hash:08x}");
+        let id = hex_id(hash);
         // `firstKeptEntryIndex` points into the file's entries (header = 0). pi resolves
         // it while assigning ids in order, so only entries up to this one have ids yet.
         let target = match &entries[k].body {
@@ -112,6 +135,15 @@ mod tests {
         assert_eq!(fnv1a32(b""), 0x811c9dc5);
         assert_eq!(fnv1a32(b"a"), 0xe40c292c);
         assert_eq!(fnv1a32(b"foobar"), 0xbf9cf968);
+    }
+
+    #[test]
+    fn ids_are_eight_hex_digits() {
+        assert_eq!(hex_id(0xe40c292c), "e40c292c");
+        assert_eq!(hex_id(0x0000000f), "0000000f");
+        let mut buf = [0u8; 20];
+        assert_eq!(decimal(0, &mut buf), b"0");
+        assert_eq!(decimal(1234567890123, &mut buf), b"1234567890123");
     }
 
     #[test]
