@@ -22,6 +22,7 @@ case "$TARGET_DIR" in
 esac
 DATA="$TARGET_DIR/bench-data"
 CRITERION="$TARGET_DIR/criterion/prepare"
+CRITERION_CORE="$TARGET_DIR/criterion/prepare-core"
 FIXTURES="$ROOT/../shared/fixtures/pi-sessions"
 
 IDS=(before-compaction large-session generated-50mb)
@@ -43,6 +44,10 @@ if [[ "${SKIP_BENCH:-0}" != 1 ]]; then
 	cargo bench --bench prepare >&2
 fi
 for id in "${IDS[@]}"; do
+	[[ -f "$CRITERION_CORE/$id/new/estimates.json" ]] || {
+		echo "compare.sh: no criterion result for $id ($CRITERION_CORE/$id/new/estimates.json)" >&2
+		exit 1
+	}
 	[[ -f "$CRITERION/$id/new/estimates.json" ]] || {
 		echo "compare.sh: no criterion result for $id ($CRITERION/$id/new/estimates.json)" >&2
 		exit 1
@@ -86,10 +91,10 @@ if [[ -n "$(git -C "$ROOT" status --porcelain -- src Cargo.toml Cargo.lock 2>/de
 	REV="$REV+dirty"
 fi
 
-node - "$CRITERION" "$REF_JSON" "$MEM_ROWS" "$REV" "${IDS[@]}" <<'EOF'
+node - "$CRITERION" "$CRITERION_CORE" "$REF_JSON" "$MEM_ROWS" "$REV" "${IDS[@]}" <<'EOF'
 const fs = require("node:fs");
 const path = require("node:path");
-const [criterion, refJson, memRows, rev, ...ids] = process.argv.slice(2);
+const [criterion, criterionCore, refJson, memRows, rev, ...ids] = process.argv.slice(2);
 const ref = JSON.parse(fs.readFileSync(refJson, "utf8"));
 const byName = new Map(ref.files.map((f) => [f.name, f]));
 const mb = (b) => (b / 1e6).toFixed(2) + " MB";
@@ -97,14 +102,28 @@ const ms = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(
 const rate = (bytes, msv) => (bytes / 1e6 / (msv / 1000)).toFixed(1);
 const row = (cells) => "| " + cells.join(" | ") + " |";
 
+const load = (dir, id) => {
+	const est = JSON.parse(fs.readFileSync(path.join(dir, id, "new", "estimates.json"), "utf8"));
+	return { meanMs: est.mean.point_estimate / 1e6, ciMs: [est.mean.confidence_interval.lower_bound / 1e6, est.mean.confidence_interval.upper_bound / 1e6] };
+};
 const ours = {};
+const core = {};
 for (const id of ids) {
-	const est = JSON.parse(fs.readFileSync(path.join(criterion, id, "new", "estimates.json"), "utf8"));
-	ours[id] = { meanMs: est.mean.point_estimate / 1e6, ciMs: [est.mean.confidence_interval.lower_bound / 1e6, est.mean.confidence_interval.upper_bound / 1e6] };
+	ours[id] = load(criterion, id);
+	core[id] = load(criterionCore, id);
 }
 
 console.log(`## compactd (${rev}) vs reference (${ref.reference}, Node ${ref.node})\n`);
-console.log("Time per file, parse → prepare (compactd: + serialize conversation + summarizer requests + JSON answer). MB = 10^6 bytes of input.\n");
+console.log("### Like for like: parse + migrate + path + prepare (compactd `prepare-core`, reference `prepareCompaction`)\n");
+console.log(row(["file", "size", "compactd mean", "reference mean", "compactd MB/s", "reference MB/s", "ratio (ref / compactd)"]));
+console.log(row(["---", "---:", "---:", "---:", "---:", "---:", "---:"]));
+for (const id of ids) {
+	const r = byName.get(id);
+	const o = core[id];
+	console.log(row([id, mb(r.bytes), ms(o.meanMs), ms(r.prepare.meanMs), rate(r.bytes, o.meanMs), rate(r.bytes, r.prepare.meanMs), (r.prepare.meanMs / o.meanMs).toFixed(2) + "×"]));
+}
+console.log("\n### The whole /v1/prepare answer vs the reference's prepareCompaction\n");
+console.log("compactd also serializes the conversation, builds the summarizer requests and writes the JSON answer. MB = 10^6 bytes of input.\n");
 console.log(row(["file", "size", "compactd mean", "reference mean", "compactd MB/s", "reference MB/s", "ratio (ref / compactd)"]));
 console.log(row(["---", "---:", "---:", "---:", "---:", "---:", "---:"]));
 for (const id of ids) {

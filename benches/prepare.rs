@@ -1,6 +1,9 @@
-//! `cargo bench --bench prepare`: the whole POST /v1/prepare work on a session file,
-//! from the body bytes to the JSON answer (parse + migrate + path + prepare + serialize
-//! the conversation + summarizer requests + serialize the answer).
+//! `cargo bench --bench prepare`, two groups per session file:
+//!
+//! * `prepare-core/<file>`: parse + migrate + path + `compaction::prepare` — the work
+//!   the reference's `prepareCompaction` benchmark does, for a like-for-like ratio;
+//! * `prepare/<file>`: the whole POST /v1/prepare work, from the body bytes to the JSON
+//!   answer (also serializing the conversation, the summarizer requests and the answer).
 //!
 //! Inputs: the two real pi sessions in `../shared/fixtures/pi-sessions/` and a generated
 //! ~50 MB v3 session (`target/bench-data/generated-50mb.jsonl`, written on first use by
@@ -31,6 +34,23 @@ fn parse_prepare_serialize(bytes: &[u8], prompts: &Prompts) -> Vec<u8> {
     let answer =
         pipeline::prepare(&input, prompts, Settings::default(), None).expect("prepare succeeds");
     serde_json::to_vec(&answer).expect("answer serializes")
+}
+
+/// The work the reference's benchmark does (parse, migrate, path, `prepareCompaction`),
+/// without our conversation serialization and JSON answer: the like-for-like comparison.
+fn parse_prepare_core(bytes: &[u8]) -> usize {
+    let input = SessionInput::parse(bytes, BodyFormat::Jsonl, SessionOptions::default())
+        .expect("session parses");
+    let positions = input
+        .session
+        .path(input.leaf(), input.leaf_pointer)
+        .expect("path");
+    let path: Vec<&Entry> = positions
+        .iter()
+        .map(|&i| &input.session.entries[i])
+        .collect();
+    let prep = compaction::prepare(&path, Settings::default()).expect("compactable");
+    prep.cut.first_kept + prep.file_ops.read.len()
 }
 
 fn fixture(name: &str) -> PathBuf {
@@ -184,31 +204,46 @@ fn bench_prepare(c: &mut Criterion) {
         ("generated-50mb", generated, true),
     ];
 
-    let mut group = c.benchmark_group("prepare");
-    for (id, path, big) in inputs {
-        let bytes = fs::read(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
-        describe(id, &bytes, &prompts);
-        phases(id, &bytes, &prompts, if big { 3 } else { 7 });
-        group.throughput(Throughput::Bytes(bytes.len() as u64));
-        if big {
-            // Hundreds of ms per iteration: a few iterations per sample, flat sampling.
-            group
-                .sampling_mode(SamplingMode::Flat)
-                .sample_size(10)
-                .warm_up_time(Duration::from_secs(3))
-                .measurement_time(Duration::from_secs(20));
-        } else {
-            group
-                .sampling_mode(SamplingMode::Auto)
-                .sample_size(30)
-                .warm_up_time(Duration::from_secs(2))
-                .measurement_time(Duration::from_secs(6));
+    let inputs: Vec<(&str, Vec<u8>, bool)> = inputs
+        .into_iter()
+        .map(|(id, path, big)| {
+            let bytes = fs::read(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+            (id, bytes, big)
+        })
+        .collect();
+    for (group_name, full) in [("prepare", true), ("prepare-core", false)] {
+        let mut group = c.benchmark_group(group_name);
+        for (id, bytes, big) in &inputs {
+            let (id, big) = (*id, *big);
+            if full {
+                describe(id, bytes, &prompts);
+                phases(id, bytes, &prompts, if big { 3 } else { 7 });
+            }
+            group.throughput(Throughput::Bytes(bytes.len() as u64));
+            if big {
+                // Hundreds of ms per iteration: a few iterations per sample, flat sampling.
+                group
+                    .sampling_mode(SamplingMode::Flat)
+                    .sample_size(10)
+                    .warm_up_time(Duration::from_secs(3))
+                    .measurement_time(Duration::from_secs(if full { 20 } else { 10 }));
+            } else {
+                group
+                    .sampling_mode(SamplingMode::Auto)
+                    .sample_size(30)
+                    .warm_up_time(Duration::from_secs(2))
+                    .measurement_time(Duration::from_secs(6));
+            }
+            if full {
+                group.bench_function(id, |b| {
+                    b.iter(|| parse_prepare_serialize(black_box(bytes), &prompts))
+                });
+            } else {
+                group.bench_function(id, |b| b.iter(|| parse_prepare_core(black_box(bytes))));
+            }
         }
-        group.bench_function(id, |b| {
-            b.iter(|| parse_prepare_serialize(black_box(&bytes), &prompts))
-        });
+        group.finish();
     }
-    group.finish();
 }
 
 criterion_group!(benches, bench_prepare);
