@@ -1,5 +1,72 @@
 //! Summarizers and the prompts they are given.
+//!
+//! Every summarizer answers a [`SummaryRequest`] (system prompt, prompt, output budget)
+//! with a [`Summary`]. The built-in extractive summarizer needs no network; model
+//! summarizers speak the OpenAI-compatible and Anthropic wire formats.
 
 pub mod templates;
 
+use serde::{Deserialize, Serialize};
+
 pub use templates::{PromptOptions, Prompts, RequestKind, SummaryRequest};
+
+/// Token usage, in pi's shape.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema,
+)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+    pub total_tokens: u64,
+}
+
+impl Usage {
+    pub fn add(&mut self, other: &Usage) {
+        self.input += other.input;
+        self.output += other.output;
+        self.cache_read += other.cache_read;
+        self.cache_write += other.cache_write;
+        self.total_tokens += other.total_tokens;
+    }
+}
+
+/// Which kind of summarizer wrote a summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SummarizerKind {
+    /// A model (OpenAI-compatible or Anthropic).
+    Llm,
+    /// The built-in deterministic summarizer.
+    Extractive,
+}
+
+/// A summarizer's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    pub text: String,
+    pub usage: Usage,
+    /// `provider/model` for models, `extractive` otherwise.
+    pub model: String,
+    pub summarizer: SummarizerKind,
+    /// Retried upstream attempts (0 when the first attempt answered).
+    pub retries: u32,
+    /// Served from the in-memory cache of identical requests.
+    pub cached: bool,
+}
+
+/// Why no summary could be produced.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SummarizeError {
+    /// Every model candidate failed and no fallback is allowed (502).
+    #[error("every model candidate failed: {0}")]
+    Upstream(String),
+    /// The summarizer deadline passed (504).
+    #[error("the summarizer deadline passed")]
+    Timeout,
+    /// The request names a model that is not configured (422).
+    #[error("no configured model is named {0:?}")]
+    UnknownModel(String),
+}
