@@ -41,6 +41,21 @@ pub enum Command {
         #[arg(long)]
         no_messages: bool,
     },
+    /// Compact a session file, like POST /v1/compact: summaries from the configured
+    /// summarizer and a ready-to-append compaction entry.
+    Compact {
+        #[command(flatten)]
+        input: InputArgs,
+        /// Also write a one-paragraph summary for a UI.
+        #[arg(long)]
+        short_summary: bool,
+        /// A configured model name.
+        #[arg(long)]
+        model: Option<String>,
+        /// Answer like `prepare`, call no model.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Print the OpenAPI description of the HTTP API.
     Openapi,
 }
@@ -86,6 +101,7 @@ impl InputArgs {
             custom_instructions: self.custom_instructions.clone(),
             prompt_override: None,
             additional_context: Vec::new(),
+            ..SessionOptions::default()
         }
     }
 
@@ -134,6 +150,42 @@ pub fn run(cli: Cli) -> i32 {
     match command {
         Command::Openapi => 0,
         Command::Serve { listen } => serve(config, prompts, listen),
+        Command::Compact {
+            input,
+            short_summary,
+            model,
+            dry_run,
+        } => {
+            let mut options = input.options();
+            options.short_summary = Some(short_summary);
+            options.model = model;
+            let summarizer = match crate::summarize::backend::build(&config) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("compactd: {e}");
+                    return 2;
+                }
+            };
+            offline(&input, options, |inp, out| {
+                if dry_run {
+                    let answer = pipeline::prepare(inp, &prompts, config.settings(), None)?;
+                    return write_json(out, &answer, input.pretty);
+                }
+                let plan = match crate::pipeline::compact::plan(inp, &prompts, config.settings())? {
+                    Ok(plan) => plan,
+                    Err(nothing) => return Err(ApiError::NothingToCompact(nothing)),
+                };
+                let runtime = tokio::runtime::Runtime::new()
+                    .map_err(|e| ApiError::Internal(format!("cannot start the runtime: {e}")))?;
+                let result = runtime.block_on(crate::pipeline::compact::run(
+                    plan,
+                    &prompts,
+                    &*summarizer,
+                    time::OffsetDateTime::now_utc(),
+                ))?;
+                write_json(out, &result, input.pretty)
+            })
+        }
         Command::Prepare { input, no_messages } => {
             let mut options = input.options();
             if no_messages {
@@ -200,6 +252,14 @@ fn serve(mut config: Config, prompts: Prompts, listen: Option<std::net::SocketAd
         config.listen = addr;
     }
     crate::telemetry::init(config.log_format);
+    // Fail before listening when the summarizer configuration is unusable.
+    let summarizer = match crate::summarize::backend::build(&config) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("compactd: {e}");
+            return 2;
+        }
+    };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
         Err(e) => {
@@ -220,6 +280,7 @@ fn serve(mut config: Config, prompts: Prompts, listen: Option<std::net::SocketAd
         let state = AppState {
             config: Arc::new(config),
             prompts: Arc::new(prompts),
+            summarizer,
         };
         match http::serve(listener, state).await {
             Ok(()) => 0,

@@ -30,6 +30,10 @@ struct QueryOptions {
     include_messages: Option<bool>,
     custom_instructions: Option<String>,
     prompt_override: Option<String>,
+    short_summary: Option<bool>,
+    model: Option<String>,
+    reason: Option<crate::pipeline::input::CompactReason>,
+    dry_run: Option<bool>,
 }
 
 pub fn body_format(content_type: Option<&str>) -> Result<BodyFormat, ApiError> {
@@ -74,6 +78,11 @@ impl FromRequest<AppState> for SessionBody {
                 custom_instructions: q.custom_instructions,
                 prompt_override: q.prompt_override,
                 additional_context: Vec::new(),
+                short_summary: q.short_summary,
+                preserve_data: None,
+                model: q.model,
+                reason: q.reason,
+                dry_run: q.dry_run,
             },
             Err(e) => {
                 return Err(ApiError::InvalidParameter {

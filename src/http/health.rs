@@ -14,3 +14,24 @@ pub async fn healthz() -> Json<Value> {
 pub async fn readyz() -> Json<Value> {
     Json(json!({"status": "ready"}))
 }
+
+/// The effective non-secret settings.
+#[utoipa::path(get, path = "/v1/config", tag = "operations", responses((status = 200, description = "Effective settings; never secrets")))]
+pub async fn config(
+    axum::extract::State(state): axum::extract::State<super::AppState>,
+) -> Json<Value> {
+    let c = &state.config;
+    Json(json!({
+        "listen": c.listen.to_string(),
+        "maxBodyBytes": c.max_body_bytes,
+        "maxConcurrency": c.max_concurrency,
+        "requestTimeoutSecs": c.request_timeout.as_secs(),
+        "keepRecentTokens": c.keep_recent_tokens,
+        "reserveTokens": c.reserve_tokens,
+        "branchReserveTokens": c.branch_reserve_tokens,
+        "contextWindow": c.context_window,
+        "promptsDir": c.prompts_dir.as_ref().map(|p| p.display().to_string()),
+        "logFormat": c.log_format,
+        "summarizer": state.summarizer.describe(),
+    }))
+}

@@ -1,5 +1,6 @@
 //! The HTTP API: one router, one state, one error type.
 
+mod compact;
 mod extract;
 mod health;
 pub mod openapi;
@@ -14,6 +15,7 @@ use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetReques
 use tower_http::trace::TraceLayer;
 
 use crate::config::Config;
+use crate::pipeline::compact::Summarize;
 use crate::summarize::Prompts;
 
 pub use problem::ApiError;
@@ -23,18 +25,30 @@ pub use problem::ApiError;
 pub struct AppState {
     pub config: Arc<Config>,
     pub prompts: Arc<Prompts>,
+    pub summarizer: Arc<dyn Summarize>,
 }
 
 pub fn router(state: AppState) -> Router {
     let body_limit = state.config.max_body_bytes;
     Router::new()
         .route("/v1/prepare", post(prepare::prepare))
+        .route("/v1/compact", post(compact::compact))
+        .route("/v1/summarize", post(compact::summarize))
+        .route("/v1/config", get(health::config))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/openapi.json", get(openapi::openapi_json))
         .fallback(|| async { ApiError::NotFound })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(axum::extract::DefaultBodyLimit::max(body_limit))
+        // A bug must still answer with a problem document, not a dropped connection.
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(
+            |_: Box<dyn std::any::Any + Send>| {
+                axum::response::IntoResponse::into_response(ApiError::Internal(
+                    "handler panicked".into(),
+                ))
+            },
+        ))
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(TraceLayer::new_for_http())
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))

@@ -20,7 +20,14 @@ use super::problem::{Problem, ProblemItem};
         description = "Context compaction for LLM coding agents: pi's cut point, split turns, serialization and file tracking, server-side.",
         license(name = "MIT")
     ),
-    paths(super::prepare::prepare, super::health::healthz, super::health::readyz),
+    paths(
+        super::prepare::prepare,
+        super::compact::compact,
+        super::compact::summarize,
+        super::health::healthz,
+        super::health::readyz,
+        super::health::config
+    ),
     components(schemas(
         SessionRequest,
         SettingsRequest,

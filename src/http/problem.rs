@@ -5,6 +5,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 use crate::session::InputError;
+use crate::summarize::SummarizeError;
 
 /// Everything a request can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -17,6 +18,10 @@ pub enum ApiError {
     BodyTooLarge { limit: usize },
     #[error("invalid query parameter")]
     InvalidParameter { message: String },
+    #[error("nothing to compact")]
+    NothingToCompact(crate::pipeline::compact::NothingToCompact),
+    #[error(transparent)]
+    Summarize(#[from] crate::summarize::SummarizeError),
     #[error("not found")]
     NotFound,
     #[error("method not allowed")]
@@ -61,6 +66,12 @@ impl ApiError {
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::InvalidParameter { .. } => StatusCode::BAD_REQUEST,
+            ApiError::NothingToCompact(_) => StatusCode::CONFLICT,
+            ApiError::Summarize(SummarizeError::Upstream(_)) => StatusCode::BAD_GATEWAY,
+            ApiError::Summarize(SummarizeError::Timeout) => StatusCode::GATEWAY_TIMEOUT,
+            ApiError::Summarize(SummarizeError::UnknownModel(_)) => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
             ApiError::NotFound => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -76,6 +87,16 @@ impl ApiError {
             }
             ApiError::BodyTooLarge { .. } => ("body-too-large", "Body too large"),
             ApiError::InvalidParameter { .. } => ("invalid-parameter", "Invalid query parameter"),
+            ApiError::NothingToCompact(_) => ("nothing-to-compact", "Nothing to compact"),
+            ApiError::Summarize(SummarizeError::Upstream(_)) => {
+                ("upstream-failed", "Upstream failed")
+            }
+            ApiError::Summarize(SummarizeError::Timeout) => {
+                ("upstream-timeout", "Upstream timeout")
+            }
+            ApiError::Summarize(SummarizeError::UnknownModel(_)) => {
+                ("unknown-model", "Unknown model")
+            }
             ApiError::NotFound => ("not-found", "Not found"),
             ApiError::MethodNotAllowed => ("method-not-allowed", "Method not allowed"),
             ApiError::Internal(_) => ("internal", "Internal error"),
@@ -121,6 +142,14 @@ impl ApiError {
                 );
             }
             ApiError::InvalidParameter { message } => p.detail = message.clone(),
+            ApiError::NothingToCompact(n) => {
+                p.detail = format!(
+                    "{} (tokensBefore {})",
+                    n.reason.reason(),
+                    crate::compaction::json::js_number_string(n.tokens_before)
+                );
+            }
+            ApiError::Summarize(e) => p.detail = e.to_string(),
             ApiError::NotFound => p.detail = "no such route".into(),
             ApiError::MethodNotAllowed => p.detail = "this route does not take that method".into(),
             ApiError::Internal(_) => {

@@ -31,6 +31,25 @@ pub struct SessionOptions {
     pub prompt_override: Option<String>,
     #[serde(default)]
     pub additional_context: Vec<String>,
+    /// `/v1/compact`: also write a one-paragraph summary for a UI.
+    pub short_summary: Option<bool>,
+    /// `/v1/compact`: echoed into the answer and the compaction entry.
+    pub preserve_data: Option<serde_json::Value>,
+    /// `/v1/compact`: the configured model to use.
+    pub model: Option<String>,
+    /// `/v1/compact`: why the client compacts (logs and metrics only).
+    pub reason: Option<CompactReason>,
+    /// `/v1/compact`: answer like `/v1/prepare`, call no model.
+    pub dry_run: Option<bool>,
+}
+
+/// Why a client compacts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CompactReason {
+    Manual,
+    Threshold,
+    Overflow,
 }
 
 impl SessionOptions {
@@ -98,6 +117,11 @@ struct JsonBody<'a> {
     prompt_override: Option<String>,
     #[serde(default)]
     additional_context: Vec<String>,
+    short_summary: Option<bool>,
+    preserve_data: Option<serde_json::Value>,
+    model: Option<String>,
+    reason: Option<CompactReason>,
+    dry_run: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -161,6 +185,11 @@ fn parse_json(text: &str) -> Result<SessionInput<'_>, InputError> {
             custom_instructions: body.custom_instructions,
             prompt_override: body.prompt_override,
             additional_context: body.additional_context,
+            short_summary: body.short_summary,
+            preserve_data: body.preserve_data,
+            model: body.model,
+            reason: body.reason,
+            dry_run: body.dry_run,
         },
         leaf_pointer: "/leafId",
     })
@@ -286,6 +315,17 @@ pub struct SessionRequest {
     pub prompt_override: Option<String>,
     /// Rendered as an `<additional-context>` list in the summary prompt.
     pub additional_context: Option<Vec<String>>,
+    /// `/v1/compact`: also write a one-paragraph summary for a UI.
+    pub short_summary: Option<bool>,
+    /// `/v1/compact`: any JSON, echoed into the answer and the compaction entry.
+    #[schema(value_type = Option<Object>)]
+    pub preserve_data: Option<serde_json::Value>,
+    /// `/v1/compact`: a configured model name.
+    pub model: Option<String>,
+    /// `/v1/compact`: why the client compacts (logs and metrics only).
+    pub reason: Option<CompactReason>,
+    /// `/v1/compact`: answer like `/v1/prepare` without calling a model.
+    pub dry_run: Option<bool>,
 }
 
 #[derive(Debug, serde::Serialize, utoipa::ToSchema)]

@@ -4,6 +4,9 @@
 //! with a [`Summary`]. The built-in extractive summarizer needs no network; model
 //! summarizers speak the OpenAI-compatible and Anthropic wire formats.
 
+pub mod backend;
+pub mod extractive;
+pub mod llm;
 pub mod templates;
 
 use serde::{Deserialize, Serialize};
@@ -11,9 +14,7 @@ use serde::{Deserialize, Serialize};
 pub use templates::{PromptOptions, Prompts, RequestKind, SummaryRequest};
 
 /// Token usage, in pi's shape.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     pub input: u64,

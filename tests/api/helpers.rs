@@ -3,6 +3,7 @@ use std::sync::Arc;
 
 use compactd::config::Config;
 use compactd::http::{router, AppState};
+use compactd::pipeline::compact::Summarize;
 use compactd::summarize::Prompts;
 
 pub struct TestApp {
@@ -15,17 +16,36 @@ pub async fn spawn_app() -> TestApp {
     spawn_app_with(|_| {}).await
 }
 
+/// Starts compactd with a summarizer of the test's own.
+pub async fn spawn_app_with_summarizer(summarizer: Arc<dyn Summarize>) -> TestApp {
+    start(
+        Config {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            ..Config::default()
+        },
+        Some(summarizer),
+    )
+    .await
+}
+
 pub async fn spawn_app_with(configure: impl FnOnce(&mut Config)) -> TestApp {
     let mut config = Config {
         listen: "127.0.0.1:0".parse().unwrap(),
         ..Config::default()
     };
     configure(&mut config);
+    start(config, None).await
+}
+
+async fn start(config: Config, summarizer: Option<Arc<dyn Summarize>>) -> TestApp {
     let listener = tokio::net::TcpListener::bind(config.listen).await.unwrap();
     let address = format!("http://{}", listener.local_addr().unwrap());
+    let summarizer = summarizer
+        .unwrap_or_else(|| compactd::summarize::backend::build(&config).expect("summarizer"));
     let state = AppState {
         config: Arc::new(config),
         prompts: Arc::new(Prompts::builtin()),
+        summarizer,
     };
     tokio::spawn(async move {
         axum::serve(listener, router(state)).await.unwrap();

@@ -1,8 +1,10 @@
 //! HTTP API tests against the real server on a random port.
 
+mod compact;
 mod errors;
 mod health;
 mod helpers;
 mod openapi;
 mod prepare;
 mod robustness;
+mod upstream;

@@ -1,0 +1,458 @@
+//! `/v1/compact` and `compactd compact`: preparation, summarizer calls (concurrent for
+//! a split turn, chunked when the summarizer's window is small), and the
+//! CompactionResult with a ready-to-append `compaction` entry.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde::Serialize;
+
+use crate::compaction::file_ops::{format_file_lists, FileLists};
+use crate::compaction::message::for_context;
+use crate::compaction::prepare::prepare as prepare_core;
+use crate::compaction::tokens::estimate;
+use crate::compaction::{serialize_conversation, NotCompactable, Settings};
+use crate::session::text::utf16_len;
+use crate::session::{Entry, InputError};
+use crate::summarize::{
+    PromptOptions, Prompts, RequestKind, SummarizeError, SummarizerKind, Summary, SummaryRequest,
+    Usage,
+};
+
+use super::input::{CompactReason, SessionInput};
+use super::numbers::JsNumber;
+
+/// What `/v1/compact` needs from a summarizer.
+pub trait Summarize: Send + Sync {
+    fn summarize<'a>(
+        &'a self,
+        req: &'a SummaryRequest,
+        model: Option<&'a str>,
+    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>>;
+
+    /// Context window of the model that would answer, if any (extractive: none).
+    fn context_window(&self, model: Option<&str>) -> Option<u64>;
+
+    /// Non-secret description for `GET /v1/config`.
+    fn describe(&self) -> serde_json::Value;
+}
+
+/// Everything the summarizer stage needs, owned (preparation runs on a blocking
+/// thread; the model calls run on the async runtime).
+#[derive(Debug, Clone)]
+pub struct CompactPlan {
+    pub settings: Settings,
+    pub first_kept_entry_id: String,
+    pub tokens_before: f64,
+    pub is_split_turn: bool,
+    pub previous_summary: Option<String>,
+    /// Serialized history, one text per message (empty ones left out), oldest first.
+    pub history_parts: Vec<String>,
+    /// Messages summarized as history (some may serialize to nothing).
+    pub history_messages: usize,
+    /// Serialized prefix of a split turn (None: no prefix to summarize).
+    pub turn_prefix: Option<String>,
+    pub details: FileLists,
+    /// Estimated tokens of the messages kept verbatim.
+    pub kept_tokens: u64,
+    /// The entry the compaction entry is appended to.
+    pub leaf_id: Option<String>,
+    pub custom_instructions: Option<String>,
+    pub prompt_override: Option<String>,
+    pub additional_context: Vec<String>,
+    pub short_summary: bool,
+    pub preserve_data: Option<serde_json::Value>,
+    pub model: Option<String>,
+    pub reason: Option<CompactReason>,
+    /// Ids already in the session, so the new entry's id is fresh.
+    pub taken_ids: std::collections::HashSet<String>,
+}
+
+/// The session has nothing to compact (409).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NothingToCompact {
+    pub reason: NotCompactable,
+    pub tokens_before: f64,
+}
+
+/// Prepares a compaction and keeps what the summarizer stage needs.
+pub fn plan(
+    input: &SessionInput,
+    prompts: &Prompts,
+    defaults: Settings,
+) -> Result<Result<CompactPlan, NothingToCompact>, InputError> {
+    let session = &input.session;
+    let positions = session.path(input.leaf(), input.leaf_pointer)?;
+    let path: Vec<&Entry> = positions.iter().map(|&i| &session.entries[i]).collect();
+    let settings = input.options.settings(defaults);
+    let prep = match prepare_core(&path, settings) {
+        Ok(p) => p,
+        Err((reason, tokens_before)) => {
+            return Ok(Err(NothingToCompact {
+                reason,
+                tokens_before,
+            }))
+        }
+    };
+    let w = &prompts.wrappers;
+    let history_parts = prep
+        .history_messages()
+        .map(|m| serialize_conversation([m], w))
+        .filter(|t| !t.is_empty())
+        .collect();
+    let turn_prefix = (prep.cut.is_split_turn && prep.turn_prefix_messages().next().is_some())
+        .then(|| serialize_conversation(prep.turn_prefix_messages(), w));
+    let kept_tokens = path[prep.cut.first_kept..]
+        .iter()
+        .filter_map(|e| for_context(e))
+        .map(estimate)
+        .sum();
+    let o = &input.options;
+    Ok(Ok(CompactPlan {
+        settings,
+        first_kept_entry_id: prep.first_kept().id().unwrap_or_default().to_string(),
+        tokens_before: prep.tokens_before,
+        is_split_turn: prep.cut.is_split_turn,
+        previous_summary: prep.previous_summary.map(|s| s.decode().into_owned()),
+        history_parts,
+        history_messages: prep.history_messages().count(),
+        turn_prefix,
+        details: prep.file_ops.lists(),
+        kept_tokens,
+        leaf_id: path.last().and_then(|e| e.id()).map(str::to_string),
+        custom_instructions: o.custom_instructions.clone(),
+        prompt_override: o.prompt_override.clone(),
+        additional_context: o.additional_context.clone(),
+        short_summary: o.short_summary.unwrap_or(false),
+        preserve_data: o.preserve_data.clone(),
+        model: o.model.clone(),
+        reason: o.reason,
+        taken_ids: session
+            .entries
+            .iter()
+            .filter_map(|e| e.id().map(str::to_string))
+            .collect(),
+    }))
+}
+
+/// The answer of `/v1/compact`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionResult {
+    pub summary: String,
+    pub first_kept_entry_id: String,
+    pub tokens_before: JsNumber,
+    pub details: FileLists,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub short_summary: Option<String>,
+    /// Summed over every summarizer call.
+    pub usage: Usage,
+    pub model: String,
+    /// `extractive` when any call was answered by the extractive summarizer.
+    pub summarizer: SummarizerKind,
+    pub is_split_turn: bool,
+    /// Estimated context after compaction: the summary plus the kept messages.
+    pub tokens_after: u64,
+    /// `tokensAfter < tokensBefore`: compacting again would not help otherwise.
+    pub made_progress: bool,
+    /// Summarizer calls made (more than one when the history was summarized in chunks).
+    pub calls: u32,
+    /// History passes (1 unless the summarizer's window forced chunking).
+    pub chunks: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub preserve_data: Option<serde_json::Value>,
+    /// Ready to append to the session file.
+    #[schema(value_type = Object)]
+    pub entry: serde_json::Value,
+}
+
+/// Tallies the calls of one compaction.
+#[derive(Default)]
+struct Tally {
+    usage: Usage,
+    calls: u32,
+    extractive: bool,
+    model: Option<String>,
+}
+
+impl Tally {
+    fn add(&mut self, s: &Summary) {
+        self.usage.add(&s.usage);
+        self.calls += 1;
+        self.extractive |= s.summarizer == SummarizerKind::Extractive;
+        self.model = Some(s.model.clone());
+    }
+}
+
+/// Tokens a prompt of `text` occupies, by the same chars/4 estimate pi uses.
+fn tokens_of(text: &str) -> u64 {
+    utf16_len(text).div_ceil(4) as u64
+}
+
+/// Runs the summarizer calls of a plan and builds the result.
+pub async fn run(
+    plan: CompactPlan,
+    prompts: &Prompts,
+    summarizer: &dyn Summarize,
+    now: time::OffsetDateTime,
+) -> Result<CompactionResult, SummarizeError> {
+    let model = plan.model.as_deref();
+    let opts = PromptOptions {
+        custom_instructions: plan.custom_instructions.as_deref(),
+        prompt_override: plan.prompt_override.as_deref(),
+        additional_context: &plan.additional_context,
+    };
+    let reserve = plan.settings.reserve_tokens;
+    let mut tally = Tally::default();
+    let chunks;
+
+    let history = async {
+        if plan.history_messages == 0 && plan.turn_prefix.is_some() {
+            return Ok((String::from("No prior history."), Tally::default(), 0));
+        }
+        let mut t = Tally::default();
+        let (text, n) = summarize_history(&plan, prompts, summarizer, &opts, &mut t).await?;
+        Ok::<_, SummarizeError>((text, t, n))
+    };
+    let summary = match &plan.turn_prefix {
+        Some(prefix) => {
+            let req = prompts.turn_prefix_request(prefix, reserve);
+            let prefix_call = summarizer.summarize(&req, model);
+            // pi generates both concurrently.
+            let (h, p) = tokio::join!(history, prefix_call);
+            let (history_text, t, n) = h?;
+            let p = p?;
+            merge_tally(&mut tally, t);
+            tally.add(&p);
+            chunks = n;
+            format!(
+                "{history_text}\n\n---\n\n**Turn Context (split turn):**\n\n{}",
+                p.text
+            )
+        }
+        None => {
+            let (text, t, n) = history.await?;
+            merge_tally(&mut tally, t);
+            chunks = n;
+            text
+        }
+    };
+    let summary = summary + &format_file_lists(&plan.details);
+
+    let short_summary = if plan.short_summary {
+        let req = SummaryRequest {
+            kind: RequestKind::Short,
+            system_prompt: prompts.system.clone(),
+            prompt: format!(
+                "<summary>\n{summary}\n</summary>\n\n{}",
+                prompts.short_summary
+            ),
+            max_tokens: 512,
+        };
+        let s = summarizer.summarize(&req, model).await?;
+        tally.add(&s);
+        Some(s.text)
+    } else {
+        None
+    };
+
+    // The context after compaction: pi's compaction summary message plus the kept ones.
+    let tokens_after = tokens_of(&summary) + plan.kept_tokens;
+    let entry = compaction_entry(&plan, &summary, now);
+    Ok(CompactionResult {
+        first_kept_entry_id: plan.first_kept_entry_id.clone(),
+        tokens_before: JsNumber(plan.tokens_before),
+        details: plan.details.clone(),
+        short_summary,
+        usage: tally.usage,
+        model: tally.model.unwrap_or_else(|| "extractive".into()),
+        summarizer: if tally.extractive {
+            SummarizerKind::Extractive
+        } else {
+            SummarizerKind::Llm
+        },
+        is_split_turn: plan.is_split_turn,
+        tokens_after,
+        made_progress: (tokens_after as f64) < plan.tokens_before,
+        calls: tally.calls,
+        chunks,
+        preserve_data: plan.preserve_data.clone(),
+        entry,
+        summary,
+    })
+}
+
+fn merge_tally(into: &mut Tally, from: Tally) {
+    into.usage.add(&from.usage);
+    into.calls += from.calls;
+    into.extractive |= from.extractive;
+    if from.model.is_some() {
+        into.model = from.model;
+    }
+}
+
+/// The history summary, in chunks when one request would not fit the summarizer's
+/// context window: oldest first, each pass folding into the previous pass's summary
+/// with the update prompt. Returns the summary and the number of passes.
+async fn summarize_history(
+    plan: &CompactPlan,
+    prompts: &Prompts,
+    summarizer: &dyn Summarize,
+    opts: &PromptOptions<'_>,
+    tally: &mut Tally,
+) -> Result<(String, u32), SummarizeError> {
+    let model = plan.model.as_deref();
+    let reserve = plan.settings.reserve_tokens;
+    let window = summarizer.context_window(model);
+    let whole = plan.history_parts.join("\n\n");
+    let single = prompts.history_request(&whole, plan.previous_summary.as_deref(), reserve, opts);
+    let fits = |req: &SummaryRequest| match window {
+        None => true,
+        Some(w) => tokens_of(&req.system_prompt) + tokens_of(&req.prompt) + req.max_tokens <= w,
+    };
+    if fits(&single) {
+        let s = summarizer.summarize(&single, model).await?;
+        tally.add(&s);
+        return Ok((s.text, 1));
+    }
+    let window = window.unwrap_or(u64::MAX);
+    let mut previous = plan.previous_summary.clone();
+    let mut rest: &[String] = &plan.history_parts;
+    let mut passes = 0u32;
+    while !rest.is_empty() {
+        // Room for conversation text in this pass, in UTF-16 units (4 per token).
+        let frame = prompts.history_request("", previous.as_deref(), reserve, opts);
+        let overhead =
+            tokens_of(&frame.system_prompt) + tokens_of(&frame.prompt) + frame.max_tokens;
+        let room_units = window.saturating_sub(overhead).saturating_mul(4) as usize;
+        let mut take = 0;
+        let mut units = 0usize;
+        for part in rest {
+            let add = utf16_len(part) + if take > 0 { 2 } else { 0 };
+            if take > 0 && units + add > room_units {
+                break;
+            }
+            units += add;
+            take += 1;
+        }
+        let mut chunk = rest[..take].join("\n\n");
+        if utf16_len(&chunk) > room_units {
+            // A single message larger than the window: keep its beginning.
+            chunk = truncate_units(&chunk, room_units.max(400));
+        }
+        let req = prompts.history_request(&chunk, previous.as_deref(), reserve, opts);
+        let s = summarizer.summarize(&req, model).await?;
+        tally.add(&s);
+        previous = Some(s.text);
+        rest = &rest[take..];
+        passes += 1;
+    }
+    Ok((previous.unwrap_or_default(), passes))
+}
+
+/// The first `max_units` UTF-16 units of `s`, never splitting a character, with a marker.
+fn truncate_units(s: &str, max_units: usize) -> String {
+    let marker = "\n\n[... truncated to fit the summarizer's context window]";
+    let budget = max_units.saturating_sub(utf16_len(marker));
+    let mut units = 0;
+    let end = s
+        .char_indices()
+        .find(|(_, c)| {
+            units += c.len_utf16();
+            units > budget
+        })
+        .map_or(s.len(), |(i, _)| i);
+    format!("{}{marker}", &s[..end])
+}
+
+/// A `compaction` entry as pi writes it, with a fresh id, ready to append.
+fn compaction_entry(
+    plan: &CompactPlan,
+    summary: &str,
+    now: time::OffsetDateTime,
+) -> serde_json::Value {
+    let mut entry = serde_json::Map::new();
+    entry.insert("type".into(), "compaction".into());
+    entry.insert("id".into(), fresh_id(&plan.taken_ids).into());
+    entry.insert(
+        "parentId".into(),
+        plan.leaf_id
+            .clone()
+            .map_or(serde_json::Value::Null, Into::into),
+    );
+    entry.insert("timestamp".into(), iso_timestamp(now).into());
+    entry.insert("summary".into(), summary.into());
+    entry.insert(
+        "firstKeptEntryId".into(),
+        plan.first_kept_entry_id.clone().into(),
+    );
+    entry.insert(
+        "tokensBefore".into(),
+        serde_json::to_value(JsNumber(plan.tokens_before)).unwrap_or_default(),
+    );
+    entry.insert(
+        "details".into(),
+        serde_json::to_value(&plan.details).unwrap_or_default(),
+    );
+    if let Some(p) = &plan.preserve_data {
+        entry.insert("preserveData".into(), p.clone());
+    }
+    serde_json::Value::Object(entry)
+}
+
+/// `Date.prototype.toISOString()`: millisecond precision, UTC, `Z`.
+pub fn iso_timestamp(t: time::OffsetDateTime) -> String {
+    let t = t.to_offset(time::UtcOffset::UTC);
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+        t.year(),
+        t.month() as u8,
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second(),
+        t.millisecond()
+    )
+}
+
+/// A random 8-hex-digit id (pi's format) not used in the session.
+fn fresh_id(taken: &std::collections::HashSet<String>) -> String {
+    use std::hash::{BuildHasher, Hasher};
+    loop {
+        // RandomState is seeded from the OS per instance: a random value without a
+        // dedicated dependency.
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(0x9E37_79B9_7F4A_7C15);
+        let id = format!("{:08x}", h.finish() as u32);
+        if !taken.contains(&id) {
+            return id;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso_timestamps_match_javascript() {
+        let t = time::OffsetDateTime::from_unix_timestamp_nanos(1_765_233_665_306_000_000).unwrap();
+        assert_eq!(iso_timestamp(t), "2025-12-08T22:41:05.306Z");
+    }
+
+    #[test]
+    fn truncation_keeps_whole_characters() {
+        let t = truncate_units(&"😀".repeat(500), 100);
+        assert!(utf16_len(&t) <= 100);
+        assert!(t.ends_with("window]"));
+    }
+
+    #[test]
+    fn fresh_ids_avoid_taken_ones() {
+        let taken = std::collections::HashSet::new();
+        let id = fresh_id(&taken);
+        assert_eq!(id.len(), 8);
+        assert!(id.bytes().all(|b| b.is_ascii_hexdigit()));
+    }
+}
