@@ -715,3 +715,53 @@ async fn invalid_configurations_are_refused() {
         .unwrap_err()
         .contains("twice"));
 }
+
+/// Through the real server: a client that hangs up cancels the model call it caused.
+#[tokio::test]
+async fn a_client_disconnect_cancels_the_upstream_call() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // An upstream that reads the request, never answers, and reports whether compactd
+    // closed the connection.
+    let upstream = tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut received = Vec::new();
+        while !received.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = socket.read(&mut buf).await.unwrap();
+            assert!(n > 0, "closed before the request was sent");
+            received.extend_from_slice(&buf[..n]);
+        }
+        tokio::time::timeout(Duration::from_secs(5), async {
+            loop {
+                match socket.read(&mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+            }
+        })
+        .await
+        .is_ok()
+    });
+    let mut llm = config(vec![ModelConfig {
+        base_url: format!("http://127.0.0.1:{port}/v1"),
+        ..openai("openai", &MockServer::start().await)
+    }]);
+    llm.upstream_timeout = Duration::from_secs(30);
+    llm.deadline = Duration::from_secs(30);
+    let app = crate::helpers::spawn_app_with(move |c| c.llm = llm).await;
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_millis(500))
+        .build()
+        .unwrap();
+    let res = client
+        .post(format!("{}/v1/summarize", app.address))
+        .json(&json!({"systemPrompt": "", "prompt": "<conversation>\n[User]: hi\n</conversation>"}))
+        .send()
+        .await;
+    assert!(res.is_err(), "the client gave up before any answer");
+    assert!(
+        upstream.await.unwrap(),
+        "compactd closed the upstream connection after its client went away"
+    );
+}
