@@ -56,6 +56,27 @@ pub enum Command {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Summarize the branch left when going back from --from to --to, like
+    /// POST /v1/branch-summary.
+    BranchSummary {
+        #[command(flatten)]
+        input: InputArgs,
+        /// The leaf being left (oldLeafId).
+        #[arg(long = "from")]
+        from: String,
+        /// Where the session goes back to (targetId).
+        #[arg(long = "to")]
+        to: String,
+        /// customInstructions replace the template instead of adding focus.
+        #[arg(long)]
+        replace_instructions: bool,
+        /// A configured model name.
+        #[arg(long)]
+        model: Option<String>,
+        /// Show what would be summarized; call no model.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Print the OpenAPI description of the HTTP API.
     Openapi,
 }
@@ -150,6 +171,44 @@ pub fn run(cli: Cli) -> i32 {
     match command {
         Command::Openapi => 0,
         Command::Serve { listen } => serve(config, prompts, listen),
+        Command::BranchSummary {
+            input,
+            from,
+            to,
+            replace_instructions,
+            model,
+            dry_run,
+        } => {
+            let mut options = input.options();
+            options.old_leaf_id = Some(from);
+            options.target_id = Some(to);
+            options.replace_instructions = Some(replace_instructions);
+            options.model = model;
+            let summarizer = match crate::summarize::backend::build(&config) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("compactd: {e}");
+                    return 2;
+                }
+            };
+            offline(&input, options, |inp, out| {
+                let budget =
+                    crate::pipeline::branch::BranchBudget::resolve(&inp.options, &*summarizer, &config);
+                let plan = crate::pipeline::branch::plan(inp, &prompts, budget)?;
+                if dry_run {
+                    return write_json(out, &plan.dry_run(), input.pretty);
+                }
+                let runtime = tokio::runtime::Runtime::new()
+                    .map_err(|e| ApiError::Internal(format!("cannot start the runtime: {e}")))?;
+                let result = runtime.block_on(crate::pipeline::branch::run(
+                    plan,
+                    &prompts,
+                    &*summarizer,
+                    time::OffsetDateTime::now_utc(),
+                ))?;
+                write_json(out, &result, input.pretty)
+            })
+        }
         Command::Compact {
             input,
             short_summary,

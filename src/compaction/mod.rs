@@ -1,12 +1,14 @@
 //! The compaction core: token estimates, context, cut point, preparation,
 //! serialization and file operations. Pure: no I/O.
 
+pub mod branch;
 pub mod context;
 pub mod cut_point;
 pub mod file_ops;
 pub mod json;
 pub mod message;
 pub mod prepare;
+pub mod prune;
 pub mod serialize;
 pub mod template;
 pub mod tokens;

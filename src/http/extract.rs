@@ -34,6 +34,9 @@ struct QueryOptions {
     model: Option<String>,
     reason: Option<crate::pipeline::input::CompactReason>,
     dry_run: Option<bool>,
+    old_leaf_id: Option<String>,
+    target_id: Option<String>,
+    replace_instructions: Option<bool>,
 }
 
 pub fn body_format(content_type: Option<&str>) -> Result<BodyFormat, ApiError> {
@@ -83,6 +86,9 @@ impl FromRequest<AppState> for SessionBody {
                 model: q.model,
                 reason: q.reason,
                 dry_run: q.dry_run,
+                old_leaf_id: q.old_leaf_id,
+                target_id: q.target_id,
+                replace_instructions: q.replace_instructions,
             },
             Err(e) => {
                 return Err(ApiError::InvalidParameter {

@@ -1,5 +1,6 @@
 //! The HTTP API: one router, one state, one error type.
 
+mod branch;
 mod compact;
 mod extract;
 mod health;
@@ -33,6 +34,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/v1/prepare", post(prepare::prepare))
         .route("/v1/compact", post(compact::compact))
+        .route("/v1/branch-summary", post(branch::branch_summary))
         .route("/v1/summarize", post(compact::summarize))
         .route("/v1/config", get(health::config))
         .route("/healthz", get(health::healthz))

@@ -24,6 +24,7 @@ use super::problem::{Problem, ProblemItem};
         super::prepare::prepare,
         super::compact::compact,
         super::compact::summarize,
+        super::branch::branch_summary,
         super::health::healthz,
         super::health::readyz,
         super::health::config

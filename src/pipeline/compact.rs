@@ -417,7 +417,7 @@ pub fn iso_timestamp(t: time::OffsetDateTime) -> String {
 }
 
 /// A random 8-hex-digit id (pi's format) not used in the session.
-fn fresh_id(taken: &std::collections::HashSet<String>) -> String {
+pub(crate) fn fresh_id(taken: &std::collections::HashSet<String>) -> String {
     use std::hash::{BuildHasher, Hasher};
     loop {
         // RandomState is seeded from the OS per instance: a random value without a

@@ -41,6 +41,12 @@ pub struct SessionOptions {
     pub reason: Option<CompactReason>,
     /// `/v1/compact`: answer like `/v1/prepare`, call no model.
     pub dry_run: Option<bool>,
+    /// `/v1/branch-summary`: the leaf being left.
+    pub old_leaf_id: Option<String>,
+    /// `/v1/branch-summary`: where the session goes back to.
+    pub target_id: Option<String>,
+    /// `/v1/branch-summary`: `customInstructions` replace the template instead of adding focus.
+    pub replace_instructions: Option<bool>,
 }
 
 /// Why a client compacts.
@@ -122,6 +128,9 @@ struct JsonBody<'a> {
     model: Option<String>,
     reason: Option<CompactReason>,
     dry_run: Option<bool>,
+    old_leaf_id: Option<String>,
+    target_id: Option<String>,
+    replace_instructions: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -190,6 +199,9 @@ fn parse_json(text: &str) -> Result<SessionInput<'_>, InputError> {
             model: body.model,
             reason: body.reason,
             dry_run: body.dry_run,
+            old_leaf_id: body.old_leaf_id,
+            target_id: body.target_id,
+            replace_instructions: body.replace_instructions,
         },
         leaf_pointer: "/leafId",
     })
@@ -324,8 +336,14 @@ pub struct SessionRequest {
     pub model: Option<String>,
     /// `/v1/compact`: why the client compacts (logs and metrics only).
     pub reason: Option<CompactReason>,
-    /// `/v1/compact`: answer like `/v1/prepare` without calling a model.
+    /// `/v1/compact`, `/v1/branch-summary`: answer without calling a model.
     pub dry_run: Option<bool>,
+    /// `/v1/branch-summary`: the leaf being left.
+    pub old_leaf_id: Option<String>,
+    /// `/v1/branch-summary`: where the session goes back to.
+    pub target_id: Option<String>,
+    /// `/v1/branch-summary`: `customInstructions` replace the template instead of adding focus.
+    pub replace_instructions: Option<bool>,
 }
 
 #[derive(Debug, serde::Serialize, utoipa::ToSchema)]

@@ -1,6 +1,7 @@
 //! The request pipelines shared by the HTTP API and the command line:
 //! input → session → preparation → (summarizer) → response.
 
+pub mod branch;
 pub mod compact;
 pub mod input;
 pub mod numbers;

@@ -213,6 +213,22 @@ impl Prompts {
         }
     }
 
+    /// The branch summary request: `customInstructions` add focus, or replace the
+    /// template when `replace` is set. Output budget 2048 tokens, as pi.
+    pub fn branch_request(&self, conversation: &str, custom: Option<&str>, replace: bool) -> SummaryRequest {
+        let instructions = match custom.filter(|c| !c.is_empty()) {
+            Some(c) if replace => c.to_string(),
+            Some(c) => format!("{}\n\nAdditional focus: {c}", self.branch),
+            None => self.branch.clone(),
+        };
+        SummaryRequest {
+            kind: RequestKind::Branch,
+            system_prompt: self.system.clone(),
+            prompt: format!("<conversation>\n{conversation}\n</conversation>\n\n{instructions}"),
+            max_tokens: 2048,
+        }
+    }
+
     fn compose(
         &self,
         conversation: &str,

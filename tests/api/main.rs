@@ -1,5 +1,6 @@
 //! HTTP API tests against the real server on a random port.
 
+mod branch;
 mod compact;
 mod errors;
 mod health;

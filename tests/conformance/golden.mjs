@@ -18,6 +18,8 @@ const GOLDENS = path.join(HERE, "goldens");
 const FIXTURES = [path.resolve(REPO, "../shared/fixtures/pi-sessions/before-compaction.jsonl"), path.resolve(REPO, "../shared/fixtures/pi-sessions/large-session.jsonl")];
 const FIXTURE_KEEPS = [500, 2000, 8000, 20000, 60000, 1000000];
 const RESERVE_TOKENS = 16384;
+const BRANCH_DEFAULT_BUDGET = 128000 - 16384; // contextWindow - branchReserveTokens (defaults)
+const BRANCH_MAX_LEAF_PAIRS = 6;
 const REF_VERSION = "0.73.1";
 
 // ---------------------------------------------------------------------------------------------
@@ -78,6 +80,7 @@ const utils = await imp(path.join(CORE, "compaction/utils.js"));
 const utilsD5 = await imp(d5File);
 const messagesMod = await imp(path.join(CORE, "messages.js"));
 const sm = await imp(path.join(CORE, "session-manager.js"));
+const branchMod = await imp(path.join(CORE, "compaction/branch-summarization.js"));
 
 // self-test of the patches
 {
@@ -284,6 +287,145 @@ function keepsFor(pathEntries, sessionTokens, rnd) {
 	return keeps;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Branch summaries (collectEntriesForBranchSummary + prepareBranchEntries)
+// ---------------------------------------------------------------------------------------------
+const isSummaryEntry = (e) => e.type === "compaction" || e.type === "branch_summary";
+
+/** the reference's (unexported) getMessageFromEntry of branch-summarization.js */
+function branchMessage(e) {
+	if (e.type === "message" && e.message.role === "toolResult") return undefined;
+	return entryMessage(e);
+}
+
+/** The walk prepareBranchEntries makes, newest first: tokens, summary entry or not, and the sum of
+ * everything newer (`before`). */
+function branchWalk(collected) {
+	const walk = [];
+	let before = 0;
+	for (let i = collected.length - 1; i >= 0; i--) {
+		const m = branchMessage(collected[i]);
+		if (!m) continue;
+		const tokens = ref.estimateTokens(m);
+		walk.push({ tokens, summary: isSummaryEntry(collected[i]), before });
+		before += tokens;
+	}
+	return walk;
+}
+
+/** Which way the 90 % rule went for this budget: "taken" / "dropped" when the walk stops at a summary
+ * entry that does not fit, null otherwise. Also the message count it implies (harness self-check). */
+function rule90(walk, budget) {
+	if (budget <= 0) return { rule: null, count: walk.length };
+	for (let k = 0; k < walk.length; k++) {
+		const w = walk[k];
+		if (w.before + w.tokens <= budget) continue;
+		if (!w.summary) return { rule: null, count: k };
+		return w.before < budget * 0.9 ? { rule: "taken", count: k + 1 } : { rule: "dropped", count: k };
+	}
+	return { rule: null, count: walk.length };
+}
+
+/** 0 (no limit), the default, and 2-3 small budgets: the two edges of the 90 % rule at a summary entry
+ * that does not fit (smallest budget that still takes it, largest that drops it), and an exact
+ * suffix sum of the walk (-0/-1, so `>` is tested). */
+function branchBudgets(walk, rnd) {
+	if (walk.length === 0) return [0, BRANCH_DEFAULT_BUDGET];
+	const int = (lo, hi) => lo + Math.floor(rnd() * (hi - lo + 1));
+	const taken = [];
+	const dropped = [];
+	for (const w of walk) {
+		if (!w.summary) continue;
+		// budgets in [lo, hi] make this entry the first one that does not fit
+		const lo = Math.max(1, w.before);
+		const hi = w.before + w.tokens - 1;
+		if (lo > hi) continue;
+		let firstTaken = Math.max(lo, Math.floor(w.before / 0.9) - 2);
+		while (firstTaken <= hi && !(w.before < firstTaken * 0.9)) firstTaken++;
+		if (firstTaken <= hi) taken.push(firstTaken);
+		if (firstTaken > lo) dropped.push(Math.min(hi, firstTaken - 1));
+	}
+	const small = [];
+	if (taken.length) small.push(taken[int(0, taken.length - 1)]);
+	if (dropped.length) small.push(dropped[int(0, dropped.length - 1)]);
+	const sums = walk.map((w) => w.before + w.tokens).filter((s) => s > 0);
+	if (sums.length) small.push(Math.max(1, sums[int(0, sums.length - 1)] - int(0, 1)));
+	if (small.length < 2) small.push(int(1, 50));
+	const budgets = [0, BRANCH_DEFAULT_BUDGET];
+	for (const b of small) if (!budgets.includes(b)) budgets.push(b);
+	return budgets;
+}
+
+/**
+ * (oldLeafId, targetId) pairs: every ordered pair of distinct childless entries (at most
+ * BRANCH_MAX_LEAF_PAIRS, seeded pick), a leaf -> one of its ancestors (before a summary entry when
+ * the path has one, so those are collected), an ancestor -> a leaf below it (nothing to summarize).
+ * The fixtures (linear) get leaf -> interior entry pairs instead.
+ */
+function branchPairs(byId, childless, defaultLeaf, isFixture, rnd) {
+	const pairs = [];
+	const key = new Set();
+	const add = (oldLeafId, targetId, kind) => {
+		if (oldLeafId === targetId || key.has(`${oldLeafId}\u0000${targetId}`)) return;
+		key.add(`${oldLeafId}\u0000${targetId}`);
+		pairs.push({ kind, oldLeafId, targetId });
+	};
+	const int = (lo, hi) => lo + Math.floor(rnd() * (hi - lo + 1));
+	const pick = (a) => a[int(0, a.length - 1)];
+	if (!defaultLeaf) return pairs;
+	if (childless.length > 1) {
+		const ordered = [];
+		for (const a of childless) for (const b of childless) if (a !== b) ordered.push([a.id, b.id]);
+		while (ordered.length > BRANCH_MAX_LEAF_PAIRS) ordered.splice(int(0, ordered.length - 1), 1);
+		for (const [a, b] of ordered) add(a, b, "leafToLeaf");
+	}
+	if (isFixture) {
+		// leaf -> interior entries: the last few entries, just before the last summary entry, a seeded one
+		const p = getBranch(byId, defaultLeaf.id);
+		const lastSummary = p.findLastIndex(isSummaryEntry);
+		const targets = [p.length - 8, lastSummary - 1, int(Math.floor(p.length / 2), p.length - 2)];
+		for (const t of targets) if (t >= 0 && t < p.length - 1) add(defaultLeaf.id, p[t].id, "leafToAncestor");
+		add(p[int(0, p.length - 2)].id, defaultLeaf.id, "ancestorToLeaf");
+		return pairs;
+	}
+	const up = getBranch(byId, pick(childless).id);
+	if (up.length >= 2) {
+		const summaries = [];
+		up.forEach((e, i) => i > 0 && isSummaryEntry(e) && summaries.push(i));
+		const limit = summaries.length ? pick(summaries) - 1 : up.length - 2;
+		add(up[up.length - 1].id, up[int(0, limit)].id, "leafToAncestor");
+	}
+	const down = getBranch(byId, pick(childless).id);
+	if (down.length >= 2) add(down[int(0, down.length - 2)].id, down[down.length - 1].id, "ancestorToLeaf");
+	return pairs;
+}
+
+function runBranchCase(byId, pair, rnd) {
+	const session = { getBranch: (id) => getBranch(byId, id), getEntry: (id) => byId.get(id) };
+	const { entries, commonAncestorId } = branchMod.collectEntriesForBranchSummary(session, pair.oldLeafId, pair.targetId);
+	const walk = branchWalk(entries);
+	const selections = [];
+	for (const tokenBudget of branchBudgets(walk, rnd)) {
+		const sel = branchMod.prepareBranchEntries(entries, tokenBudget);
+		const { rule, count } = rule90(walk, tokenBudget);
+		if (count !== sel.messages.length) throw new Error(`90 % rule self-check: expected ${count} messages, reference took ${sel.messages.length}`);
+		const { readFiles, modifiedFiles } = utils.computeFileLists(sel.fileOps);
+		const llm = messagesMod.convertToLlm(sel.messages);
+		const conversation = utilsD5.serializeConversation(llm);
+		selections.push({
+			tokenBudget,
+			messageCount: sel.messages.length,
+			totalTokens: sel.totalTokens,
+			summaryRule: rule,
+			readFiles,
+			modifiedFiles,
+			conversation,
+			divergences: conversation === utils.serializeConversation(llm) ? [] : ["D5"],
+		});
+	}
+	return { kind: pair.kind, oldLeafId: pair.oldLeafId, targetId: pair.targetId, commonAncestorId, entryIds: entries.map((e) => e.id), selections };
+}
+
 function assertWellFormed(v, where) {
 	if (typeof v === "string") {
 		if (!v.isWellFormed()) throw new Error(`lone surrogate would be written in ${where}: ${JSON.stringify(v.slice(0, 80))}`);
@@ -345,7 +487,10 @@ function goldenFor(file, isFixture) {
 		const keeps = isFixture ? FIXTURE_KEEPS : keepsFor(p, sessionTokens, rnd);
 		for (const keep of keeps) cases.push(runCase(p, leafId, keep));
 	}
-	const golden = { session: path.relative(REPO, file).split(path.sep).join("/"), ids, entryTokens, toolCallArgs, cases };
+	// branch summaries: own PRNG, so the compaction cases above do not move
+	const brnd = mulberry32(parseInt(fnv1a32(`${base}:branch`), 16));
+	const branchCases = branchPairs(byId, childless, defaultLeaf, isFixture, brnd).map((pair) => runBranchCase(byId, pair, brnd));
+	const golden = { session: path.relative(REPO, file).split(path.sep).join("/"), ids, entryTokens, toolCallArgs, cases, branchCases };
 	if (adjustment) golden.adjustments = [adjustment];
 	assertWellFormed(golden, file);
 	return golden;
@@ -361,12 +506,27 @@ const corpusFiles = fs
 if (corpusFiles.length === 0) throw new Error("empty corpus; run node generate.mjs first");
 
 const stats = { sessions: 0, cases: 0, D1: 0, D4: 0, D5: 0, split: 0, prevSummary: 0, notCompactable: 0, fileLists: 0, turnPrefixNonEmpty: 0, historyEmptySplit: 0, bytes: 0 };
+const bstats = { pairs: 0, selections: 0, taken: 0, dropped: 0, empty: 0, noEntries: 0, noAncestor: 0, D5: 0, fileLists: 0 };
+const bkinds = {};
 for (const [file, isFixture] of [...FIXTURES.map((f) => [f, true]), ...corpusFiles.map((f) => [f, false])]) {
 	const g = goldenFor(file, isFixture);
 	const out = JSON.stringify(g, null, 1) + "\n";
 	fs.writeFileSync(path.join(GOLDENS, `${path.basename(file, ".jsonl")}.json`), out);
 	stats.sessions++;
 	stats.bytes += Buffer.byteLength(out);
+	for (const b of g.branchCases) {
+		bstats.pairs++;
+		bkinds[b.kind] = (bkinds[b.kind] ?? 0) + 1;
+		if (b.entryIds.length === 0) bstats.noEntries++;
+		if (b.commonAncestorId === null) bstats.noAncestor++;
+		for (const s of b.selections) {
+			bstats.selections++;
+			if (s.summaryRule) bstats[s.summaryRule]++;
+			if (s.messageCount === 0) bstats.empty++;
+			if (s.divergences.includes("D5")) bstats.D5++;
+			if (s.readFiles.length || s.modifiedFiles.length) bstats.fileLists++;
+		}
+	}
 	for (const c of g.cases) {
 		stats.cases++;
 		for (const d of c.divergences) stats[d]++;
@@ -388,5 +548,9 @@ console.log(
 		`divergences: D1 ${stats.D1}, D4 ${stats.D4}, D5 ${stats.D5}`,
 		`split turns ${stats.split} (non-empty prefix ${stats.turnPrefixNonEmpty}, empty history ${stats.historyEmptySplit})`,
 		`with previousSummary ${stats.prevSummary}, non-empty file lists ${stats.fileLists}, not compactable (prepared null) ${stats.notCompactable}`,
+		`branch: ${bstats.pairs} pairs (${Object.entries(bkinds)
+			.map(([k, n]) => `${k} ${n}`)
+			.join(", ")}; nothing collected ${bstats.noEntries}, no common ancestor ${bstats.noAncestor}), ${bstats.selections} selections`,
+		`branch selections: 90 % rule hit ${bstats.taken + bstats.dropped} (summary taken over budget ${bstats.taken}, dropped ${bstats.dropped}), empty ${bstats.empty}, non-empty file lists ${bstats.fileLists}, D5 ${bstats.D5}`,
 	].join("\n"),
 );

@@ -1,0 +1,205 @@
+//! `/v1/branch-summary` and `compactd branch-summary`: summarize the branch a session
+//! leaves when it goes back to an earlier entry.
+
+use serde::Serialize;
+
+use crate::compaction::branch::{collect, prepare_branch};
+use crate::compaction::file_ops::{format_file_lists, FileLists};
+use crate::compaction::serialize_conversation;
+use crate::session::{truncate_for_message, InputError, Violation};
+use crate::summarize::{SummarizeError, SummarizerKind, SummaryRequest, Usage};
+
+use super::compact::{iso_timestamp, Summarize};
+use super::input::SessionInput;
+use crate::summarize::Prompts;
+
+/// What the summarizer stage needs, owned.
+#[derive(Debug, Clone)]
+pub struct BranchPlan {
+    pub old_leaf_id: String,
+    pub target_id: String,
+    pub common_ancestor_id: Option<String>,
+    /// Collected entries, oldest first.
+    pub entry_ids: Vec<String>,
+    /// Messages that fit the budget (newest kept).
+    pub selected: usize,
+    pub conversation: String,
+    pub details: FileLists,
+    /// None when there is nothing to summarize.
+    pub request: Option<SummaryRequest>,
+    pub model: Option<String>,
+    pub taken_ids: std::collections::HashSet<String>,
+}
+
+/// Budget inputs: the summarizer's context window and the reserve for its answer.
+#[derive(Debug, Clone, Copy)]
+pub struct BranchBudget {
+    pub context_window: u64,
+    pub reserve_tokens: u64,
+}
+
+impl BranchBudget {
+    /// The request's window and reserve, else the summarizer model's window, else the
+    /// configured defaults.
+    pub fn resolve(o: &super::SessionOptions, summarizer: &dyn Summarize, config: &crate::config::Config) -> Self {
+        BranchBudget {
+            context_window: o
+                .context_window
+                .or_else(|| summarizer.context_window(o.model.as_deref()))
+                .unwrap_or(config.context_window),
+            reserve_tokens: o.reserve_tokens.unwrap_or(config.branch_reserve_tokens),
+        }
+    }
+}
+
+fn required<'o>(value: &'o Option<String>, name: &str, input: &SessionInput) -> Result<&'o str, InputError> {
+    value.as_deref().ok_or_else(|| {
+        InputError::invalid(Violation {
+            pointer: pointer_for(name, input),
+            message: format!("`{name}` is required"),
+            line: None,
+        })
+    })
+}
+
+fn pointer_for(name: &str, input: &SessionInput) -> String {
+    // JSON bodies name a pointer; JSONL bodies carry it in the query string.
+    if input.leaf_pointer.starts_with('/') {
+        format!("/{name}")
+    } else {
+        name.to_string()
+    }
+}
+
+pub fn plan(input: &SessionInput, prompts: &Prompts, budget: BranchBudget) -> Result<BranchPlan, InputError> {
+    let o = &input.options;
+    let old_leaf_id = required(&o.old_leaf_id, "oldLeafId", input)?;
+    let target_id = required(&o.target_id, "targetId", input)?;
+    let session = &input.session;
+    let find = |id: &str, name: &str| {
+        session.position(id).ok_or_else(|| {
+            InputError::invalid(Violation {
+                pointer: pointer_for(name, input),
+                message: format!("no entry has the id {:?}", truncate_for_message(id)),
+                line: None,
+            })
+        })
+    };
+    let old = find(old_leaf_id, "oldLeafId")?;
+    let target = find(target_id, "targetId")?;
+    let collected = collect(session, old, target)?;
+    let token_budget = budget.context_window as i64 - budget.reserve_tokens as i64;
+    let selection = prepare_branch(&collected.entries, token_budget);
+    let conversation = serialize_conversation(selection.messages.iter().map(|(m, _)| *m), &prompts.wrappers);
+    let request = (!selection.messages.is_empty()).then(|| {
+        prompts.branch_request(
+            &conversation,
+            o.custom_instructions.as_deref(),
+            o.replace_instructions.unwrap_or(false),
+        )
+    });
+    Ok(BranchPlan {
+        old_leaf_id: old_leaf_id.to_string(),
+        target_id: target_id.to_string(),
+        common_ancestor_id: collected
+            .common_ancestor
+            .and_then(|c| session.entries[c].id())
+            .map(str::to_string),
+        entry_ids: collected.entries.iter().filter_map(|e| e.id().map(str::to_string)).collect(),
+        selected: selection.messages.len(),
+        conversation,
+        details: selection.file_ops.lists(),
+        request,
+        model: o.model.clone(),
+        taken_ids: session.entries.iter().filter_map(|e| e.id().map(str::to_string)).collect(),
+    })
+}
+
+/// `dryRun: true`: what would be summarized, and the request, without a model call.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BranchDryRun {
+    pub dry_run: bool,
+    pub from_id: String,
+    pub common_ancestor_id: Option<String>,
+    /// Collected entries, oldest first.
+    pub entry_ids: Vec<String>,
+    /// Serialized text of the selected messages.
+    pub conversation: String,
+    pub details: FileLists,
+    /// Empty when there is nothing to summarize.
+    pub requests: Vec<SummaryRequest>,
+}
+
+impl BranchPlan {
+    pub fn dry_run(&self) -> BranchDryRun {
+        BranchDryRun {
+            dry_run: true,
+            from_id: self.old_leaf_id.clone(),
+            common_ancestor_id: self.common_ancestor_id.clone(),
+            entry_ids: self.entry_ids.clone(),
+            conversation: self.conversation.clone(),
+            details: self.details.clone(),
+            requests: self.request.iter().cloned().collect(),
+        }
+    }
+}
+
+/// The answer of `/v1/branch-summary`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BranchSummaryResult {
+    pub summary: String,
+    /// The leaf that was left.
+    pub from_id: String,
+    pub common_ancestor_id: Option<String>,
+    /// Messages the summary was written from.
+    pub entries_summarized: usize,
+    pub details: FileLists,
+    pub usage: Usage,
+    /// Null when there was nothing to summarize (no call was made).
+    pub model: Option<String>,
+    pub summarizer: Option<SummarizerKind>,
+    /// A `branch_summary` entry as pi writes it, child of the target, ready to append.
+    #[schema(value_type = Object)]
+    pub entry: serde_json::Value,
+}
+
+/// The text when the branch holds no message (pi's wording).
+pub const NO_CONTENT: &str = "No content to summarize";
+
+pub async fn run(
+    plan: BranchPlan,
+    prompts: &Prompts,
+    summarizer: &dyn Summarize,
+    now: time::OffsetDateTime,
+) -> Result<BranchSummaryResult, SummarizeError> {
+    let (summary, usage, model, kind) = match &plan.request {
+        None => (NO_CONTENT.to_string(), Usage::default(), None, None),
+        Some(req) => {
+            let s = summarizer.summarize(req, plan.model.as_deref()).await?;
+            let text = format!("{}{}{}", prompts.branch_preamble, s.text, format_file_lists(&plan.details));
+            (text, s.usage, Some(s.model), Some(s.summarizer))
+        }
+    };
+    let mut entry = serde_json::Map::new();
+    entry.insert("type".into(), "branch_summary".into());
+    entry.insert("id".into(), super::compact::fresh_id(&plan.taken_ids).into());
+    entry.insert("parentId".into(), plan.target_id.clone().into());
+    entry.insert("timestamp".into(), iso_timestamp(now).into());
+    // pi records the entry the session branched from (the new position) as `fromId`.
+    entry.insert("fromId".into(), plan.target_id.clone().into());
+    entry.insert("summary".into(), summary.clone().into());
+    entry.insert("details".into(), serde_json::to_value(&plan.details).unwrap_or_default());
+    Ok(BranchSummaryResult {
+        summary,
+        from_id: plan.old_leaf_id,
+        common_ancestor_id: plan.common_ancestor_id,
+        entries_summarized: plan.selected,
+        details: plan.details,
+        usage,
+        model,
+        summarizer: kind,
+        entry: serde_json::Value::Object(entry),
+    })
+}
