@@ -4,6 +4,9 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
+/// Ids already handed out (our own hashes, so a fixed fast hasher is fine).
+pub type IdSet = HashSet<u32, foldhash::fast::FixedState>;
+
 use super::entry::{Entry, EntryBody, Header, Role};
 
 /// The version the input was written in. A header without `version` means 1. Without
@@ -40,7 +43,7 @@ pub fn migrate(entries: &mut [Entry], header: Option<&Header>, version: u32) {
 
 /// The deterministic id of the entry at input position `index`:
 /// FNV-1a (32 bit) of `"{headerId}:{index}"`, with `":{salt}"` appended on collision.
-pub fn deterministic_id(header_id: &str, index: usize, taken: &HashSet<u32>) -> u32 {
+pub fn deterministic_id(header_id: &str, index: usize, taken: &IdSet) -> u32 {
     let mut digits = [0u8; 20];
     let base = fnv1a32_continue(
         fnv1a32_continue(fnv1a32(header_id.as_bytes()), b":"),
@@ -92,7 +95,7 @@ fn fnv1a32_continue(mut h: u32, bytes: &[u8]) -> u32 {
 fn v1_to_v2(entries: &mut [Entry], header: Option<&Header>) {
     let header_id = header.and_then(|h| h.id.as_deref()).unwrap_or("");
     let offset = usize::from(header.is_some());
-    let mut taken = HashSet::with_capacity(entries.len());
+    let mut taken = IdSet::with_capacity_and_hasher(entries.len(), Default::default());
     let mut prev: Option<String> = None;
     for k in 0..entries.len() {
         let hash = deterministic_id(header_id, entries[k].index, &taken);
@@ -148,7 +151,7 @@ mod tests {
 
     #[test]
     fn collisions_are_salted() {
-        let mut taken = HashSet::new();
+        let mut taken = IdSet::default();
         let first = deterministic_id("h", 1, &taken);
         assert_eq!(first, fnv1a32(b"h:1"));
         taken.insert(first);

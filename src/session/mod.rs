@@ -32,7 +32,9 @@ pub struct Session<'a> {
     pub source_version: u32,
     /// Every non-header entry, in input order.
     pub entries: Vec<Entry<'a>>,
-    by_id: HashMap<Cow<'a, str>, usize>,
+    /// Seeded fast hashing: ids are client-chosen, so the seed keeps collisions
+    /// unpredictable while hashing stays cheap.
+    by_id: HashMap<Cow<'a, str>, usize, foldhash::fast::RandomState>,
 }
 
 impl<'a> Session<'a> {
@@ -100,7 +102,8 @@ impl<'a> Session<'a> {
         let source_version = migrate::source_version(header.as_ref(), &entries);
         migrate::migrate(&mut entries, header.as_ref(), source_version);
 
-        let mut by_id: HashMap<Cow<'a, str>, usize> = HashMap::with_capacity(entries.len());
+        let mut by_id: HashMap<Cow<'a, str>, usize, _> =
+            HashMap::with_capacity_and_hasher(entries.len(), foldhash::fast::RandomState::default());
         for (i, e) in entries.iter().enumerate() {
             let Some(id) = e.id.as_deref() else {
                 violations.push(e.origin.violation("/id", "every entry needs a string `id`"));

@@ -5,9 +5,13 @@
 //! This test needs no Node: it runs compactd over the same files and compares every
 //! golden field. Serialized texts are rendered with the reference's wrapper wording
 //! (`Wrappers::reference()`), which is the only difference D3 allows.
+//!
+//! Two tests: `cases` (cut point and compaction preparation) and `branchCases`
+//! (`collectEntriesForBranchSummary` + `prepareBranchEntries` per token budget).
 
 use std::path::{Path, PathBuf};
 
+use compactd::compaction::branch::{collect, prepare_branch};
 use compactd::compaction::context::{context_messages, context_tokens};
 use compactd::compaction::cut_point::find_cut_point;
 use compactd::compaction::json::{stringify, stringify_raw};
@@ -77,6 +81,31 @@ impl Failures {
             ));
         }
     }
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Every golden file, sorted; fails unless the whole corpus is there.
+fn golden_files() -> Vec<PathBuf> {
+    let dir = root().join("tests/conformance/goldens");
+    let mut goldens: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    goldens.sort();
+    assert!(
+        goldens.len() >= 300,
+        "expected the full golden corpus, found {}",
+        goldens.len()
+    );
+    goldens
 }
 
 fn opt_usize(v: &Value) -> Option<usize> {
@@ -268,13 +297,6 @@ fn run_golden(golden_path: &Path, f: &mut Failures, raw_checked: &mut usize) -> 
                     want["previousSummary"].as_str().map(str::to_string),
                 );
                 let lists = p.file_ops.lists();
-                let strings = |v: &Value| -> Vec<String> {
-                    v.as_array()
-                        .unwrap()
-                        .iter()
-                        .map(|s| s.as_str().unwrap().to_string())
-                        .collect()
-                };
                 f.check(
                     || what("readFiles"),
                     lists.read_files,
@@ -338,18 +360,7 @@ fn run_golden(golden_path: &Path, f: &mut Failures, raw_checked: &mut usize) -> 
 
 #[test]
 fn conformance_with_reference_goldens() {
-    let dir = root().join("tests/conformance/goldens");
-    let mut goldens: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    goldens.sort();
-    assert!(
-        goldens.len() >= 300,
-        "expected the full golden corpus, found {}",
-        goldens.len()
-    );
+    let goldens = golden_files();
     let mut f = Failures { list: Vec::new() };
     let mut cases = 0;
     let mut passed = 0;
@@ -375,6 +386,197 @@ fn conformance_with_reference_goldens() {
             "{} conformance mismatches ({} of {cases} cases passed)",
             f.list.len(),
             passed
+        );
+    }
+}
+
+/// Counts over the branch cases of the corpus.
+#[derive(Default)]
+struct BranchTally {
+    pairs: usize,
+    selections: usize,
+    passed: usize,
+    /// Selections whose walk stopped at a summary entry that did not fit (the 90 % rule):
+    /// taken anyway / left out.
+    taken: usize,
+    dropped: usize,
+    empty: usize,
+    nothing_collected: usize,
+}
+
+fn run_branch_golden(golden_path: &Path, f: &mut Failures, t: &mut BranchTally) {
+    let golden: Value =
+        serde_json::from_str(&std::fs::read_to_string(golden_path).unwrap()).unwrap();
+    let name = golden_path
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
+    let cases = golden["branchCases"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{name}: no branchCases; regenerate the goldens"));
+    let selections = |c: &Value| c["selections"].as_array().unwrap().len();
+    t.pairs += cases.len();
+    t.selections += cases.iter().map(selections).sum::<usize>();
+    for s in cases
+        .iter()
+        .flat_map(|c| c["selections"].as_array().unwrap())
+    {
+        match s["summaryRule"].as_str() {
+            Some("taken") => t.taken += 1,
+            Some("dropped") => t.dropped += 1,
+            _ => {}
+        }
+        t.empty += usize::from(s["messageCount"] == 0);
+    }
+    if cases.is_empty() {
+        return;
+    }
+    let session_path = root().join(golden["session"].as_str().unwrap());
+    let body = std::fs::read_to_string(&session_path)
+        .unwrap_or_else(|e| panic!("{}: {e}", session_path.display()));
+    let session = match Session::from_jsonl(&body) {
+        Ok(s) => s,
+        Err(e) => {
+            f.list.push(format!("{name}: session rejected: {e}"));
+            return;
+        }
+    };
+    let wrappers = Wrappers::reference();
+
+    for (bi, case) in cases.iter().enumerate() {
+        let (old_id, target_id) = (
+            case["oldLeafId"].as_str().unwrap(),
+            case["targetId"].as_str().unwrap(),
+        );
+        let what = |field: &str| {
+            format!(
+                "{name} branch case {bi} ({} {old_id:?} -> {target_id:?}): {field}",
+                case["kind"].as_str().unwrap_or("?")
+            )
+        };
+        let before = f.list.len();
+        let (Some(old), Some(target)) = (session.position(old_id), session.position(target_id))
+        else {
+            f.list.push(what("an id is not in the session"));
+            continue;
+        };
+        let collected = match collect(&session, old, target) {
+            Ok(c) => c,
+            Err(e) => {
+                f.list.push(format!("{}: {e}", what("collect")));
+                continue;
+            }
+        };
+        f.check(
+            || what("commonAncestorId"),
+            collected
+                .common_ancestor
+                .and_then(|p| session.entries[p].id()),
+            case["commonAncestorId"].as_str(),
+        );
+        let want_ids: Vec<Option<&str>> = case["entryIds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(Value::as_str)
+            .collect();
+        t.nothing_collected += usize::from(want_ids.is_empty());
+        f.check(
+            || what("entryIds"),
+            collected.entries.iter().map(|e| e.id()).collect::<Vec<_>>(),
+            want_ids,
+        );
+        let pair_ok = f.list.len() == before;
+
+        for s in case["selections"].as_array().unwrap() {
+            let before = f.list.len();
+            let budget = s["tokenBudget"].as_i64().unwrap();
+            let what = |field: &str| what(&format!("budget {budget}: {field}"));
+            let sel = prepare_branch(&collected.entries, budget);
+            f.check(
+                || what("messageCount"),
+                sel.messages.len() as u64,
+                s["messageCount"].as_u64().unwrap(),
+            );
+            f.check(
+                || what("totalTokens"),
+                sel.total_tokens,
+                s["totalTokens"].as_u64().unwrap(),
+            );
+            let lists = sel.file_ops.lists();
+            f.check(
+                || what("readFiles"),
+                lists.read_files,
+                strings(&s["readFiles"]),
+            );
+            f.check(
+                || what("modifiedFiles"),
+                lists.modified_files,
+                strings(&s["modifiedFiles"]),
+            );
+            let text = serialize_conversation(sel.messages.iter().map(|(m, _)| *m), &wrappers);
+            f.text(
+                || what("conversation"),
+                &text,
+                s["conversation"].as_str().unwrap(),
+            );
+            if pair_ok && f.list.len() == before {
+                t.passed += 1;
+            }
+        }
+    }
+}
+
+#[test]
+fn branch_conformance_with_reference_goldens() {
+    let goldens = golden_files();
+    let mut f = Failures { list: Vec::new() };
+    let mut t = BranchTally::default();
+    for g in &goldens {
+        run_branch_golden(g, &mut f, &mut t);
+    }
+    println!(
+        "branch conformance: {} of {} selections passed ({} pairs over {} sessions; \
+         90 % rule: {} summaries taken over budget, {} left out; {} empty selections, \
+         {} pairs with nothing collected)",
+        t.passed,
+        t.selections,
+        t.pairs,
+        goldens.len(),
+        t.taken,
+        t.dropped,
+        t.empty,
+        t.nothing_collected
+    );
+    // The corpus must exercise every branch of prepareBranchEntries, not pass vacuously.
+    assert!(
+        t.selections >= 2000 && t.pairs >= 600,
+        "too few branch cases: {} pairs, {} selections",
+        t.pairs,
+        t.selections
+    );
+    assert!(
+        t.taken >= 50 && t.dropped >= 50,
+        "the 90 % rule is barely exercised: {} taken, {} dropped",
+        t.taken,
+        t.dropped
+    );
+    assert!(
+        t.empty >= 100 && t.empty < t.selections / 2,
+        "{} of {} selections are empty",
+        t.empty,
+        t.selections
+    );
+    if !f.list.is_empty() {
+        for m in f.list.iter().take(40) {
+            eprintln!("{m}");
+        }
+        panic!(
+            "{} branch conformance mismatches ({} of {} selections passed)",
+            f.list.len(),
+            t.passed,
+            t.selections
         );
     }
 }
