@@ -77,6 +77,25 @@ pub enum Command {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Prune old tool outputs of a session file, like POST /v1/prune: prints the changed
+    /// entries, or with -o writes the whole file with them replaced.
+    Prune {
+        #[command(flatten)]
+        input: InputArgs,
+        /// Newest tool-output tokens never pruned [40000].
+        #[arg(long)]
+        protect_tokens: Option<u64>,
+        /// Prune only when this many tokens are saved [20000].
+        #[arg(long)]
+        minimum_savings: Option<u64>,
+        /// Comma-separated tool names never pruned [skill,read]; "" for none.
+        #[arg(long)]
+        protected_tools: Option<String>,
+        /// Write the whole session file, pruned entries replaced and every other line as
+        /// read, to this path (`-`: standard output); the counts go to standard error.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
     /// Print the OpenAPI description of the HTTP API.
     Openapi,
 }
@@ -245,6 +264,49 @@ pub fn run(cli: Cli) -> i32 {
                 write_json(out, &result, input.pretty)
             })
         }
+        Command::Prune {
+            input,
+            protect_tokens,
+            minimum_savings,
+            protected_tools,
+            output,
+        } => {
+            let mut options = input.options();
+            options.protect_tokens = protect_tokens;
+            options.minimum_savings = minimum_savings;
+            options.protected_tools = protected_tools.map(|t| {
+                t.split(',')
+                    .map(str::trim)
+                    .filter(|n| !n.is_empty())
+                    .map(String::from)
+                    .collect()
+            });
+            let pruned_at = crate::pipeline::prune::now_ms();
+            let mut rewritten = None;
+            let code = offline_with_body(&input, options, |inp, body, out| {
+                let pruning = crate::pipeline::prune::plan(inp)?;
+                if output.is_none() {
+                    let answer = pruning.response(pruned_at).map_err(|e| {
+                        ApiError::Internal(format!("cannot rewrite an entry: {e}"))
+                    })?;
+                    return write_json(out, &answer, input.pretty);
+                }
+                let bytes = pruning.rewrite(body, pruned_at).map_err(ApiError::Internal)?;
+                rewritten = Some((bytes, pruning.changes.len(), pruning.tokens_saved));
+                Ok(())
+            });
+            match (output, rewritten) {
+                (Some(path), Some((bytes, count, saved))) if code == 0 => {
+                    if let Err(e) = write_output(&path, &bytes) {
+                        eprintln!("compactd: cannot write {}: {e}", path.display());
+                        return 2;
+                    }
+                    eprintln!("{}", serde_json::json!({"prunedCount": count, "tokensSaved": saved}));
+                    0
+                }
+                _ => code,
+            }
+        }
         Command::Prepare { input, no_messages } => {
             let mut options = input.options();
             if no_messages {
@@ -280,6 +342,15 @@ fn offline(
     options: SessionOptions,
     f: impl FnOnce(&SessionInput, &mut dyn Write) -> Result<(), ApiError>,
 ) -> i32 {
+    offline_with_body(args, options, |input, _, out| f(input, out))
+}
+
+/// [`offline`], also handing `f` the bytes the input was parsed from.
+fn offline_with_body(
+    args: &InputArgs,
+    options: SessionOptions,
+    f: impl FnOnce(&SessionInput, &[u8], &mut dyn Write) -> Result<(), ApiError>,
+) -> i32 {
     let bytes = match args.read() {
         Ok(b) => b,
         Err(e) => {
@@ -291,7 +362,7 @@ fn offline(
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let result = SessionInput::parse(&bytes, args.format(), options)
         .map_err(ApiError::from)
-        .and_then(|input| f(&input, &mut out))
+        .and_then(|input| f(&input, &bytes, &mut out))
         .and_then(|()| {
             out.flush()
                 .map_err(|e| ApiError::Internal(format!("cannot write the answer: {e}")))
@@ -304,6 +375,24 @@ fn offline(
             1
         }
     }
+}
+
+/// Writes `bytes` to `path` (`-`: standard output) through a temporary file beside it,
+/// so a reader never sees half a session and `-o` may name the input itself.
+fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if path == Path::new("-") {
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(bytes)?;
+        return stdout.flush();
+    }
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".compactd-{}.tmp", std::process::id()));
+    let tmp = path.with_file_name(name);
+    std::fs::write(&tmp, bytes)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
 }
 
 fn serve(mut config: Config, prompts: Prompts, listen: Option<std::net::SocketAddr>) -> i32 {

@@ -37,6 +37,10 @@ struct QueryOptions {
     old_leaf_id: Option<String>,
     target_id: Option<String>,
     replace_instructions: Option<bool>,
+    protect_tokens: Option<u64>,
+    minimum_savings: Option<u64>,
+    /// Comma-separated tool names (empty: none protected).
+    protected_tools: Option<String>,
 }
 
 pub fn body_format(content_type: Option<&str>) -> Result<BodyFormat, ApiError> {
@@ -89,6 +93,15 @@ impl FromRequest<AppState> for SessionBody {
                 old_leaf_id: q.old_leaf_id,
                 target_id: q.target_id,
                 replace_instructions: q.replace_instructions,
+                protect_tokens: q.protect_tokens,
+                minimum_savings: q.minimum_savings,
+                protected_tools: q.protected_tools.map(|t| {
+                    t.split(',')
+                        .map(str::trim)
+                        .filter(|n| !n.is_empty())
+                        .map(String::from)
+                        .collect()
+                }),
             },
             Err(e) => {
                 return Err(ApiError::InvalidParameter {

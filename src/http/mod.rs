@@ -7,6 +7,7 @@ mod health;
 pub mod openapi;
 mod prepare;
 pub mod problem;
+mod prune;
 
 use std::sync::Arc;
 
@@ -35,6 +36,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/prepare", post(prepare::prepare))
         .route("/v1/compact", post(compact::compact))
         .route("/v1/branch-summary", post(branch::branch_summary))
+        .route("/v1/prune", post(prune::prune))
         .route("/v1/summarize", post(compact::summarize))
         .route("/v1/config", get(health::config))
         .route("/healthz", get(health::healthz))

@@ -9,6 +9,7 @@ use crate::pipeline::numbers::JsNumber;
 use crate::pipeline::prepare::{
     Compactable, Conversation, NotCompactableResponse, PrepareResponse, SettingsJson,
 };
+use crate::pipeline::prune::PruneResponse;
 use crate::summarize::{RequestKind, SummaryRequest};
 
 use super::problem::{Problem, ProblemItem};
@@ -25,6 +26,7 @@ use super::problem::{Problem, ProblemItem};
         super::compact::compact,
         super::compact::summarize,
         super::branch::branch_summary,
+        super::prune::prune,
         super::health::healthz,
         super::health::readyz,
         super::health::config
@@ -33,6 +35,7 @@ use super::problem::{Problem, ProblemItem};
         SessionRequest,
         SettingsRequest,
         PrepareResponse,
+        PruneResponse,
         Compactable,
         NotCompactableResponse,
         Conversation,

@@ -47,6 +47,12 @@ pub struct SessionOptions {
     pub target_id: Option<String>,
     /// `/v1/branch-summary`: `customInstructions` replace the template instead of adding focus.
     pub replace_instructions: Option<bool>,
+    /// `/v1/prune`: the newest tool-output tokens never pruned [40000].
+    pub protect_tokens: Option<u64>,
+    /// `/v1/prune`: prune only when this many tokens are saved [20000].
+    pub minimum_savings: Option<u64>,
+    /// `/v1/prune`: tools whose results are never pruned [`skill`, `read`].
+    pub protected_tools: Option<Vec<String>>,
 }
 
 /// Why a client compacts.
@@ -131,6 +137,9 @@ struct JsonBody<'a> {
     old_leaf_id: Option<String>,
     target_id: Option<String>,
     replace_instructions: Option<bool>,
+    protect_tokens: Option<u64>,
+    minimum_savings: Option<u64>,
+    protected_tools: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -202,6 +211,9 @@ fn parse_json(text: &str) -> Result<SessionInput<'_>, InputError> {
             old_leaf_id: body.old_leaf_id,
             target_id: body.target_id,
             replace_instructions: body.replace_instructions,
+            protect_tokens: body.protect_tokens,
+            minimum_savings: body.minimum_savings,
+            protected_tools: body.protected_tools,
         },
         leaf_pointer: "/leafId",
     })
@@ -344,6 +356,13 @@ pub struct SessionRequest {
     pub target_id: Option<String>,
     /// `/v1/branch-summary`: `customInstructions` replace the template instead of adding focus.
     pub replace_instructions: Option<bool>,
+    /// `/v1/prune`: the newest tool-output tokens that are never pruned [40000].
+    pub protect_tokens: Option<u64>,
+    /// `/v1/prune`: prune only when the candidates save at least this many tokens [20000].
+    pub minimum_savings: Option<u64>,
+    /// `/v1/prune`: tools (a toolResult's `toolName`) whose results are never pruned
+    /// [`["skill", "read"]`].
+    pub protected_tools: Option<Vec<String>>,
 }
 
 #[derive(Debug, serde::Serialize, utoipa::ToSchema)]

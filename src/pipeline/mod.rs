@@ -6,6 +6,7 @@ pub mod compact;
 pub mod input;
 pub mod numbers;
 pub mod prepare;
+pub mod prune;
 
 pub use input::{BodyFormat, SessionInput, SessionOptions};
 pub use prepare::{prepare, PrepareResponse};

@@ -42,9 +42,11 @@ impl<'a> Session<'a> {
                 return Err(self.cycle_error(i));
             }
             path.push(i);
+            // An empty parentId is "no parent" to pi (it tests truthiness).
             current = self.entries[i]
                 .parent_id
                 .as_deref()
+                .filter(|p| !p.is_empty())
                 .and_then(|p| self.position(p));
         }
         path.reverse();

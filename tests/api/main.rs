@@ -7,5 +7,6 @@ mod health;
 mod helpers;
 mod openapi;
 mod prepare;
+mod prune;
 mod robustness;
 mod upstream;
