@@ -211,8 +211,11 @@ pub fn run(cli: Cli) -> i32 {
                 }
             };
             offline(&input, options, |inp, out| {
-                let budget =
-                    crate::pipeline::branch::BranchBudget::resolve(&inp.options, &*summarizer, &config);
+                let budget = crate::pipeline::branch::BranchBudget::resolve(
+                    &inp.options,
+                    &*summarizer,
+                    &config,
+                );
                 let plan = crate::pipeline::branch::plan(inp, &prompts, budget)?;
                 if dry_run {
                     return write_json(out, &plan.dry_run(), input.pretty);
@@ -286,12 +289,14 @@ pub fn run(cli: Cli) -> i32 {
             let code = offline_with_body(&input, options, |inp, body, out| {
                 let pruning = crate::pipeline::prune::plan(inp)?;
                 if output.is_none() {
-                    let answer = pruning.response(pruned_at).map_err(|e| {
-                        ApiError::Internal(format!("cannot rewrite an entry: {e}"))
-                    })?;
+                    let answer = pruning
+                        .response(pruned_at)
+                        .map_err(|e| ApiError::Internal(format!("cannot rewrite an entry: {e}")))?;
                     return write_json(out, &answer, input.pretty);
                 }
-                let bytes = pruning.rewrite(body, pruned_at).map_err(ApiError::Internal)?;
+                let bytes = pruning
+                    .rewrite(body, pruned_at)
+                    .map_err(ApiError::Internal)?;
                 rewritten = Some((bytes, pruning.changes.len(), pruning.tokens_saved));
                 Ok(())
             });
@@ -301,7 +306,10 @@ pub fn run(cli: Cli) -> i32 {
                         eprintln!("compactd: cannot write {}: {e}", path.display());
                         return 2;
                     }
-                    eprintln!("{}", serde_json::json!({"prunedCount": count, "tokensSaved": saved}));
+                    eprintln!(
+                        "{}",
+                        serde_json::json!({"prunedCount": count, "tokensSaved": saved})
+                    );
                     0
                 }
                 _ => code,

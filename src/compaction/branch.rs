@@ -26,14 +26,21 @@ pub fn collect<'s, 'a>(
     let old_path = session.walk_to_root(old_leaf)?;
     let target_path = session.walk_to_root(target)?;
     let on_old: std::collections::HashSet<usize> = old_path.iter().copied().collect();
-    let common_ancestor = target_path.iter().rev().copied().find(|p| on_old.contains(p));
+    let common_ancestor = target_path
+        .iter()
+        .rev()
+        .copied()
+        .find(|p| on_old.contains(p));
     // The old path is root-first; everything after the common ancestor is the branch.
     let start = match common_ancestor {
         Some(c) => old_path.iter().position(|&p| p == c).map_or(0, |i| i + 1),
         None => 0,
     };
     Ok(Collected {
-        entries: old_path[start..].iter().map(|&p| &session.entries[p]).collect(),
+        entries: old_path[start..]
+            .iter()
+            .map(|&p| &session.entries[p])
+            .collect(),
         common_ancestor,
     })
 }
@@ -50,10 +57,18 @@ pub struct BranchSelection<'s, 'a> {
 /// pi's `prepareBranchEntries`: file lists of earlier pi-generated branch summaries,
 /// then newest to oldest until `token_budget` (≤ 0: no limit) — a summary entry that
 /// does not fit is still taken while the total is below 90 % of the budget.
-pub fn prepare_branch<'s, 'a>(entries: &[&'s Entry<'a>], token_budget: i64) -> BranchSelection<'s, 'a> {
+pub fn prepare_branch<'s, 'a>(
+    entries: &[&'s Entry<'a>],
+    token_budget: i64,
+) -> BranchSelection<'s, 'a> {
     let mut file_ops = FileOps::default();
     for e in entries {
-        if let EntryBody::BranchSummary { details, from_hook: false, .. } = &e.body {
+        if let EntryBody::BranchSummary {
+            details,
+            from_hook: false,
+            ..
+        } = &e.body
+        {
             file_ops.add_details(*details);
         }
     }
@@ -64,7 +79,10 @@ pub fn prepare_branch<'s, 'a>(entries: &[&'s Entry<'a>], token_budget: i64) -> B
         file_ops.add_message(msg);
         let tokens = estimate(msg);
         if token_budget > 0 && (total + tokens) as i64 > token_budget {
-            let is_summary = matches!(e.body, EntryBody::Compaction(_) | EntryBody::BranchSummary { .. });
+            let is_summary = matches!(
+                e.body,
+                EntryBody::Compaction(_) | EntryBody::BranchSummary { .. }
+            );
             if is_summary && (total as f64) < token_budget as f64 * 0.9 {
                 selected.push((msg, *e));
                 total += tokens;

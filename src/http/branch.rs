@@ -44,7 +44,10 @@ use super::{blocking, AppState};
         (status = 504, description = "The summarizer deadline passed", body = super::problem::Problem, content_type = "application/problem+json"),
     )
 )]
-pub async fn branch_summary(State(state): State<AppState>, body: SessionBody) -> Result<Response, ApiError> {
+pub async fn branch_summary(
+    State(state): State<AppState>,
+    body: SessionBody,
+) -> Result<Response, ApiError> {
     let st = state.clone();
     let (plan, dry_run): (BranchPlan, bool) = blocking(move || {
         let input = SessionInput::parse(&body.bytes, body.format, body.query)?;
@@ -56,6 +59,12 @@ pub async fn branch_summary(State(state): State<AppState>, body: SessionBody) ->
     if dry_run {
         return Ok(Json(plan.dry_run()).into_response());
     }
-    let result = branch::run(plan, &state.prompts, &*state.summarizer, time::OffsetDateTime::now_utc()).await?;
+    let result = branch::run(
+        plan,
+        &state.prompts,
+        &*state.summarizer,
+        time::OffsetDateTime::now_utc(),
+    )
+    .await?;
     Ok(Json(result).into_response())
 }

@@ -41,7 +41,11 @@ pub struct BranchBudget {
 impl BranchBudget {
     /// The request's window and reserve, else the summarizer model's window, else the
     /// configured defaults.
-    pub fn resolve(o: &super::SessionOptions, summarizer: &dyn Summarize, config: &crate::config::Config) -> Self {
+    pub fn resolve(
+        o: &super::SessionOptions,
+        summarizer: &dyn Summarize,
+        config: &crate::config::Config,
+    ) -> Self {
         BranchBudget {
             context_window: o
                 .context_window
@@ -52,7 +56,11 @@ impl BranchBudget {
     }
 }
 
-fn required<'o>(value: &'o Option<String>, name: &str, input: &SessionInput) -> Result<&'o str, InputError> {
+fn required<'o>(
+    value: &'o Option<String>,
+    name: &str,
+    input: &SessionInput,
+) -> Result<&'o str, InputError> {
     value.as_deref().ok_or_else(|| {
         InputError::invalid(Violation {
             pointer: pointer_for(name, input),
@@ -71,7 +79,11 @@ fn pointer_for(name: &str, input: &SessionInput) -> String {
     }
 }
 
-pub fn plan(input: &SessionInput, prompts: &Prompts, budget: BranchBudget) -> Result<BranchPlan, InputError> {
+pub fn plan(
+    input: &SessionInput,
+    prompts: &Prompts,
+    budget: BranchBudget,
+) -> Result<BranchPlan, InputError> {
     let o = &input.options;
     let old_leaf_id = required(&o.old_leaf_id, "oldLeafId", input)?;
     let target_id = required(&o.target_id, "targetId", input)?;
@@ -90,7 +102,10 @@ pub fn plan(input: &SessionInput, prompts: &Prompts, budget: BranchBudget) -> Re
     let collected = collect(session, old, target)?;
     let token_budget = budget.context_window as i64 - budget.reserve_tokens as i64;
     let selection = prepare_branch(&collected.entries, token_budget);
-    let conversation = serialize_conversation(selection.messages.iter().map(|(m, _)| *m), &prompts.wrappers);
+    let conversation = serialize_conversation(
+        selection.messages.iter().map(|(m, _)| *m),
+        &prompts.wrappers,
+    );
     let request = (!selection.messages.is_empty()).then(|| {
         prompts.branch_request(
             &conversation,
@@ -105,13 +120,21 @@ pub fn plan(input: &SessionInput, prompts: &Prompts, budget: BranchBudget) -> Re
             .common_ancestor
             .and_then(|c| session.entries[c].id())
             .map(str::to_string),
-        entry_ids: collected.entries.iter().filter_map(|e| e.id().map(str::to_string)).collect(),
+        entry_ids: collected
+            .entries
+            .iter()
+            .filter_map(|e| e.id().map(str::to_string))
+            .collect(),
         selected: selection.messages.len(),
         conversation,
         details: selection.file_ops.lists(),
         request,
         model: o.model.clone(),
-        taken_ids: session.entries.iter().filter_map(|e| e.id().map(str::to_string)).collect(),
+        taken_ids: session
+            .entries
+            .iter()
+            .filter_map(|e| e.id().map(str::to_string))
+            .collect(),
     })
 }
 
@@ -178,19 +201,30 @@ pub async fn run(
         None => (NO_CONTENT.to_string(), Usage::default(), None, None),
         Some(req) => {
             let s = summarizer.summarize(req, plan.model.as_deref()).await?;
-            let text = format!("{}{}{}", prompts.branch_preamble, s.text, format_file_lists(&plan.details));
+            let text = format!(
+                "{}{}{}",
+                prompts.branch_preamble,
+                s.text,
+                format_file_lists(&plan.details)
+            );
             (text, s.usage, Some(s.model), Some(s.summarizer))
         }
     };
     let mut entry = serde_json::Map::new();
     entry.insert("type".into(), "branch_summary".into());
-    entry.insert("id".into(), super::compact::fresh_id(&plan.taken_ids).into());
+    entry.insert(
+        "id".into(),
+        super::compact::fresh_id(&plan.taken_ids).into(),
+    );
     entry.insert("parentId".into(), plan.target_id.clone().into());
     entry.insert("timestamp".into(), iso_timestamp(now).into());
     // pi records the entry the session branched from (the new position) as `fromId`.
     entry.insert("fromId".into(), plan.target_id.clone().into());
     entry.insert("summary".into(), summary.clone().into());
-    entry.insert("details".into(), serde_json::to_value(&plan.details).unwrap_or_default());
+    entry.insert(
+        "details".into(),
+        serde_json::to_value(&plan.details).unwrap_or_default(),
+    );
     Ok(BranchSummaryResult {
         summary,
         from_id: plan.old_leaf_id,

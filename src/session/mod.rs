@@ -102,8 +102,10 @@ impl<'a> Session<'a> {
         let source_version = migrate::source_version(header.as_ref(), &entries);
         migrate::migrate(&mut entries, header.as_ref(), source_version);
 
-        let mut by_id: HashMap<Cow<'a, str>, usize, _> =
-            HashMap::with_capacity_and_hasher(entries.len(), foldhash::fast::RandomState::default());
+        let mut by_id: HashMap<Cow<'a, str>, usize, _> = HashMap::with_capacity_and_hasher(
+            entries.len(),
+            foldhash::fast::RandomState::default(),
+        );
         for (i, e) in entries.iter().enumerate() {
             let Some(id) = e.id.as_deref() else {
                 violations.push(e.origin.violation("/id", "every entry needs a string `id`"));

@@ -215,7 +215,12 @@ impl Prompts {
 
     /// The branch summary request: `customInstructions` add focus, or replace the
     /// template when `replace` is set. Output budget 2048 tokens, as pi.
-    pub fn branch_request(&self, conversation: &str, custom: Option<&str>, replace: bool) -> SummaryRequest {
+    pub fn branch_request(
+        &self,
+        conversation: &str,
+        custom: Option<&str>,
+        replace: bool,
+    ) -> SummaryRequest {
         let instructions = match custom.filter(|c| !c.is_empty()) {
             Some(c) if replace => c.to_string(),
             Some(c) => format!("{}\n\nAdditional focus: {c}", self.branch),

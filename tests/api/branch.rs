@@ -34,24 +34,40 @@ async fn dry_run_shows_the_branch_and_the_request() {
     assert_eq!(v["entryIds"], json!(["b", "c", "d"]));
     assert_eq!(v["details"]["modifiedFiles"], json!(["src/x.rs"]));
     let conversation = v["conversation"].as_str().unwrap();
-    assert!(conversation.starts_with("[Assistant]: Editing."), "{conversation}");
-    assert!(!conversation.contains("[Tool result]"), "tool results are skipped");
+    assert!(
+        conversation.starts_with("[Assistant]: Editing."),
+        "{conversation}"
+    );
+    assert!(
+        !conversation.contains("[Tool result]"),
+        "tool results are skipped"
+    );
     let requests = v["requests"].as_array().unwrap();
     assert_eq!(requests.len(), 1);
     assert_eq!(requests[0]["kind"], "branch");
     assert_eq!(requests[0]["maxTokens"], 2048);
-    assert!(requests[0]["prompt"].as_str().unwrap().starts_with(&format!("<conversation>\n{conversation}\n</conversation>\n\n")));
+    assert!(requests[0]["prompt"]
+        .as_str()
+        .unwrap()
+        .starts_with(&format!(
+            "<conversation>\n{conversation}\n</conversation>\n\n"
+        )));
 }
 
 #[tokio::test]
 async fn summarizes_and_returns_an_entry_to_append() {
     let app = spawn_app().await;
-    let res = app.post_jsonl("/v1/branch-summary?oldLeafId=d&targetId=e", tree()).await;
+    let res = app
+        .post_jsonl("/v1/branch-summary?oldLeafId=d&targetId=e", tree())
+        .await;
     assert_eq!(res.status().as_u16(), 200);
     let v: Value = res.json().await.unwrap();
     let summary = v["summary"].as_str().unwrap();
     assert!(summary.starts_with("The user explored"), "{summary}");
-    assert!(summary.ends_with("<modified-files>\nsrc/x.rs\n</modified-files>"), "{summary}");
+    assert!(
+        summary.ends_with("<modified-files>\nsrc/x.rs\n</modified-files>"),
+        "{summary}"
+    );
     assert_eq!(v["entriesSummarized"], 2);
     assert_eq!(v["summarizer"], "extractive");
     let entry = &v["entry"];
@@ -67,7 +83,10 @@ async fn nothing_left_behind_needs_no_model() {
     let app = spawn_app().await;
     // Going down from an ancestor abandons nothing.
     let v: Value = app
-        .post_json("/v1/branch-summary", &json!({"entries": entries_of(&tree()), "oldLeafId": "a", "targetId": "d"}))
+        .post_json(
+            "/v1/branch-summary",
+            &json!({"entries": entries_of(&tree()), "oldLeafId": "a", "targetId": "d"}),
+        )
         .await
         .json()
         .await
@@ -91,11 +110,21 @@ async fn instructions_add_focus_or_replace_the_template() {
         json!({"entries": entries_of(&tree()), "oldLeafId": "d", "targetId": "e", "dryRun": true,
                "customInstructions": "Only list the files.", "replaceInstructions": replace})
     };
-    let focus: Value = app.post_json("/v1/branch-summary", &ask(false)).await.json().await.unwrap();
+    let focus: Value = app
+        .post_json("/v1/branch-summary", &ask(false))
+        .await
+        .json()
+        .await
+        .unwrap();
     let prompt = focus["requests"][0]["prompt"].as_str().unwrap();
     assert!(prompt.ends_with("\n\nAdditional focus: Only list the files."));
     assert!(prompt.contains("## Goal"));
-    let replaced: Value = app.post_json("/v1/branch-summary", &ask(true)).await.json().await.unwrap();
+    let replaced: Value = app
+        .post_json("/v1/branch-summary", &ask(true))
+        .await
+        .json()
+        .await
+        .unwrap();
     let prompt = replaced["requests"][0]["prompt"].as_str().unwrap();
     assert!(prompt.ends_with("</conversation>\n\nOnly list the files."));
 }
@@ -105,14 +134,31 @@ async fn unknown_or_missing_ids_are_422() {
     let app = spawn_app().await;
     let entries = entries_of(&tree());
     for (body, pointer) in [
-        (json!({"entries": entries, "oldLeafId": "zz", "targetId": "e"}), "/oldLeafId"),
-        (json!({"entries": entries, "oldLeafId": "d", "targetId": "zz"}), "/targetId"),
+        (
+            json!({"entries": entries, "oldLeafId": "zz", "targetId": "e"}),
+            "/oldLeafId",
+        ),
+        (
+            json!({"entries": entries, "oldLeafId": "d", "targetId": "zz"}),
+            "/targetId",
+        ),
         (json!({"entries": entries, "targetId": "e"}), "/oldLeafId"),
     ] {
-        let p = problem(app.post_json("/v1/branch-summary", &body).await, 422, "invalid-session").await;
+        let p = problem(
+            app.post_json("/v1/branch-summary", &body).await,
+            422,
+            "invalid-session",
+        )
+        .await;
         assert_eq!(p["errors"][0]["pointer"], pointer);
     }
-    let p = problem(app.post_jsonl("/v1/branch-summary?oldLeafId=d", tree()).await, 422, "invalid-session").await;
+    let p = problem(
+        app.post_jsonl("/v1/branch-summary?oldLeafId=d", tree())
+            .await,
+        422,
+        "invalid-session",
+    )
+    .await;
     assert_eq!(p["errors"][0]["pointer"], "targetId");
 }
 
@@ -123,10 +169,22 @@ fn cli_branch_summary_dry_run() {
     let file = dir.join("tree.jsonl");
     std::fs::write(&file, tree()).unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_compactd"))
-        .args(["branch-summary", file.to_str().unwrap(), "--from", "d", "--to", "e", "--dry-run"])
+        .args([
+            "branch-summary",
+            file.to_str().unwrap(),
+            "--from",
+            "d",
+            "--to",
+            "e",
+            "--dry-run",
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["entryIds"], json!(["b", "c", "d"]));
     let _ = std::fs::remove_dir_all(&dir);
