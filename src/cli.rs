@@ -203,12 +203,8 @@ pub fn run(cli: Cli) -> i32 {
             options.target_id = Some(to);
             options.replace_instructions = Some(replace_instructions);
             options.model = model;
-            let summarizer = match crate::summarize::backend::build(&config) {
-                Ok(s) => s,
-                Err(e) => {
-                    eprintln!("compactd: {e}");
-                    return 2;
-                }
+            let Some(summarizer) = summarizer_or_report(&config) else {
+                return 2;
             };
             offline(&input, options, |inp, out| {
                 let budget = crate::pipeline::branch::BranchBudget::resolve(
@@ -220,14 +216,12 @@ pub fn run(cli: Cli) -> i32 {
                 if dry_run {
                     return write_json(out, &plan.dry_run(), input.pretty);
                 }
-                let runtime = tokio::runtime::Runtime::new()
-                    .map_err(|e| ApiError::Internal(format!("cannot start the runtime: {e}")))?;
-                let result = runtime.block_on(crate::pipeline::branch::run(
+                let result = block_on(crate::pipeline::branch::run(
                     plan,
                     &prompts,
                     &*summarizer,
                     time::OffsetDateTime::now_utc(),
-                ))?;
+                ))??;
                 write_json(out, &result, input.pretty)
             })
         }
@@ -240,12 +234,8 @@ pub fn run(cli: Cli) -> i32 {
             let mut options = input.options();
             options.short_summary = Some(short_summary);
             options.model = model;
-            let summarizer = match crate::summarize::backend::build(&config) {
-                Ok(s) => s,
-                Err(e) => {
-                    eprintln!("compactd: {e}");
-                    return 2;
-                }
+            let Some(summarizer) = summarizer_or_report(&config) else {
+                return 2;
             };
             offline(&input, options, |inp, out| {
                 if dry_run {
@@ -256,14 +246,12 @@ pub fn run(cli: Cli) -> i32 {
                     Ok(plan) => plan,
                     Err(nothing) => return Err(ApiError::NothingToCompact(nothing)),
                 };
-                let runtime = tokio::runtime::Runtime::new()
-                    .map_err(|e| ApiError::Internal(format!("cannot start the runtime: {e}")))?;
-                let result = runtime.block_on(crate::pipeline::compact::run(
+                let result = block_on(crate::pipeline::compact::run(
                     plan,
                     &prompts,
                     &*summarizer,
                     time::OffsetDateTime::now_utc(),
-                ))?;
+                ))??;
                 write_json(out, &result, input.pretty)
             })
         }
@@ -326,6 +314,22 @@ pub fn run(cli: Cli) -> i32 {
             })
         }
     }
+}
+
+/// The configured summarizer, or `None` after reporting why it cannot be built.
+fn summarizer_or_report(
+    config: &Config,
+) -> Option<std::sync::Arc<dyn crate::pipeline::compact::Summarize>> {
+    crate::summarize::backend::build(config)
+        .map_err(|e| eprintln!("compactd: {e}"))
+        .ok()
+}
+
+/// Runs one future to completion on a fresh runtime (offline commands).
+fn block_on<F: std::future::Future>(f: F) -> Result<F::Output, ApiError> {
+    let runtime = tokio::runtime::Runtime::new()
+        .map_err(|e| ApiError::Internal(format!("cannot start the runtime: {e}")))?;
+    Ok(runtime.block_on(f))
 }
 
 /// Streams the answer to `out` (no copy of a possibly large answer in memory).
@@ -409,12 +413,8 @@ fn serve(mut config: Config, prompts: Prompts, listen: Option<std::net::SocketAd
     }
     crate::telemetry::init(config.log_format);
     // Fail before listening when the summarizer configuration is unusable.
-    let summarizer = match crate::summarize::backend::build(&config) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("compactd: {e}");
-            return 2;
-        }
+    let Some(summarizer) = summarizer_or_report(&config) else {
+        return 2;
     };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
