@@ -2,7 +2,6 @@
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -433,11 +432,13 @@ fn serve(mut config: Config, prompts: Prompts, listen: Option<std::net::SocketAd
         };
         let addr = listener.local_addr().map_or(config.listen, |a| a);
         tracing::info!(%addr, "compactd listening");
-        let state = AppState {
-            config: Arc::new(config),
-            prompts: Arc::new(prompts),
-            summarizer,
-        };
+        if config.api_keys.is_empty() && !addr.ip().is_loopback() {
+            tracing::warn!(
+                %addr,
+                "serving WITHOUT authentication on a non-loopback address: anyone who can reach it can use it (set COMPACTD_API_KEYS or COMPACTD_API_KEYS_FILE)"
+            );
+        }
+        let state = AppState::new(config, prompts, summarizer);
         match http::serve(listener, state).await {
             Ok(()) => 0,
             Err(e) => {

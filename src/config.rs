@@ -34,6 +34,48 @@ pub struct Config {
     pub log_format: LogFormat,
     /// The summarizer: which one, its model candidates, deadlines, retries, cache.
     pub llm: LlmConfig,
+    /// Accepted bearer tokens (none: no authentication).
+    #[serde(skip)]
+    pub api_keys: ApiKeys,
+}
+
+/// Accepted bearer tokens, kept only as SHA-256 digests and compared in constant time.
+#[derive(Clone, Default)]
+pub struct ApiKeys(Vec<[u8; 32]>);
+
+impl std::fmt::Debug for ApiKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ApiKeys({} configured)", self.0.len())
+    }
+}
+
+impl ApiKeys {
+    pub fn new<S: AsRef<str>>(keys: impl IntoIterator<Item = S>) -> Self {
+        use sha2::Digest;
+        ApiKeys(
+            keys.into_iter()
+                .map(|k| k.as_ref().trim().to_string())
+                .filter(|k| !k.is_empty())
+                .map(|k| sha2::Sha256::digest(k.as_bytes()).into())
+                .collect(),
+        )
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Whether `token` is one of the keys. Every key is compared, in constant time, on
+    /// digests (so neither the content nor the length of a key leaks through timing).
+    pub fn accepts(&self, token: &str) -> bool {
+        use sha2::Digest;
+        use subtle::ConstantTimeEq;
+        let digest: [u8; 32] = sha2::Sha256::digest(token.as_bytes()).into();
+        self.0
+            .iter()
+            .fold(subtle::Choice::from(0), |found, k| found | k.ct_eq(&digest))
+            .into()
+    }
 }
 
 mod secs {
@@ -208,6 +250,7 @@ impl Default for Config {
             prompts_dir: None,
             log_format: LogFormat::Pretty,
             llm: LlmConfig::default(),
+            api_keys: ApiKeys::default(),
         }
     }
 }
@@ -425,8 +468,31 @@ impl Config {
         if let Some(v) = var("COMPACTD_RETRIES") {
             c.llm.retries = parse_value("COMPACTD_RETRIES", &v)?;
         }
-        // One summarize call may take as long as the request may.
-        c.llm.deadline = c.request_timeout;
+        let mut keys: Vec<String> = var("COMPACTD_API_KEYS")
+            .map(|v| v.split(',').map(str::to_string).collect())
+            .unwrap_or_default();
+        if let Some(path) = var("COMPACTD_API_KEYS_FILE") {
+            let text = std::fs::read_to_string(path.trim()).map_err(|e| ConfigError::Value {
+                name: "COMPACTD_API_KEYS_FILE".into(),
+                message: format!("cannot read {}: {}", path.trim(), e.kind()),
+            })?;
+            keys.extend(
+                text.lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                    .map(str::to_string),
+            );
+            if keys.is_empty() {
+                return Err(ConfigError::Value {
+                    name: "COMPACTD_API_KEYS_FILE".into(),
+                    message: "the file holds no key".into(),
+                });
+            }
+        }
+        c.api_keys = ApiKeys::new(keys);
+        // A summarize call must end (with the fallback if need be) before the request's
+        // own deadline answers 504.
+        c.llm.deadline = c.request_timeout.mul_f64(0.9);
         c.llm.models = assemble_models(llm, &mut c.llm.summarizer, &env)?;
         c.validate()?;
         Ok(c)
@@ -692,6 +758,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn api_keys_from_env_and_file() {
+        let dir = std::env::temp_dir().join(format!("compactd-keys-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("keys");
+        std::fs::write(&file, "# comment\nkey-two\n\n").unwrap();
+        let path = file.display().to_string();
+        let c = Config::load_from(None, |k| match k {
+            "COMPACTD_API_KEYS" => Some("key-one, ".into()),
+            "COMPACTD_API_KEYS_FILE" => Some(path.clone()),
+            _ => None,
+        })
+        .unwrap();
+        assert!(c.api_keys.accepts("key-one") && c.api_keys.accepts("key-two"));
+        assert!(!c.api_keys.accepts("key-three") && !c.api_keys.accepts(""));
+        assert!(!format!("{:?}", c).contains("key-one"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn env_overrides_defaults_and_bad_values_are_named() {
         let env = |k: &str| match k {
             "COMPACTD_KEEP_RECENT_TOKENS" => Some("1000".to_string()),
@@ -745,10 +830,11 @@ mod tests {
         assert_eq!(l.fallback, FallbackPolicy::Extractive);
         assert!(l.models.is_empty());
         assert_eq!(l.upstream_timeout, Duration::from_secs(60));
-        assert_eq!(l.deadline, Duration::from_secs(120));
+        // The summarizer deadline leaves a tenth of the request's for the fallback.
+        assert_eq!(l.deadline, Duration::from_secs(108));
         assert_eq!(l.retries, 2);
         let c = load(&[("COMPACTD_REQUEST_TIMEOUT_SECS", "30")]).unwrap();
-        assert_eq!(c.llm.deadline, Duration::from_secs(30));
+        assert_eq!(c.llm.deadline, Duration::from_secs(27));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 mod branch;
 mod compact;
 mod extract;
+mod guard;
 mod health;
 pub mod openapi;
 mod prepare;
@@ -28,6 +29,19 @@ pub struct AppState {
     pub config: Arc<Config>,
     pub prompts: Arc<Prompts>,
     pub summarizer: Arc<dyn Summarize>,
+    /// Permits for requests in progress (`COMPACTD_MAX_CONCURRENCY`).
+    pub limiter: Arc<tokio::sync::Semaphore>,
+}
+
+impl AppState {
+    pub fn new(config: Config, prompts: Prompts, summarizer: Arc<dyn Summarize>) -> Self {
+        AppState {
+            limiter: guard::limiter(config.max_concurrency),
+            config: Arc::new(config),
+            prompts: Arc::new(prompts),
+            summarizer,
+        }
+    }
 }
 
 pub fn router(state: AppState) -> Router {
@@ -45,6 +59,14 @@ pub fn router(state: AppState) -> Router {
         .fallback(|| async { ApiError::NotFound })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(axum::extract::DefaultBodyLimit::max(body_limit))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            guard::limit,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            guard::authenticate,
+        ))
         // A bug must still answer with a problem document, not a dropped connection.
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(
             |_: Box<dyn std::any::Any + Send>| {

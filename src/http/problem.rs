@@ -22,6 +22,12 @@ pub enum ApiError {
     NothingToCompact(crate::pipeline::compact::NothingToCompact),
     #[error(transparent)]
     Summarize(#[from] crate::summarize::SummarizeError),
+    #[error("unauthorized")]
+    Unauthorized,
+    #[error("overloaded")]
+    Overloaded,
+    #[error("request deadline passed")]
+    RequestTimeout,
     #[error("not found")]
     NotFound,
     #[error("method not allowed")]
@@ -72,6 +78,9 @@ impl ApiError {
             ApiError::Summarize(SummarizeError::UnknownModel(_)) => {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
+            ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::Overloaded => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::RequestTimeout => StatusCode::GATEWAY_TIMEOUT,
             ApiError::NotFound => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -97,6 +106,9 @@ impl ApiError {
             ApiError::Summarize(SummarizeError::UnknownModel(_)) => {
                 ("unknown-model", "Unknown model")
             }
+            ApiError::Unauthorized => ("unauthorized", "Unauthorized"),
+            ApiError::Overloaded => ("overloaded", "Overloaded"),
+            ApiError::RequestTimeout => ("request-timeout", "Request timeout"),
             ApiError::NotFound => ("not-found", "Not found"),
             ApiError::MethodNotAllowed => ("method-not-allowed", "Method not allowed"),
             ApiError::Internal(_) => ("internal", "Internal error"),
@@ -150,6 +162,18 @@ impl ApiError {
                 );
             }
             ApiError::Summarize(e) => p.detail = e.to_string(),
+            ApiError::Unauthorized => {
+                p.detail =
+                    "send `Authorization: Bearer <key>` with one of the configured API keys".into()
+            }
+            ApiError::Overloaded => {
+                p.detail =
+                    "the server is at its concurrency limit; retry after the Retry-After delay"
+                        .into()
+            }
+            ApiError::RequestTimeout => {
+                p.detail = "the request did not finish within COMPACTD_REQUEST_TIMEOUT_SECS".into()
+            }
             ApiError::NotFound => p.detail = "no such route".into(),
             ApiError::MethodNotAllowed => p.detail = "this route does not take that method".into(),
             ApiError::Internal(_) => {

@@ -28,6 +28,19 @@ pub async fn spawn_app_with_summarizer(summarizer: Arc<dyn Summarize>) -> TestAp
     .await
 }
 
+/// Starts compactd with a configuration and a summarizer of the test's own.
+pub async fn spawn_app_custom(
+    configure: impl FnOnce(&mut Config),
+    summarizer: Arc<dyn Summarize>,
+) -> TestApp {
+    let mut config = Config {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        ..Config::default()
+    };
+    configure(&mut config);
+    start(config, Some(summarizer)).await
+}
+
 pub async fn spawn_app_with(configure: impl FnOnce(&mut Config)) -> TestApp {
     let mut config = Config {
         listen: "127.0.0.1:0".parse().unwrap(),
@@ -42,11 +55,7 @@ async fn start(config: Config, summarizer: Option<Arc<dyn Summarize>>) -> TestAp
     let address = format!("http://{}", listener.local_addr().unwrap());
     let summarizer = summarizer
         .unwrap_or_else(|| compactd::summarize::backend::build(&config).expect("summarizer"));
-    let state = AppState {
-        config: Arc::new(config),
-        prompts: Arc::new(Prompts::builtin()),
-        summarizer,
-    };
+    let state = AppState::new(config, Prompts::builtin(), summarizer);
     tokio::spawn(async move {
         axum::serve(listener, router(state)).await.unwrap();
     });

@@ -3,6 +3,7 @@
 mod branch;
 mod compact;
 mod errors;
+mod guard;
 mod health;
 mod helpers;
 mod openapi;

@@ -1,0 +1,136 @@
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use compactd::config::ApiKeys;
+use compactd::pipeline::compact::Summarize;
+use compactd::summarize::{SummarizeError, SummarizerKind, Summary, SummaryRequest, Usage};
+use serde_json::{json, Value};
+
+use crate::helpers::{problem, small_session, spawn_app_custom, spawn_app_with};
+
+#[tokio::test]
+async fn api_keys_guard_everything_but_the_probes() {
+    let app = spawn_app_with(|c| c.api_keys = ApiKeys::new(["s3cret-key-1", "other-key"])).await;
+    let url = format!("{}/v1/prepare", app.address);
+    let send = |token: Option<&str>| {
+        let mut req = app
+            .client
+            .post(&url)
+            .header("content-type", "application/x-ndjson")
+            .body(small_session());
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        req.send()
+    };
+    let res = send(None).await.unwrap();
+    assert_eq!(res.headers()["www-authenticate"], "Bearer");
+    let p = problem(res, 401, "unauthorized").await;
+    assert!(!p.to_string().contains("s3cret"));
+    problem(
+        send(Some("s3cret-key-2")).await.unwrap(),
+        401,
+        "unauthorized",
+    )
+    .await;
+    problem(send(Some("")).await.unwrap(), 401, "unauthorized").await;
+    assert_eq!(
+        send(Some("s3cret-key-1")).await.unwrap().status().as_u16(),
+        200
+    );
+    assert_eq!(
+        send(Some("other-key")).await.unwrap().status().as_u16(),
+        200
+    );
+    for open in ["/healthz", "/readyz"] {
+        let res = app
+            .client
+            .get(format!("{}{open}", app.address))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status().as_u16(), 200, "{open}");
+    }
+}
+
+/// A summarizer that takes its time.
+struct Slow(Duration);
+
+impl Summarize for Slow {
+    fn summarize<'a>(
+        &'a self,
+        _req: &'a SummaryRequest,
+        _model: Option<&'a str>,
+    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
+        Box::pin(async move {
+            tokio::time::sleep(self.0).await;
+            Ok(Summary {
+                text: "slow summary".into(),
+                usage: Usage::default(),
+                model: "test/slow".into(),
+                summarizer: SummarizerKind::Llm,
+                retries: 0,
+                cached: false,
+            })
+        })
+    }
+    fn context_window(&self, _model: Option<&str>) -> Option<u64> {
+        None
+    }
+    fn describe(&self) -> Value {
+        json!({"summarizer": "slow"})
+    }
+}
+
+#[tokio::test]
+async fn over_the_concurrency_limit_requests_are_shed_at_once() {
+    let app = spawn_app_custom(
+        |c| c.max_concurrency = 1,
+        Arc::new(Slow(Duration::from_millis(800))),
+    )
+    .await;
+    let body = json!({"systemPrompt": "", "prompt": "<conversation>\n[User]: hi\n</conversation>"});
+    let first = app.post_json("/v1/summarize", &body);
+    let second = async {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let started = std::time::Instant::now();
+        let res = app.post_json("/v1/summarize", &body).await;
+        (res, started.elapsed())
+    };
+    let (first, (second, waited)) = tokio::join!(first, second);
+    assert_eq!(first.status().as_u16(), 200);
+    assert_eq!(second.headers()["retry-after"], "1");
+    assert!(
+        waited < Duration::from_millis(400),
+        "shed at once, not queued: {waited:?}"
+    );
+    problem(second, 503, "overloaded").await;
+    // The probes are never shed.
+    let res = app
+        .client
+        .get(format!("{}/healthz", app.address))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 200);
+}
+
+#[tokio::test]
+async fn a_request_past_its_deadline_is_504() {
+    let app = spawn_app_custom(
+        |c| c.request_timeout = Duration::from_secs(1),
+        Arc::new(Slow(Duration::from_secs(5))),
+    )
+    .await;
+    let started = std::time::Instant::now();
+    let res = app
+        .post_json(
+            "/v1/summarize",
+            &json!({"prompt": "<conversation>\n[User]: hi\n</conversation>"}),
+        )
+        .await;
+    assert!(started.elapsed() < Duration::from_secs(3));
+    problem(res, 504, "request-timeout").await;
+}
