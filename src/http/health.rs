@@ -35,3 +35,15 @@ pub async fn config(
         "summarizer": state.summarizer.describe(),
     }))
 }
+
+/// Prometheus text exposition of the service's metrics.
+#[utoipa::path(get, path = "/metrics", tag = "operations", responses((status = 200, description = "Prometheus text format", content_type = "text/plain")))]
+pub async fn metrics() -> impl axum::response::IntoResponse {
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        crate::telemetry::metrics().render(),
+    )
+}

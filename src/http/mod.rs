@@ -35,6 +35,8 @@ pub struct AppState {
 
 impl AppState {
     pub fn new(config: Config, prompts: Prompts, summarizer: Arc<dyn Summarize>) -> Self {
+        // Install the metrics recorder before the first request records anything.
+        crate::telemetry::metrics();
         AppState {
             limiter: guard::limiter(config.max_concurrency),
             config: Arc::new(config),
@@ -56,6 +58,7 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/openapi.json", get(openapi::openapi_json))
+        .route("/metrics", get(health::metrics))
         .fallback(|| async { ApiError::NotFound })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(axum::extract::DefaultBodyLimit::max(body_limit))
@@ -67,6 +70,7 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             guard::authenticate,
         ))
+        .layer(axum::middleware::from_fn(guard::observe))
         // A bug must still answer with a problem document, not a dropped connection.
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(
             |_: Box<dyn std::any::Any + Send>| {

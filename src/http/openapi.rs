@@ -29,7 +29,8 @@ use super::problem::{Problem, ProblemItem};
         super::prune::prune,
         super::health::healthz,
         super::health::readyz,
-        super::health::config
+        super::health::config,
+        super::health::metrics
     ),
     components(schemas(
         SessionRequest,

@@ -52,3 +52,47 @@ async fn unknown_routes_and_methods_are_problems() {
         .unwrap();
     problem(res, 405, "method-not-allowed").await;
 }
+
+#[tokio::test]
+async fn metrics_are_prometheus_text() {
+    let app = spawn_app().await;
+    // Make sure at least one API request and one summary were recorded.
+    let body = serde_json::json!({"prompt": "<conversation>\n[User]: hi\n</conversation>"});
+    assert_eq!(
+        app.post_json("/v1/summarize", &body)
+            .await
+            .status()
+            .as_u16(),
+        200
+    );
+    let res = app
+        .client
+        .get(format!("{}/metrics", app.address))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 200);
+    assert!(res.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/plain"));
+    let text = res.text().await.unwrap();
+    for series in [
+        "compactd_requests_total{",
+        "route=\"/v1/summarize\"",
+        "compactd_request_duration_seconds_bucket{",
+        "compactd_requests_in_flight",
+        "compactd_summaries_total{summarizer=\"extractive\"}",
+        "compactd_tokens_total{direction=\"input\"}",
+    ] {
+        assert!(text.contains(series), "missing {series} in:\n{text}");
+    }
+    // Every sample line parses as `name{labels} value`.
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
+        let value = line.rsplit(' ').next().unwrap();
+        assert!(value.parse::<f64>().is_ok(), "bad sample line {line:?}");
+    }
+}

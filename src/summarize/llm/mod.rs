@@ -369,6 +369,11 @@ impl Engine {
     }
 
     /// Context window (tokens) of the first candidate that would be tried; None for extractive.
+    /// Whether model candidates answer (false: the extractive summarizer is configured).
+    pub fn uses_models(&self) -> bool {
+        self.summarizer != SummarizerChoice::Extractive
+    }
+
     pub fn context_window(&self, model: Option<&str>) -> Option<u64> {
         match self.select(model).ok()? {
             Selection::Extractive => None,
