@@ -219,6 +219,7 @@ pub async fn compact(
         Planned::DryRun(json) => Ok(([(CONTENT_TYPE, "application/json")], json).into_response()),
         Planned::Nothing(n) => Err(ApiError::NothingToCompact(n)),
         Planned::Plan(plan) => {
+            let (messages, reason) = (plan.history_messages, plan.reason);
             let result = compact::run(
                 *plan,
                 &state.prompts,
@@ -226,6 +227,17 @@ pub async fn compact(
                 time::OffsetDateTime::now_utc(),
             )
             .await?;
+            tracing::info!(
+                summarized_messages = messages,
+                reason = ?reason,
+                tokens_before = result.tokens_before.0,
+                tokens_after = result.tokens_after,
+                summarizer = ?result.summarizer,
+                model = %result.model,
+                calls = result.calls,
+                chunks = result.chunks,
+                "compacted"
+            );
             Ok(Json(result).into_response())
         }
     }

@@ -60,23 +60,40 @@ pub async fn limit(State(state): State<AppState>, req: Request, next: Next) -> R
     }
 }
 
-/// Request metrics: count by route and status, latency, in-flight. Routes are the
-/// matched templates, so the label set stays bounded.
+/// Request metrics (count by route and status, latency, in-flight) and one log line
+/// per request. Routes are the matched templates, so the label set stays bounded.
 pub async fn observe(req: Request, next: Next) -> Response {
     let route = req
         .extensions()
         .get::<axum::extract::MatchedPath>()
         .map_or_else(|| "unmatched".to_string(), |p| p.as_str().to_string());
+    let request_id = req
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let method = req.method().clone();
     let started = std::time::Instant::now();
     let in_flight = metrics::gauge!("compactd_requests_in_flight");
     in_flight.increment(1.0);
     let res = next.run(req).await;
     in_flight.decrement(1.0);
-    let status = res.status().as_u16().to_string();
-    metrics::counter!("compactd_requests_total", "route" => route.clone(), "status" => status)
+    let status = res.status().as_u16();
+    let elapsed = started.elapsed();
+    // One line per request: never bodies, headers or secrets.
+    tracing::info!(
+        request_id = %request_id,
+        method = %method,
+        route = %route,
+        status,
+        latency_ms = elapsed.as_secs_f64() * 1e3,
+        "request"
+    );
+    metrics::counter!("compactd_requests_total", "route" => route.clone(), "status" => status.to_string())
         .increment(1);
     metrics::histogram!("compactd_request_duration_seconds", "route" => route)
-        .record(started.elapsed().as_secs_f64());
+        .record(elapsed.as_secs_f64());
     res
 }
 
