@@ -515,13 +515,16 @@ async fn dropping_the_future_cancels_the_upstream_call() {
     );
 }
 
-#[tokio::test]
-async fn dropping_the_future_closes_the_connection() {
+/// An upstream that reads one request, never answers, signals when the request has
+/// arrived, and finally reports whether the client closed the connection (within 5 s).
+async fn silent_upstream() -> (
+    u16,
+    tokio::sync::oneshot::Receiver<()>,
+    tokio::task::JoinHandle<bool>,
+) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let (arrived_tx, arrived_rx) = tokio::sync::oneshot::channel();
-    // A server that reads the request, never answers, and reports whether the client
-    // closed the connection.
     let upstream = tokio::spawn(async move {
         let (mut socket, _) = listener.accept().await.unwrap();
         let mut buf = vec![0u8; 64 * 1024];
@@ -531,7 +534,7 @@ async fn dropping_the_future_closes_the_connection() {
             assert!(n > 0, "closed before the request was sent");
             received.extend_from_slice(&buf[..n]);
         }
-        arrived_tx.send(()).unwrap();
+        let _ = arrived_tx.send(());
         tokio::time::timeout(Duration::from_secs(5), async {
             loop {
                 match socket.read(&mut buf).await {
@@ -543,6 +546,12 @@ async fn dropping_the_future_closes_the_connection() {
         .await
         .is_ok()
     });
+    (port, arrived_rx, upstream)
+}
+
+#[tokio::test]
+async fn dropping_the_future_closes_the_connection() {
+    let (port, arrived_rx, upstream) = silent_upstream().await;
     let mut cfg = config(vec![ModelConfig {
         base_url: format!("http://127.0.0.1:{port}/v1"),
         ..openai("openai", &MockServer::start().await)
@@ -719,30 +728,7 @@ async fn invalid_configurations_are_refused() {
 /// Through the real server: a client that hangs up cancels the model call it caused.
 #[tokio::test]
 async fn a_client_disconnect_cancels_the_upstream_call() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    // An upstream that reads the request, never answers, and reports whether compactd
-    // closed the connection.
-    let upstream = tokio::spawn(async move {
-        let (mut socket, _) = listener.accept().await.unwrap();
-        let mut buf = vec![0u8; 64 * 1024];
-        let mut received = Vec::new();
-        while !received.windows(4).any(|w| w == b"\r\n\r\n") {
-            let n = socket.read(&mut buf).await.unwrap();
-            assert!(n > 0, "closed before the request was sent");
-            received.extend_from_slice(&buf[..n]);
-        }
-        tokio::time::timeout(Duration::from_secs(5), async {
-            loop {
-                match socket.read(&mut buf).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {}
-                }
-            }
-        })
-        .await
-        .is_ok()
-    });
+    let (port, _arrived, upstream) = silent_upstream().await;
     let mut llm = config(vec![ModelConfig {
         base_url: format!("http://127.0.0.1:{port}/v1"),
         ..openai("openai", &MockServer::start().await)
