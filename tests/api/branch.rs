@@ -1,6 +1,6 @@
 use serde_json::{json, Value};
 
-use crate::helpers::{entries_of, problem, spawn_app};
+use crate::helpers::{cli_json, entries_of, problem, spawn_app};
 
 /// A tree: a → b (edit x.rs) → c → d abandoned; a → e is where the session goes back.
 fn tree() -> String {
@@ -168,24 +168,15 @@ fn cli_branch_summary_dry_run() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("tree.jsonl");
     std::fs::write(&file, tree()).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_compactd"))
-        .args([
-            "branch-summary",
-            file.to_str().unwrap(),
-            "--from",
-            "d",
-            "--to",
-            "e",
-            "--dry-run",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = cli_json(&[
+        "branch-summary",
+        file.to_str().unwrap(),
+        "--from",
+        "d",
+        "--to",
+        "e",
+        "--dry-run",
+    ]);
     assert_eq!(v["entryIds"], json!(["b", "c", "d"]));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -141,15 +141,7 @@ async fn preserve_data_and_short_summary() {
 #[tokio::test]
 async fn config_shows_settings_and_summarizer() {
     let app = spawn_app().await;
-    let v: Value = app
-        .client
-        .get(format!("{}/v1/config", app.address))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let v: Value = app.get("/v1/config").await.json().await.unwrap();
     assert_eq!(v["keepRecentTokens"], 20000);
     assert!(v["summarizer"].is_object(), "{v}");
 }

@@ -45,12 +45,7 @@ async fn api_keys_guard_everything_but_the_probes() {
         200
     );
     for open in ["/healthz", "/readyz"] {
-        let res = app
-            .client
-            .get(format!("{}{open}", app.address))
-            .send()
-            .await
-            .unwrap();
+        let res = app.get(open).await;
         assert_eq!(res.status().as_u16(), 200, "{open}");
     }
 }
@@ -108,12 +103,7 @@ async fn over_the_concurrency_limit_requests_are_shed_at_once() {
     );
     problem(second, 503, "overloaded").await;
     // The probes are never shed.
-    let res = app
-        .client
-        .get(format!("{}/healthz", app.address))
-        .send()
-        .await
-        .unwrap();
+    let res = app.get("/healthz").await;
     assert_eq!(res.status().as_u16(), 200);
 }
 

@@ -4,12 +4,7 @@ use crate::helpers::{problem, spawn_app};
 async fn healthz_and_readyz_answer() {
     let app = spawn_app().await;
     for path in ["/healthz", "/readyz"] {
-        let res = app
-            .client
-            .get(format!("{}{path}", app.address))
-            .send()
-            .await
-            .unwrap();
+        let res = app.get(path).await;
         assert_eq!(res.status().as_u16(), 200, "{path}");
     }
 }
@@ -25,31 +20,16 @@ async fn request_ids_are_echoed_or_generated() {
         .await
         .unwrap();
     assert_eq!(res.headers()["x-request-id"], "abc-123");
-    let res = app
-        .client
-        .get(format!("{}/healthz", app.address))
-        .send()
-        .await
-        .unwrap();
+    let res = app.get("/healthz").await;
     assert!(!res.headers()["x-request-id"].is_empty());
 }
 
 #[tokio::test]
 async fn unknown_routes_and_methods_are_problems() {
     let app = spawn_app().await;
-    let res = app
-        .client
-        .get(format!("{}/nope", app.address))
-        .send()
-        .await
-        .unwrap();
+    let res = app.get("/nope").await;
     problem(res, 404, "not-found").await;
-    let res = app
-        .client
-        .get(format!("{}/v1/prepare", app.address))
-        .send()
-        .await
-        .unwrap();
+    let res = app.get("/v1/prepare").await;
     problem(res, 405, "method-not-allowed").await;
 }
 
@@ -65,12 +45,7 @@ async fn metrics_are_prometheus_text() {
             .as_u16(),
         200
     );
-    let res = app
-        .client
-        .get(format!("{}/metrics", app.address))
-        .send()
-        .await
-        .unwrap();
+    let res = app.get("/metrics").await;
     assert_eq!(res.status().as_u16(), 200);
     assert!(res.headers()["content-type"]
         .to_str()

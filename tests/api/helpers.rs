@@ -81,6 +81,14 @@ impl TestApp {
             .expect("request failed")
     }
 
+    pub async fn get(&self, path: &str) -> reqwest::Response {
+        self.client
+            .get(format!("{}{path}", self.address))
+            .send()
+            .await
+            .expect("request failed")
+    }
+
     pub async fn post_jsonl(
         &self,
         path: &str,
@@ -176,4 +184,18 @@ pub fn small_session() -> String {
         );
     }
     lines.join("\n") + "\n"
+}
+
+/// Runs the `compactd` binary, expects success, and parses what it prints.
+pub fn cli_json(args: &[&str]) -> serde_json::Value {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_compactd"))
+        .args(args)
+        .output()
+        .expect("compactd runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("compactd prints JSON")
 }

@@ -16,15 +16,7 @@ fn committed_openapi_matches_the_code() {
 #[tokio::test]
 async fn the_spec_is_served_and_lists_every_route() {
     let app = spawn_app().await;
-    let spec: serde_json::Value = app
-        .client
-        .get(format!("{}/openapi.json", app.address))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let spec: serde_json::Value = app.get("/openapi.json").await.json().await.unwrap();
     for route in ["/v1/prepare", "/healthz", "/readyz"] {
         assert!(spec["paths"].get(route).is_some(), "{route} missing");
     }

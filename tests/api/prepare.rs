@@ -1,6 +1,6 @@
 use serde_json::{json, Value};
 
-use crate::helpers::{entries_of, fixture, small_session, spawn_app};
+use crate::helpers::{cli_json, entries_of, fixture, small_session, spawn_app};
 
 #[tokio::test]
 async fn prepare_a_real_session_from_jsonl() {
@@ -150,22 +150,13 @@ async fn headerless_json_entries_keep_their_ids() {
 fn cli_prepare_prints_the_same_json_as_the_server() {
     let file = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/fixtures/pi-sessions/large-session.jsonl");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_compactd"))
-        .args([
-            "prepare",
-            file.to_str().unwrap(),
-            "--keep-recent-tokens",
-            "5000",
-            "--no-messages",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let cli: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cli = cli_json(&[
+        "prepare",
+        file.to_str().unwrap(),
+        "--keep-recent-tokens",
+        "5000",
+        "--no-messages",
+    ]);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let server: Value = rt.block_on(async {
         let app = spawn_app().await;

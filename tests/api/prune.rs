@@ -319,15 +319,7 @@ async fn options_in_the_query_string_match_the_json_body() {
 #[tokio::test]
 async fn the_spec_describes_prune() {
     let app = spawn_app().await;
-    let spec: Value = app
-        .client
-        .get(format!("{}/openapi.json", app.address))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let spec: Value = app.get("/openapi.json").await.json().await.unwrap();
     let op = &spec["paths"]["/v1/prune"]["post"];
     assert!(op.is_object(), "/v1/prune missing");
     let params: Vec<&str> = op["parameters"]
