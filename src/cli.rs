@@ -371,6 +371,7 @@ fn offline_with_body(
     };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    // A local file is the user's own: no entry limit.
     let result = SessionInput::parse(&bytes, args.format(), options)
         .map_err(ApiError::from)
         .and_then(|input| f(&input, &bytes, &mut out))
@@ -422,7 +423,7 @@ fn serve(mut config: Config, prompts: Prompts, listen: Option<std::net::SocketAd
             return 1;
         }
     };
-    runtime.block_on(async move {
+    let code = runtime.block_on(async move {
         let listener = match tokio::net::TcpListener::bind(config.listen).await {
             Ok(l) => l,
             Err(e) => {
@@ -446,5 +447,9 @@ fn serve(mut config: Config, prompts: Prompts, listen: Option<std::net::SocketAd
                 1
             }
         }
-    })
+    });
+    // Dropping the runtime would wait for every blocking task (a parse of a huge body
+    // still running after the grace period); the grace period is already over.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(500));
+    code
 }

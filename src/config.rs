@@ -23,9 +23,16 @@ pub enum LogFormat {
 pub struct Config {
     pub listen: SocketAddr,
     pub max_body_bytes: usize,
+    /// Entries (header included) a session body may hold: bounds the memory a small
+    /// body can claim, since each parsed entry costs far more than its shortest JSON.
+    pub max_entries: usize,
     pub max_concurrency: usize,
     #[serde(with = "secs")]
     pub request_timeout: Duration,
+    /// After SIGTERM/SIGINT, how long in-flight requests may run before the process
+    /// exits anyway.
+    #[serde(with = "secs")]
+    pub shutdown_grace: Duration,
     pub keep_recent_tokens: u64,
     pub reserve_tokens: u64,
     pub branch_reserve_tokens: u64,
@@ -241,8 +248,11 @@ impl Default for Config {
         Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             max_body_bytes: 64 * 1024 * 1024,
+            max_entries: 200_000,
             max_concurrency: std::thread::available_parallelism().map_or(2, |n| n.get() * 2),
             request_timeout: Duration::from_secs(120),
+            // Kubernetes' default terminationGracePeriodSeconds is 30: leave it headroom.
+            shutdown_grace: Duration::from_secs(25),
             keep_recent_tokens: 20_000,
             reserve_tokens: 16_384,
             branch_reserve_tokens: 16_384,
@@ -274,8 +284,10 @@ pub enum ConfigError {
 struct FileConfig {
     listen: Option<String>,
     max_body_bytes: Option<usize>,
+    max_entries: Option<usize>,
     max_concurrency: Option<usize>,
     request_timeout_secs: Option<u64>,
+    shutdown_grace_secs: Option<u64>,
     keep_recent_tokens: Option<u64>,
     reserve_tokens: Option<u64>,
     branch_reserve_tokens: Option<u64>,
@@ -348,10 +360,15 @@ impl Config {
                 c.listen = parse_value("listen", &v)?;
             }
             set(&mut c.max_body_bytes, f.max_body_bytes);
+            set(&mut c.max_entries, f.max_entries);
             set(&mut c.max_concurrency, f.max_concurrency);
             set(
                 &mut c.request_timeout,
                 f.request_timeout_secs.map(Duration::from_secs),
+            );
+            set(
+                &mut c.shutdown_grace,
+                f.shutdown_grace_secs.map(Duration::from_secs),
             );
             set(&mut c.keep_recent_tokens, f.keep_recent_tokens);
             set(&mut c.reserve_tokens, f.reserve_tokens);
@@ -389,6 +406,13 @@ impl Config {
         }
         if let Some(v) = var("COMPACTD_MAX_BODY_BYTES") {
             c.max_body_bytes = parse_value("COMPACTD_MAX_BODY_BYTES", &v)?;
+        }
+        if let Some(v) = var("COMPACTD_MAX_ENTRIES") {
+            c.max_entries = parse_value("COMPACTD_MAX_ENTRIES", &v)?;
+        }
+        if let Some(v) = var("COMPACTD_SHUTDOWN_GRACE_SECS") {
+            c.shutdown_grace =
+                Duration::from_secs(parse_value("COMPACTD_SHUTDOWN_GRACE_SECS", &v)?);
         }
         if let Some(v) = var("COMPACTD_MAX_CONCURRENCY") {
             c.max_concurrency = parse_value("COMPACTD_MAX_CONCURRENCY", &v)?;
@@ -507,6 +531,9 @@ impl Config {
         };
         if self.max_body_bytes == 0 {
             return bad("COMPACTD_MAX_BODY_BYTES", "must be positive");
+        }
+        if self.max_entries == 0 {
+            return bad("COMPACTD_MAX_ENTRIES", "must be positive");
         }
         if self.max_concurrency == 0 {
             return bad("COMPACTD_MAX_CONCURRENCY", "must be positive");

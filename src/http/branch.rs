@@ -5,7 +5,6 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 
 use crate::pipeline::branch::{self, BranchBudget, BranchPlan};
-use crate::pipeline::SessionInput;
 
 use super::extract::SessionBody;
 use super::problem::ApiError;
@@ -37,7 +36,7 @@ use super::{blocking, AppState};
     responses(
         (status = 200, description = "The branch summary and a ready-to-append branch_summary entry (with dryRun: what would be summarized)", body = crate::pipeline::branch::BranchSummaryResult),
         (status = 400, description = "Not JSON / JSONL, or a bad query parameter", body = super::problem::Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = super::problem::Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES (`body-too-large`) or more entries than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = super::problem::Problem, content_type = "application/problem+json"),
         (status = 415, description = "Neither JSON nor JSONL", body = super::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Not a valid session, a missing or unknown oldLeafId/targetId, or an unknown model", body = super::problem::Problem, content_type = "application/problem+json"),
         (status = 502, description = "Every model failed and no fallback is allowed", body = super::problem::Problem, content_type = "application/problem+json"),
@@ -50,7 +49,7 @@ pub async fn branch_summary(
 ) -> Result<Response, ApiError> {
     let st = state.clone();
     let (plan, dry_run): (BranchPlan, bool) = blocking(move || {
-        let input = SessionInput::parse(&body.bytes, body.format, body.query)?;
+        let input = body.parse()?;
         let budget = BranchBudget::resolve(&input.options, &*st.summarizer, &st.config);
         let plan = branch::plan(&input, &st.prompts, budget)?;
         Ok((plan, input.options.dry_run == Some(true)))

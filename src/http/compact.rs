@@ -8,7 +8,7 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 
 use crate::pipeline::compact::{self, CompactPlan, NothingToCompact};
-use crate::pipeline::{self, BodyFormat, SessionInput};
+use crate::pipeline::{self, BodyFormat};
 use crate::session::{InputError, Violation};
 use crate::summarize::{extractive, SummarizerKind, SummaryRequest, Usage};
 
@@ -184,7 +184,7 @@ enum Planned {
         (status = 200, description = "A CompactionResult (a remoteEndpoint answer for a `{systemPrompt, prompt}` body; a prepare answer with dryRun)", body = crate::pipeline::compact::CompactionResult),
         (status = 400, description = "Not JSON / JSONL, or a bad query parameter", body = super::problem::Problem, content_type = "application/problem+json"),
         (status = 409, description = "Nothing to compact", body = super::problem::Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = super::problem::Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES (`body-too-large`) or more entries than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = super::problem::Problem, content_type = "application/problem+json"),
         (status = 415, description = "Neither JSON nor JSONL", body = super::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Not a valid session, or an unknown model", body = super::problem::Problem, content_type = "application/problem+json"),
         (status = 502, description = "Every model failed and no fallback is allowed", body = super::problem::Problem, content_type = "application/problem+json"),
@@ -201,7 +201,7 @@ pub async fn compact(
     }
     let st = state.clone();
     let planned = blocking(move || {
-        let input = SessionInput::parse(&body.bytes, body.format, body.query)?;
+        let input = body.parse()?;
         let defaults = st.config.settings();
         if input.options.dry_run == Some(true) {
             let answer = pipeline::prepare(&input, &st.prompts, defaults, None)?;

@@ -5,7 +5,8 @@ use axum::extract::{FromRequest, Query, Request};
 use axum::http::header::CONTENT_TYPE;
 use serde::Deserialize;
 
-use crate::pipeline::{BodyFormat, SessionOptions};
+use crate::pipeline::{BodyFormat, SessionInput, SessionOptions};
+use crate::session::InputError;
 
 use super::problem::ApiError;
 use super::AppState;
@@ -16,6 +17,19 @@ pub struct SessionBody {
     pub format: BodyFormat,
     /// Options from the query string (used with JSONL bodies).
     pub query: SessionOptions,
+    max_entries: usize,
+}
+
+impl SessionBody {
+    /// The session and its options (`COMPACTD_MAX_ENTRIES` applied).
+    pub fn parse(&self) -> Result<SessionInput<'_>, InputError> {
+        SessionInput::parse_limited(
+            &self.bytes,
+            self.format,
+            self.query.clone(),
+            self.max_entries,
+        )
+    }
 }
 
 /// Options a JSONL body takes in the query string.
@@ -123,6 +137,7 @@ impl FromRequest<AppState> for SessionBody {
             bytes,
             format,
             query,
+            max_entries: state.config.max_entries,
         })
     }
 }

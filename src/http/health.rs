@@ -24,8 +24,10 @@ pub async fn config(
     Json(json!({
         "listen": c.listen.to_string(),
         "maxBodyBytes": c.max_body_bytes,
+        "maxEntries": c.max_entries,
         "maxConcurrency": c.max_concurrency,
         "requestTimeoutSecs": c.request_timeout.as_secs(),
+        "shutdownGraceSecs": c.shutdown_grace.as_secs(),
         "keepRecentTokens": c.keep_recent_tokens,
         "reserveTokens": c.reserve_tokens,
         "branchReserveTokens": c.branch_reserve_tokens,

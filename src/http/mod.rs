@@ -94,11 +94,40 @@ pub async fn blocking<T: Send + 'static>(
         .map_err(|e| ApiError::Internal(format!("worker failed: {e}")))?
 }
 
-/// Serves until SIGINT/SIGTERM, then lets in-flight requests finish.
+/// Serves until SIGINT/SIGTERM, then stops accepting connections and lets in-flight
+/// requests finish — for at most `shutdown_grace`, or until a second signal.
 pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown_signal())
-        .await
+    let grace = state.config.shutdown_grace;
+    let limiter = state.limiter.clone();
+    let limit = state.config.max_concurrency;
+    let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = axum::serve(listener, router(state)).with_graceful_shutdown(async move {
+        shutdown_signal().await;
+        tracing::info!(
+            in_flight = limit.saturating_sub(limiter.available_permits()),
+            grace_secs = grace.as_secs_f64(),
+            "shutdown signal received; finishing in-flight requests"
+        );
+        let _ = stopping_tx.send(());
+    });
+    let deadline = async move {
+        if stopping_rx.await.is_err() {
+            // The server ended without a signal.
+            return std::future::pending().await;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(grace) => {
+                tracing::warn!("shutdown grace period over; abandoning in-flight requests");
+            }
+            _ = shutdown_signal() => {
+                tracing::warn!("second shutdown signal; abandoning in-flight requests");
+            }
+        }
+    };
+    tokio::select! {
+        result = std::future::IntoFuture::into_future(server) => result,
+        () = deadline => Ok(()),
+    }
 }
 
 async fn shutdown_signal() {
@@ -120,5 +149,4 @@ async fn shutdown_signal() {
         _ = ctrl_c => {},
         _ = term => {},
     }
-    tracing::info!("shutdown signal received; finishing in-flight requests");
 }

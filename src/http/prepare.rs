@@ -4,7 +4,7 @@ use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 
-use crate::pipeline::{self, SessionInput};
+use crate::pipeline;
 
 use super::extract::SessionBody;
 use super::problem::ApiError;
@@ -36,7 +36,7 @@ use super::{blocking, AppState};
     responses(
         (status = 200, description = "Prepared (or why not)", body = crate::pipeline::PrepareResponse),
         (status = 400, description = "Not JSON / JSONL, or a bad query parameter", body = super::problem::Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = super::problem::Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES (`body-too-large`) or more entries than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = super::problem::Problem, content_type = "application/problem+json"),
         (status = 415, description = "Neither JSON nor JSONL", body = super::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Not a valid session", body = super::problem::Problem, content_type = "application/problem+json"),
     )
@@ -46,7 +46,7 @@ pub async fn prepare(
     body: SessionBody,
 ) -> Result<Response, ApiError> {
     let json = blocking(move || {
-        let input = SessionInput::parse(&body.bytes, body.format, body.query)?;
+        let input = body.parse()?;
         let answer = pipeline::prepare(&input, &state.prompts, state.config.settings(), None)?;
         serde_json::to_vec(&answer).map_err(|e| ApiError::Internal(e.to_string()))
     })

@@ -69,6 +69,7 @@ impl ApiError {
         match self {
             ApiError::Input(InputError::Malformed { .. }) => StatusCode::BAD_REQUEST,
             ApiError::Input(InputError::Invalid(_)) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::Input(InputError::TooManyEntries { .. }) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::InvalidParameter { .. } => StatusCode::BAD_REQUEST,
@@ -91,6 +92,9 @@ impl ApiError {
         let (slug, title) = match self {
             ApiError::Input(InputError::Malformed { .. }) => ("malformed-json", "Malformed JSON"),
             ApiError::Input(InputError::Invalid(_)) => ("invalid-session", "Invalid session"),
+            ApiError::Input(InputError::TooManyEntries { .. }) => {
+                ("too-many-entries", "Too many entries")
+            }
             ApiError::UnsupportedMediaType(_) => {
                 ("unsupported-media-type", "Unsupported media type")
             }
@@ -142,6 +146,14 @@ impl ApiError {
                         message: v.message.clone(),
                     })
                     .collect();
+            }
+            ApiError::Input(e @ InputError::TooManyEntries { at, .. }) => {
+                p.detail = format!("{e} (COMPACTD_MAX_ENTRIES)");
+                p.errors = vec![ProblemItem {
+                    pointer: at.pointer.clone(),
+                    line: at.line,
+                    message: at.message.clone(),
+                }];
             }
             ApiError::UnsupportedMediaType(got) => {
                 p.detail = format!(

@@ -4,7 +4,6 @@ use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 
 use crate::pipeline::prune::{now_ms, plan};
-use crate::pipeline::SessionInput;
 
 use super::blocking;
 use super::extract::SessionBody;
@@ -34,14 +33,14 @@ use super::problem::ApiError;
     responses(
         (status = 200, description = "The changed entries (none when nothing is pruned)", body = crate::pipeline::prune::PruneResponse),
         (status = 400, description = "Not JSON / JSONL, or a bad query parameter", body = super::problem::Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = super::problem::Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES (`body-too-large`) or more entries than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = super::problem::Problem, content_type = "application/problem+json"),
         (status = 415, description = "Neither JSON nor JSONL", body = super::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Not a valid session", body = super::problem::Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn prune(body: SessionBody) -> Result<Response, ApiError> {
     let json = blocking(move || {
-        let input = SessionInput::parse(&body.bytes, body.format, body.query)?;
+        let input = body.parse()?;
         let answer = plan(&input)?
             .response(now_ms())
             .map_err(|e| ApiError::Internal(format!("cannot rewrite an entry: {e}")))?;

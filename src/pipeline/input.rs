@@ -7,7 +7,7 @@ use serde_json::value::RawValue;
 use crate::compaction::Settings;
 use crate::session::error::{pointer_of, strip_position};
 use crate::session::tree::Leaf;
-use crate::session::{InputError, Session, Violation};
+use crate::session::{InputError, Origin, Session, Violation};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BodyFormat {
@@ -99,17 +99,67 @@ impl<'a> SessionInput<'a> {
         format: BodyFormat,
         query: SessionOptions,
     ) -> Result<Self, InputError> {
+        Self::parse_limited(body, format, query, usize::MAX)
+    }
+
+    /// [`parse`](Self::parse), refusing a body with more than `max_entries` entries
+    /// (header included) before any entry is parsed.
+    pub fn parse_limited(
+        body: &'a [u8],
+        format: BodyFormat,
+        query: SessionOptions,
+        max_entries: usize,
+    ) -> Result<Self, InputError> {
         // Editors on some systems prepend a byte-order mark; it is not part of the JSON.
         let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
         let text = utf8(body)?;
         match format {
             BodyFormat::Jsonl => Ok(SessionInput {
-                session: Session::from_jsonl(text)?,
+                session: {
+                    check_line_count(text, max_entries)?;
+                    Session::from_jsonl(text)?
+                },
                 options: query,
                 leaf_pointer: "leafId",
             }),
-            BodyFormat::Json => parse_json(text),
+            BodyFormat::Json => parse_json(text, max_entries),
         }
+    }
+}
+
+/// Refuses a JSONL body with more than `limit` non-blank lines. Counting newlines is a
+/// SIMD pass; the line-by-line count only runs when that bound is over the limit.
+fn check_line_count(text: &str, limit: usize) -> Result<(), InputError> {
+    if memchr::memchr_iter(b'\n', text.as_bytes()).count() < limit {
+        return Ok(());
+    }
+    let mut entries = 0;
+    for (n, line) in text.split('\n').enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        entries += 1;
+        if entries > limit {
+            return Err(too_many(limit, Origin::Line(n + 1)));
+        }
+    }
+    Ok(())
+}
+
+fn check_entry_count(entries: &[&RawValue], limit: usize) -> Result<(), InputError> {
+    if entries.len() > limit {
+        return Err(too_many(limit, Origin::JsonEntry { index: limit }));
+    }
+    Ok(())
+}
+
+fn too_many(limit: usize, origin: Origin) -> InputError {
+    InputError::TooManyEntries {
+        limit,
+        at: origin.violation(
+            "",
+            format!("entry {} is over the limit of {limit}", limit + 1),
+        ),
     }
 }
 
@@ -149,11 +199,12 @@ struct JsonSettings {
     reserve_tokens: Option<u64>,
 }
 
-fn parse_json(text: &str) -> Result<SessionInput<'_>, InputError> {
+fn parse_json(text: &str, max_entries: usize) -> Result<SessionInput<'_>, InputError> {
     let trimmed = text.trim_start();
     if trimmed.starts_with('[') {
         // A bare array of entries.
         let entries: Vec<&RawValue> = serde_json::from_str(text).map_err(malformed)?;
+        check_entry_count(&entries, max_entries)?;
         return Ok(SessionInput {
             session: Session::from_json_entries(&entries)?,
             options: SessionOptions::default(),
@@ -188,6 +239,7 @@ fn parse_json(text: &str) -> Result<SessionInput<'_>, InputError> {
             line: None,
         })
     })?;
+    check_entry_count(&entries, max_entries)?;
     let settings = body.settings.unwrap_or(JsonSettings {
         keep_recent_tokens: None,
         reserve_tokens: None,
@@ -316,6 +368,33 @@ mod tests {
             ),
             "{err:?}"
         );
+    }
+
+    #[test]
+    fn entry_limit_counts_entries_not_lines() {
+        let jsonl = b"{\"type\":\"session\",\"version\":3,\"id\":\"s\"}\n\n{\"type\":\"x\",\"id\":\"a\"}\r\n\n";
+        // Header + one entry: within a limit of 2 although there are 4 newlines.
+        assert!(
+            SessionInput::parse_limited(jsonl, BodyFormat::Jsonl, Default::default(), 2).is_ok()
+        );
+        let err = SessionInput::parse_limited(jsonl, BodyFormat::Jsonl, Default::default(), 1)
+            .unwrap_err();
+        let InputError::TooManyEntries { limit: 1, at } = err else {
+            panic!("{err:?}")
+        };
+        assert_eq!(at.line, Some(3));
+
+        let json =
+            br#"{"entries":[{"type":"x","id":"a"},{"type":"x","id":"b"},{"type":"x","id":"c"}]}"#;
+        assert!(SessionInput::parse_limited(json, BodyFormat::Json, Default::default(), 3).is_ok());
+        for body in [&json[..], &json[11..json.len() - 1]] {
+            let err = SessionInput::parse_limited(body, BodyFormat::Json, Default::default(), 2)
+                .unwrap_err();
+            let InputError::TooManyEntries { limit: 2, at } = err else {
+                panic!("{err:?}")
+            };
+            assert_eq!(at.pointer, "/entries/2");
+        }
     }
 }
 

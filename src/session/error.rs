@@ -23,6 +23,8 @@ pub enum InputError {
     },
     /// Well-formed JSON that is not a valid session.
     Invalid(Vec<Violation>),
+    /// More entries than the configured limit; `at` names the first one past it.
+    TooManyEntries { limit: usize, at: Violation },
 }
 
 /// Where an entry came from, for error messages.
@@ -68,6 +70,13 @@ impl fmt::Display for InputError {
                 f,
                 "malformed JSON at line {line}, column {column}: {message}"
             ),
+            InputError::TooManyEntries { limit, at } => {
+                write!(f, "the session has more than {limit} entries")?;
+                match at.line {
+                    Some(line) => write!(f, " (line {line} is entry {})", limit + 1),
+                    None => write!(f, " ({} is entry {})", at.pointer, limit + 1),
+                }
+            }
             InputError::Invalid(vs) => {
                 for (i, v) in vs.iter().enumerate() {
                     if i > 0 {

@@ -1,6 +1,6 @@
 use serde_json::{json, Value};
 
-use crate::helpers::{problem, small_session, spawn_app, spawn_app_with};
+use crate::helpers::{entries_of, problem, small_session, spawn_app, spawn_app_with};
 
 #[tokio::test]
 async fn malformed_jsonl_names_line_and_column() {
@@ -88,6 +88,39 @@ async fn oversized_bodies_are_413() {
     )
     .await;
     assert!(p["detail"].as_str().unwrap().contains("1024"));
+}
+
+#[tokio::test]
+async fn too_many_entries_are_413_naming_the_first_one_over() {
+    let app = spawn_app_with(|c| c.max_entries = 3).await;
+    // JSONL: header + 2 entries fit (blank lines do not count); the third entry does not.
+    let lines = small_session();
+    let lines: Vec<&str> = lines.lines().collect();
+    let fits = format!("{}\n\n{}\n{}\n", lines[0], lines[1], lines[2]);
+    assert_eq!(app.post_jsonl("/v1/prepare", fits).await.status(), 200);
+    let over = format!("{}\n\n{}\n{}\n{}\n", lines[0], lines[1], lines[2], lines[3]);
+    let p = problem(
+        app.post_jsonl("/v1/prepare", over).await,
+        413,
+        "too-many-entries",
+    )
+    .await;
+    assert_eq!(p["errors"][0]["line"], 5);
+    assert!(p["detail"]
+        .as_str()
+        .unwrap()
+        .contains("more than 3 entries"));
+
+    let entries: Vec<Value> = entries_of(&small_session()).into_iter().take(4).collect();
+    for path in ["/v1/prepare", "/v1/compact", "/v1/prune"] {
+        let p = problem(
+            app.post_json(path, &json!({ "entries": entries })).await,
+            413,
+            "too-many-entries",
+        )
+        .await;
+        assert_eq!(p["errors"][0]["pointer"], "/entries/3");
+    }
 }
 
 #[tokio::test]
