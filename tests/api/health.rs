@@ -62,12 +62,43 @@ async fn metrics_are_prometheus_text() {
     ] {
         assert!(text.contains(series), "missing {series} in:\n{text}");
     }
-    // Every sample line parses as `name{labels} value`.
-    for line in text
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-    {
-        let value = line.rsplit(' ').next().unwrap();
-        assert!(value.parse::<f64>().is_ok(), "bad sample line {line:?}");
+    // A Prometheus text-format parser accepts every line…
+    use prometheus_parse::{LineInfo, Scrape, Value};
+    for line in text.lines() {
+        assert!(
+            !matches!(LineInfo::parse(line), LineInfo::Ignored),
+            "a Prometheus parser does not understand {line:?}"
+        );
     }
+    // …and reads the series with their types and labels.
+    let scrape = Scrape::parse(text.lines().map(|l| Ok(l.to_string()))).unwrap();
+    let find = |metric: &str, label: (&str, &str)| {
+        scrape
+            .samples
+            .iter()
+            .find(|s| s.metric == metric && s.labels.get(label.0) == Some(label.1))
+            .unwrap_or_else(|| panic!("no {metric} with {label:?} in:\n{text}"))
+    };
+    let requests = find("compactd_requests_total", ("route", "/v1/summarize"));
+    assert_eq!(requests.labels.get("status"), Some("200"));
+    assert!(matches!(requests.value, Value::Counter(n) if n >= 1.0));
+    let latency = find(
+        "compactd_request_duration_seconds",
+        ("route", "/v1/summarize"),
+    );
+    let Value::Histogram(buckets) = &latency.value else {
+        panic!("latency is not a histogram: {latency:?}")
+    };
+    assert!(buckets.len() > 3);
+    assert!(buckets
+        .windows(2)
+        .all(|w| w[0].less_than < w[1].less_than && w[0].count <= w[1].count));
+    assert!(
+        buckets.last().unwrap().less_than.is_infinite() && buckets.last().unwrap().count >= 1.0
+    );
+    assert!(scrape
+        .samples
+        .iter()
+        .any(|s| s.metric == "compactd_requests_in_flight" && matches!(s.value, Value::Gauge(_))));
+    assert!(scrape.docs.contains_key("compactd_requests_total"));
 }
