@@ -196,7 +196,8 @@ impl Prompts {
             kind: RequestKind::History,
             system_prompt: self.system.clone(),
             prompt: self.compose(conversation, previous_summary, base, opts),
-            max_tokens: reserve_tokens * 8 / 10,
+            // floor(0.8 × r) without overflowing for any r a client may send.
+            max_tokens: reserve_tokens / 10 * 8 + reserve_tokens % 10 * 8 / 10,
         }
     }
 
@@ -295,6 +296,17 @@ mod tests {
             },
         );
         assert_eq!(r.max_tokens, 13107);
+        // floor(0.8 × r) for every r, without overflow.
+        for (reserve, budget) in [
+            (0, 0),
+            (1, 0),
+            (9, 7),
+            (10, 8),
+            (u64::MAX, 14757395258967641292_u64),
+        ] {
+            let r = p.history_request("", None, reserve, &PromptOptions::default());
+            assert_eq!(r.max_tokens, budget, "{reserve}");
+        }
         assert!(r.prompt.starts_with(
             "<conversation>\n[User]: hi\n</conversation>\n\n<previous-summary>\nold\n</previous-summary>\n\n<additional-context>\n- repo uses pnpm\n</additional-context>\n\n"
         ));

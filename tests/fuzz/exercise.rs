@@ -1,0 +1,106 @@
+//! One fuzz case: a body and options through every pipeline the endpoints run — parse
+//! (both formats), prepare, compact (plan and run with the extractive summarizer),
+//! branch summary (plan, dry run, run) and prune (answer and file rewrite).
+//!
+//! Shared by the time-bounded fuzz test (`tests/fuzz/main.rs`, in `cargo test`) and the
+//! cargo-fuzz target (`fuzz/fuzz_targets/session.rs`). Errors are answers; a panic or a
+//! broken invariant is a bug.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+
+use compactd::compaction::Settings;
+use compactd::pipeline::branch::{self, BranchBudget};
+use compactd::pipeline::compact::{self, Summarize};
+use compactd::pipeline::{self, prune, BodyFormat, SessionInput, SessionOptions};
+use compactd::summarize::{extractive, Prompts, SummarizeError, Summary, SummaryRequest};
+
+/// The extractive summarizer, answering at once (so one poll finishes a run).
+pub struct Extractive;
+
+impl Summarize for Extractive {
+    fn summarize<'a>(
+        &'a self,
+        req: &'a SummaryRequest,
+        _model: Option<&'a str>,
+    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
+        Box::pin(std::future::ready(Ok(extractive::summarize(req))))
+    }
+
+    fn context_window(&self, _model: Option<&str>) -> Option<u64> {
+        None
+    }
+
+    fn describe(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+}
+
+/// Polls a future that never waits (its summarizer answers at once).
+fn finish<F: Future>(f: F) -> F::Output {
+    let mut f = std::pin::pin!(f);
+    match f.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(out) => out,
+        Poll::Pending => panic!("a pipeline waited although its summarizer answers at once"),
+    }
+}
+
+/// The ids a case may pick for leafId / oldLeafId / targetId.
+pub fn ids_of(body: &[u8]) -> Vec<String> {
+    body.split(|&b| b == b'\n')
+        .filter_map(|line| serde_json::from_slice::<serde_json::Value>(line).ok())
+        .filter_map(|v| v.get("id").and_then(|i| i.as_str()).map(String::from))
+        .collect()
+}
+
+/// Runs one case. `limit` is the entry limit (`COMPACTD_MAX_ENTRIES`).
+pub fn exercise(body: &[u8], format: BodyFormat, options: SessionOptions, limit: usize) {
+    let prompts = Prompts::builtin();
+    let Ok(input) = SessionInput::parse_limited(body, format, options, limit) else {
+        return;
+    };
+    let defaults = Settings {
+        keep_recent_tokens: 20_000,
+        reserve_tokens: 16_384,
+    };
+
+    // /v1/prepare: the answer must serialize.
+    if let Ok(answer) = pipeline::prepare(&input, &prompts, defaults, Some(128_000)) {
+        serde_json::to_vec(&answer).expect("a prepare answer serializes");
+    }
+
+    // /v1/compact.
+    if let Ok(Ok(plan)) = compact::plan(&input, &prompts, defaults) {
+        let now = time::OffsetDateTime::UNIX_EPOCH;
+        if let Ok(result) = finish(compact::run(plan, &prompts, &Extractive, now)) {
+            serde_json::to_vec(&result).expect("a compaction result serializes");
+        }
+    }
+
+    // /v1/branch-summary (needs oldLeafId and targetId).
+    if input.options.old_leaf_id.is_some() && input.options.target_id.is_some() {
+        let budget = BranchBudget {
+            context_window: input.options.context_window.unwrap_or(128_000),
+            reserve_tokens: input.options.reserve_tokens.unwrap_or(16_384),
+        };
+        if let Ok(plan) = branch::plan(&input, &prompts, budget) {
+            serde_json::to_vec(&plan.dry_run()).expect("a branch dry run serializes");
+            let now = time::OffsetDateTime::UNIX_EPOCH;
+            if let Ok(result) = finish(branch::run(plan, &prompts, &Extractive, now)) {
+                serde_json::to_vec(&result).expect("a branch result serializes");
+            }
+        }
+    }
+
+    // /v1/prune and `compactd prune -o`: a rewritten JSONL file parses again.
+    if let Ok(pruning) = prune::plan(&input) {
+        let answer = pruning.response(0).expect("a prune answer serializes");
+        serde_json::to_vec(&answer).expect("a prune answer serializes");
+        if format == BodyFormat::Jsonl {
+            let rewritten = pruning.rewrite(body, 0).expect("a parsed file rewrites");
+            SessionInput::parse(&rewritten, BodyFormat::Jsonl, SessionOptions::default())
+                .expect("a pruned file parses again");
+        }
+    }
+}

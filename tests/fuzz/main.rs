@@ -1,0 +1,357 @@
+//! Time-bounded fuzzing of session parsing and the whole core, run by `cargo test`.
+//!
+//! Seeds: the conformance corpus (336 adversarial sessions), the real sessions (cut to
+//! keep cases fast) and their JSON forms. Each case mutates a seed — bytes (flips,
+//! JSON tokens, deletions, duplications) or structure (a value anywhere replaced by a
+//! hostile one, ids and parentIds rewired into cycles and duplicates, lines dropped,
+//! duplicated, swapped, truncated) — picks options (leaf, budgets, branch ends, prune
+//! settings, from 0 to u64::MAX) and runs it through every pipeline (`exercise.rs`).
+//!
+//! `COMPACTD_FUZZ_SECS` bounds the run [10]; `COMPACTD_FUZZ_SEED` replays a run. A
+//! panicking case is written to `target/fuzz-failures/` and the test fails naming it.
+//! For long coverage-guided runs, see `fuzz/` (cargo-fuzz).
+
+mod exercise;
+
+use std::panic::AssertUnwindSafe;
+use std::time::{Duration, Instant};
+
+use compactd::pipeline::{BodyFormat, SessionOptions};
+use serde_json::Value;
+
+/// xorshift64*: tiny, seedable, reproducible.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    fn chance(&mut self, one_in: usize) -> bool {
+        self.below(one_in) == 0
+    }
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+const TOKENS: &[&str] = &[
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    ":",
+    "\"",
+    "\\",
+    "\\u",
+    "\\ud800",
+    "\\udc00",
+    "null",
+    "true",
+    "-0",
+    "1e999",
+    "1e21",
+    "\"type\"",
+    "\"message\"",
+    "\"compaction\"",
+    "\"branch_summary\"",
+    "\"id\"",
+    "\"parentId\"",
+    "\"role\"",
+    "\"assistant\"",
+    "\"toolResult\"",
+    "\"toolCall\"",
+    "\"arguments\"",
+    "\"content\"",
+    "\"firstKeptEntryId\"",
+    "\n",
+    "\r\n",
+    "😀",
+    "\u{0}",
+    "\u{feff}",
+];
+
+/// Hostile values a structural mutation puts anywhere.
+fn hostile(rng: &mut Rng, ids: &[String]) -> Value {
+    let id = || Value::String(String::new());
+    match rng.below(18) {
+        0 => Value::Null,
+        1 => Value::Bool(rng.chance(2)),
+        2 => serde_json::json!(-0.0),
+        3 => serde_json::json!(1e21),
+        4 => serde_json::json!(1.5),
+        5 => serde_json::json!(u64::MAX),
+        6 => serde_json::json!(i64::MIN),
+        7 => Value::String("😀\u{0}\"\\\u{2028}".repeat(1 + rng.below(3))),
+        8 => Value::String("x".repeat(rng.below(9000))),
+        9 => serde_json::json!({}),
+        10 => serde_json::json!([]),
+        11 => {
+            serde_json::json!([{"type": "text", "text": "t"}, {"type": "toolCall", "name": "bash", "arguments": {"command": "ls"}}])
+        }
+        12 => {
+            serde_json::json!({"role": "bashExecution", "command": "c", "output": "o", "exitCode": 1, "excludeFromContext": true})
+        }
+        13 => serde_json::json!({"type": "image", "data": "AAAA", "mimeType": "image/png"}),
+        14 | 15 if !ids.is_empty() => Value::String(rng.pick(ids).clone()),
+        16 => Value::String(
+            [
+                "message",
+                "compaction",
+                "branch_summary",
+                "custom_message",
+                "session",
+                "model_change",
+                "label",
+            ][rng.below(7)]
+            .into(),
+        ),
+        _ => id(),
+    }
+}
+
+/// Replaces a random node of `v` (or a key's value) with a hostile value, or removes a key.
+fn mutate_value(rng: &mut Rng, v: &mut Value, ids: &[String], depth: usize) {
+    let descend = depth < 6 && rng.below(3) != 0;
+    match v {
+        Value::Object(map) if !map.is_empty() => {
+            let key = map.keys().nth(rng.below(map.len())).unwrap().clone();
+            if descend {
+                mutate_value(rng, map.get_mut(&key).unwrap(), ids, depth + 1);
+            } else if rng.chance(4) {
+                map.remove(&key);
+            } else {
+                map.insert(key, hostile(rng, ids));
+            }
+        }
+        Value::Array(items) if !items.is_empty() => {
+            let i = rng.below(items.len());
+            if descend {
+                mutate_value(rng, &mut items[i], ids, depth + 1);
+            } else if rng.chance(4) {
+                items.remove(i);
+            } else {
+                items[i] = hostile(rng, ids);
+            }
+        }
+        _ => *v = hostile(rng, ids),
+    }
+}
+
+fn mutate_bytes(rng: &mut Rng, b: &mut Vec<u8>) {
+    for _ in 0..1 + rng.below(4) {
+        if b.is_empty() {
+            return;
+        }
+        let at = rng.below(b.len());
+        match rng.below(4) {
+            0 => b[at] = rng.next() as u8,
+            1 => {
+                let tok = rng.pick(TOKENS).as_bytes();
+                b.splice(at..at, tok.iter().copied());
+            }
+            2 => {
+                let end = (at + rng.below(64)).min(b.len());
+                b.drain(at..end);
+            }
+            _ => {
+                let end = (at + rng.below(256)).min(b.len());
+                let chunk = b[at..end].to_vec();
+                b.splice(at..at, chunk);
+            }
+        }
+    }
+}
+
+fn mutate_lines(rng: &mut Rng, lines: &mut Vec<Vec<u8>>, ids: &[String]) {
+    for _ in 0..1 + rng.below(3) {
+        if lines.is_empty() {
+            return;
+        }
+        let i = rng.below(lines.len());
+        match rng.below(8) {
+            0 => {
+                lines.remove(i);
+            }
+            1 => {
+                let copy = lines[i].clone();
+                lines.insert(rng.below(lines.len() + 1), copy);
+            }
+            2 => {
+                let j = rng.below(lines.len());
+                lines.swap(i, j);
+            }
+            3 => lines.truncate(i.max(1)),
+            _ => {
+                // Structural: mutate the line's JSON, or rewire its id / parentId.
+                let Ok(mut v) = serde_json::from_slice::<Value>(&lines[i]) else {
+                    continue;
+                };
+                if rng.chance(3) && !ids.is_empty() && v.is_object() {
+                    let field = if rng.chance(2) { "parentId" } else { "id" };
+                    v[field] = Value::String(rng.pick(ids).clone());
+                } else {
+                    mutate_value(rng, &mut v, ids, 0);
+                }
+                lines[i] = serde_json::to_vec(&v).unwrap();
+            }
+        }
+    }
+}
+
+fn options(rng: &mut Rng, ids: &[String]) -> SessionOptions {
+    let tokens = [0, 1, 100, 2_000, 20_000, 1 << 40, u64::MAX];
+    let id = |rng: &mut Rng| match rng.below(6) {
+        0 => None,
+        1 => Some("no-such-id".to_string()),
+        _ if ids.is_empty() => None,
+        _ => Some(rng.pick(ids).clone()),
+    };
+    SessionOptions {
+        leaf_id: id(rng),
+        keep_recent_tokens: rng.chance(2).then(|| *rng.pick(&tokens)),
+        reserve_tokens: rng.chance(2).then(|| *rng.pick(&tokens)),
+        context_window: rng.chance(2).then(|| *rng.pick(&tokens)),
+        include_messages: Some(rng.chance(2)),
+        short_summary: Some(rng.chance(3)),
+        old_leaf_id: id(rng),
+        target_id: id(rng),
+        replace_instructions: Some(rng.chance(2)),
+        custom_instructions: rng.chance(3).then(|| "focus {{x}} \u{0}".to_string()),
+        protect_tokens: rng.chance(2).then(|| *rng.pick(&tokens)),
+        minimum_savings: rng.chance(2).then(|| *rng.pick(&tokens)),
+        protected_tools: rng.chance(3).then(|| vec!["bash".to_string()]),
+        ..SessionOptions::default()
+    }
+}
+
+fn seeds() -> Vec<Vec<u8>> {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut seeds = Vec::new();
+    let corpus = format!("{root}/tests/conformance/corpus");
+    let mut files: Vec<_> = std::fs::read_dir(&corpus)
+        .unwrap_or_else(|e| panic!("{corpus}: {e}"))
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    for f in files {
+        seeds.push(std::fs::read(f).unwrap());
+    }
+    for name in ["before-compaction.jsonl", "large-session.jsonl"] {
+        let path = format!("{root}/../shared/fixtures/pi-sessions/{name}");
+        let text = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        // Whole lines, about 150 kB: long enough for cut points, short enough to be quick.
+        let cut = text[..150_000]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .unwrap_or(0);
+        seeds.push(text[..cut].to_vec());
+    }
+    seeds
+}
+
+fn as_json_body(rng: &mut Rng, lines: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = if rng.chance(4) {
+        b"[".to_vec()
+    } else {
+        b"{\"entries\":[".to_vec()
+    };
+    for (i, l) in lines.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(l);
+    }
+    out.push(b']');
+    if out[0] == b'{' {
+        out.push(b'}');
+    }
+    out
+}
+
+#[test]
+fn fuzz_parsing_and_the_core() {
+    let secs: u64 = std::env::var("COMPACTD_FUZZ_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10);
+    let seed: u64 = std::env::var("COMPACTD_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5EED_CAFE_F00D);
+    let seeds = seeds();
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    let mut rng = Rng(seed);
+    let mut cases = 0u64;
+    let mut parsed = 0u64;
+    // Keep the panic's message and place quietly: it is reported below with its input.
+    static LAST_PANIC: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|info| {
+        *LAST_PANIC.lock().unwrap_or_else(|e| e.into_inner()) = info.to_string();
+    }));
+    while Instant::now() < deadline || cases < 200 {
+        let base = rng.pick(&seeds);
+        let ids = exercise::ids_of(base);
+        let mut lines: Vec<Vec<u8>> = base
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect();
+        let structural = rng.below(3) != 0;
+        if structural {
+            mutate_lines(&mut rng, &mut lines, &ids);
+        }
+        let format = if rng.chance(3) {
+            BodyFormat::Json
+        } else {
+            BodyFormat::Jsonl
+        };
+        let mut body = match format {
+            BodyFormat::Json => as_json_body(&mut rng, &lines),
+            BodyFormat::Jsonl => lines.join(&b'\n'),
+        };
+        if !structural || rng.chance(4) {
+            mutate_bytes(&mut rng, &mut body);
+        }
+        let opts = options(&mut rng, &ids);
+        let limit = if rng.chance(10) {
+            rng.below(50) + 1
+        } else {
+            200_000
+        };
+        let case_rng = rng.0;
+        let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            exercise::exercise(&body, format, opts.clone(), limit)
+        }));
+        if outcome.is_err() {
+            std::panic::set_hook(hook);
+            let message = LAST_PANIC.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            let dir = format!("{}/target/fuzz-failures", env!("CARGO_MANIFEST_DIR"));
+            std::fs::create_dir_all(&dir).unwrap();
+            let path = format!("{dir}/case-{case_rng:016x}.body");
+            std::fs::write(&path, &body).unwrap();
+            panic!(
+                "case {cases} panicked: {message}\n  body: {path} ({format:?}, limit {limit})\n  options: {opts:?}\n  replay: COMPACTD_FUZZ_SEED={seed}"
+            );
+        }
+        if compactd::pipeline::SessionInput::parse(&body, format, SessionOptions::default()).is_ok()
+        {
+            parsed += 1;
+        }
+        cases += 1;
+    }
+    std::panic::set_hook(hook);
+    eprintln!("fuzz: {cases} cases in {secs} s, {parsed} parsed (seed {seed})");
+    // Both kinds of case must occur, or the mutations test only one side.
+    assert!(
+        parsed > cases / 10 && parsed < cases,
+        "{parsed} of {cases} parsed"
+    );
+}
