@@ -60,6 +60,22 @@ pub async fn limit(State(state): State<AppState>, req: Request, next: Next) -> R
     }
 }
 
+/// A client's `x-request-id` is kept only when it is a plausible id (1–128 characters of
+/// `A-Z a-z 0-9 - _ . : /`); otherwise it is dropped and one is generated. It is logged
+/// and echoed, so it must not carry arbitrary text.
+pub async fn request_id_policy(mut req: Request) -> Request {
+    let valid = |v: &HeaderValue| {
+        let b = v.as_bytes();
+        (1..=128).contains(&b.len())
+            && b.iter()
+                .all(|c| c.is_ascii_alphanumeric() || b"-_.:/".contains(c))
+    };
+    if req.headers().get("x-request-id").is_some_and(|v| !valid(v)) {
+        req.headers_mut().remove("x-request-id");
+    }
+    req
+}
+
 /// Request metrics (count by route and status, latency, in-flight) and one log line
 /// per request. Routes are the matched templates, so the label set stays bounded.
 pub async fn observe(req: Request, next: Next) -> Response {

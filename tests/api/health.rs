@@ -21,7 +21,31 @@ async fn request_ids_are_echoed_or_generated() {
         .unwrap();
     assert_eq!(res.headers()["x-request-id"], "abc-123");
     let res = app.get("/healthz").await;
-    assert!(!res.headers()["x-request-id"].is_empty());
+    let generated = res.headers()["x-request-id"].to_str().unwrap().to_string();
+    assert_eq!(generated.len(), 36, "{generated}");
+    // Ids that are too long or carry arbitrary text are replaced, never echoed.
+    let long = "a".repeat(129);
+    for hostile in [
+        long.as_bytes(),
+        b"a b",
+        b"caf\xe9",
+        b"<script>",
+        b"\"quoted\"",
+    ] {
+        let res = app
+            .client
+            .get(format!("{}/healthz", app.address))
+            .header(
+                "x-request-id",
+                reqwest::header::HeaderValue::from_bytes(hostile).unwrap(),
+            )
+            .send()
+            .await
+            .unwrap();
+        let echoed = res.headers()["x-request-id"].to_str().unwrap();
+        assert_ne!(echoed.as_bytes(), hostile);
+        assert_eq!(echoed.len(), 36, "{echoed}");
+    }
 }
 
 #[tokio::test]
