@@ -10,4 +10,5 @@ mod openapi;
 mod prepare;
 mod prune;
 mod robustness;
+mod schemathesis;
 mod upstream;
