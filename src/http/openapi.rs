@@ -78,7 +78,75 @@ pub async fn openapi_json() -> Json<Value> {
 fn spec() -> Value {
     let mut doc = serde_json::to_value(ApiDoc::openapi()).expect("the OpenAPI document serializes");
     mark_u64(&mut doc);
+    document_the_guard(&mut doc);
     doc
+}
+
+/// What `guard.rs` adds to every route but `/healthz` and `/readyz`: bearer tokens (when
+/// `COMPACTD_API_KEYS` is set), 503 past the concurrency limit, 504 past the request
+/// deadline. Added here once rather than repeated in every handler's annotation.
+fn document_the_guard(doc: &mut Value) {
+    doc["components"]["securitySchemes"] = json!({
+        "bearer": {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "One of COMPACTD_API_KEYS / COMPACTD_API_KEYS_FILE; without configured keys no token is needed."
+        }
+    });
+    doc["security"] = json!([{"bearer": []}]);
+    let problem = |description: &str, headers: Value| {
+        json!({
+            "description": description,
+            "headers": headers,
+            "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+        })
+    };
+    let Some(paths) = doc["paths"].as_object_mut() else {
+        return;
+    };
+    for (path, item) in paths.iter_mut() {
+        let Some(item) = item.as_object_mut() else {
+            continue;
+        };
+        for (method, operation) in item.iter_mut() {
+            // The probes stay open (guard.rs `is_open`; tests/api/schemathesis.rs checks
+            // the two agree).
+            if matches!(path.as_str(), "/healthz" | "/readyz") {
+                operation["security"] = json!([{}]);
+                continue;
+            }
+            let Some(responses) = operation["responses"].as_object_mut() else {
+                continue;
+            };
+            let guard = [
+                ("401", problem(
+                    "API keys are configured and the bearer token is missing or wrong",
+                    json!({"WWW-Authenticate": {"schema": {"type": "string"}}}),
+                )),
+                ("503", problem(
+                    "At the concurrency limit (COMPACTD_MAX_CONCURRENCY); retry after Retry-After",
+                    json!({"Retry-After": {"schema": {"type": "integer", "minimum": 0}, "required": true}}),
+                )),
+                ("504", problem(
+                    "The request deadline (COMPACTD_REQUEST_TIMEOUT_SECS) passed",
+                    json!({}),
+                )),
+            ];
+            for (status, response) in guard {
+                responses.entry(status).or_insert(response);
+            }
+            if method == "post" {
+                responses.entry("413").or_insert(problem(
+                    "Body too large (COMPACTD_MAX_BODY_BYTES)",
+                    json!({}),
+                ));
+            }
+            // Status order, as in the annotations.
+            let mut sorted: Vec<_> = std::mem::take(responses).into_iter().collect();
+            sorted.sort_by(|a, b| a.0.cmp(&b.0));
+            responses.extend(sorted);
+        }
+    }
 }
 
 /// utoipa describes a `u64` as `format: int64, minimum: 0`, which bounds it at `i64::MAX`;

@@ -9,7 +9,9 @@ use compactd::pipeline::compact::Summarize;
 use compactd::summarize::{SummarizeError, SummarizerKind, Summary, SummaryRequest, Usage};
 use serde_json::{json, Value};
 
-use crate::helpers::{entries_of, problem, small_session, spawn_app, spawn_app_with_summarizer};
+use crate::helpers::{
+    entries_of, problem, small_session, spawn_app, spawn_app_with, spawn_app_with_summarizer,
+};
 
 /// `reserveTokens` near `u64::MAX` (the schema allows every u64) overflowed
 /// `reserveTokens * 8 / 10`: a panic and a 500 in debug builds, a wrapped output budget in
@@ -200,4 +202,57 @@ async fn the_spec_states_u64_bounds_and_every_answer_shape() {
         schemas["SessionRequest"]["properties"]["preserveData"].get("type"),
         None
     );
+}
+
+/// The spec says which routes need a token (and documents the guard's 401/503/504):
+/// with keys configured, exactly the routes it marks open answer without one.
+#[tokio::test]
+async fn the_spec_marks_exactly_the_open_routes() {
+    let app = spawn_app_with(|c| {
+        c.api_keys = compactd::config::ApiKeys::new(["k-123456"]);
+    })
+    .await;
+    let spec: Value = app
+        .client
+        .get(format!("{}/openapi.json", app.address))
+        .bearer_auth("k-123456")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(spec["security"], json!([{"bearer": []}]));
+    let mut open = Vec::new();
+    for (path, item) in spec["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            let is_open = operation.get("security") == Some(&json!([{}]));
+            let responses = &operation["responses"];
+            if is_open {
+                open.push(path.clone());
+            } else {
+                for status in ["401", "503", "504"] {
+                    assert!(
+                        responses.get(status).is_some(),
+                        "{method} {path}: no {status}"
+                    );
+                }
+            }
+            let req = if method == "get" {
+                app.client.get(format!("{}{path}", app.address))
+            } else {
+                app.client
+                    .post(format!("{}{path}", app.address))
+                    .header("content-type", "application/json")
+                    .body("{}")
+            };
+            let status = req.send().await.unwrap().status().as_u16();
+            if is_open {
+                assert_eq!(status, 200, "{method} {path} is open in the spec");
+            } else {
+                assert_eq!(status, 401, "{method} {path} needs a token in the spec");
+            }
+        }
+    }
+    assert_eq!(open, ["/healthz", "/readyz"]);
 }
