@@ -864,8 +864,10 @@ async fn raw_upstream(how: Misbehaviour) -> (String, Arc<std::sync::atomic::Atom
     (base, requests)
 }
 
-/// One candidate at a raw upstream; short timeouts so a hang costs well under a second.
-fn raw_config(base: String) -> LlmConfig {
+/// One candidate at a raw upstream. The per-attempt timeout is short only for the stall
+/// (a hang then costs 2 × 300 ms); the others get room, so that reading 16 MiB in a debug
+/// build on a loaded machine still ends in "too large", not in a timeout.
+fn raw_config(base: String, how: Misbehaviour) -> LlmConfig {
     let mut cfg = config(vec![ModelConfig {
         name: "raw".into(),
         kind: ModelKind::Openai,
@@ -874,8 +876,11 @@ fn raw_config(base: String) -> LlmConfig {
         context_window: 64_000,
         api_key: Some(KEY.into()),
     }]);
-    cfg.upstream_timeout = Duration::from_millis(300);
-    cfg.deadline = Duration::from_secs(3);
+    cfg.upstream_timeout = match how {
+        Misbehaviour::StallBody => Duration::from_millis(300),
+        _ => Duration::from_secs(4),
+    };
+    cfg.deadline = Duration::from_secs(10);
     cfg.retries = 1;
     cfg
 }
@@ -929,7 +934,7 @@ const MISBEHAVIOURS: &[(Misbehaviour, &str, bool)] = &[
 async fn a_misbehaving_upstream_falls_back_or_fails_cleanly_within_the_deadline() {
     for &(how, failure, transient) in MISBEHAVIOURS {
         let (base, requests) = raw_upstream(how).await;
-        let mut cfg = raw_config(base);
+        let mut cfg = raw_config(base, how);
         let start = Instant::now();
         let s = engine(&cfg).summarize(&request("p"), None).await;
         let s = s.unwrap_or_else(|e| panic!("{how:?}: {e:?}"));
@@ -979,7 +984,7 @@ async fn a_misbehaving_upstream_falls_back_or_fails_cleanly_within_the_deadline(
 async fn a_misbehaving_upstream_never_takes_the_service_down() {
     for &(how, failure, _) in MISBEHAVIOURS {
         let (base, _) = raw_upstream(how).await;
-        let llm = raw_config(base.clone());
+        let llm = raw_config(base.clone(), how);
         let app = crate::helpers::spawn_app_with(move |c| c.llm = llm).await;
         let res = app
             .post_jsonl(
@@ -992,7 +997,7 @@ async fn a_misbehaving_upstream_never_takes_the_service_down() {
         assert_eq!(body["summarizer"], "extractive", "{how:?}: {body}");
         assert_eq!(app.get("/healthz").await.status().as_u16(), 200, "{how:?}");
 
-        let mut llm = raw_config(base);
+        let mut llm = raw_config(base, how);
         llm.fallback = FallbackPolicy::None;
         let app = crate::helpers::spawn_app_with(move |c| c.llm = llm).await;
         let p = crate::helpers::problem(
@@ -1018,7 +1023,7 @@ async fn a_misbehaving_upstream_never_takes_the_service_down() {
 async fn a_stalled_body_past_the_deadline_is_a_504_or_the_fallback() {
     let (base, _) = raw_upstream(Misbehaviour::StallBody).await;
     for fallback in [FallbackPolicy::None, FallbackPolicy::Extractive] {
-        let mut llm = raw_config(base.clone());
+        let mut llm = raw_config(base.clone(), Misbehaviour::StallBody);
         llm.upstream_timeout = Duration::from_secs(10);
         llm.deadline = Duration::from_millis(400);
         llm.fallback = fallback;
