@@ -18,7 +18,7 @@ use super::{blocking, AppState};
     request_body(
         description = "The whole entry tree (JSON with `entries`, `oldLeafId`, `targetId`, or JSONL with them in the query string).",
         content(
-            (crate::pipeline::input::SessionRequest = "application/json"),
+            (crate::pipeline::input::SessionRequest = "application/json", example = super::openapi::branch_example),
             (String = "application/x-ndjson"),
             (String = "application/jsonl")
         )
@@ -34,7 +34,7 @@ use super::{blocking, AppState};
         ("model" = Option<String>, Query, description = "JSONL bodies: a configured model name"),
     ),
     responses(
-        (status = 200, description = "The branch summary and a ready-to-append branch_summary entry (with dryRun: what would be summarized)", body = crate::pipeline::branch::BranchSummaryResult),
+        (status = 200, description = "The branch summary and a ready-to-append branch_summary entry (with dryRun: what would be summarized)", body = super::openapi::BranchAnswer),
         (status = 400, description = "Not JSON / JSONL, or a bad query parameter", body = super::problem::Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES (`body-too-large`) or more entries than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = super::problem::Problem, content_type = "application/problem+json"),
         (status = 415, description = "Neither JSON nor JSONL", body = super::problem::Problem, content_type = "application/problem+json"),

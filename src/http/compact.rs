@@ -45,7 +45,7 @@ pub struct SummarizeResponse {
     post,
     path = "/v1/summarize",
     tag = "compaction",
-    request_body(content = SummarizeRequest, content_type = "application/json"),
+    request_body(content = SummarizeRequest, content_type = "application/json", example = super::openapi::summarize_example),
     responses(
         (status = 200, description = "The summary", body = SummarizeResponse),
         (status = 400, description = "Not JSON", body = super::problem::Problem, content_type = "application/problem+json"),
@@ -70,6 +70,15 @@ pub async fn summarize(
 
 /// Parses `{systemPrompt, prompt, maxTokens?, model?}` with a pointer on errors.
 fn remote_request(bytes: &[u8]) -> Result<SummarizeRequest, ApiError> {
+    // serde takes a struct from an array too (`["", "prompt"]`); the contract is an object.
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if first == Some(&b'[') && serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok() {
+        return Err(ApiError::Input(InputError::invalid(Violation {
+            pointer: String::new(),
+            message: "the body must be a JSON object: {\"systemPrompt\", \"prompt\"}".into(),
+            line: None,
+        })));
+    }
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let req: SummarizeRequest = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         if e.inner().is_syntax() || e.inner().is_eof() {
@@ -114,7 +123,9 @@ async fn summarize_remote(state: &AppState, req: SummarizeRequest) -> Result<Res
         prompt: req.prompt,
         max_tokens: req
             .max_tokens
-            .unwrap_or(state.config.reserve_tokens * 8 / 10)
+            .unwrap_or(crate::summarize::templates::four_fifths(
+                state.config.reserve_tokens,
+            ))
             .max(1),
     };
     let s = state
@@ -164,8 +175,11 @@ enum Planned {
     request_body(
         description = "A session (JSON with `entries`, or a pi session file as JSONL with options in the query string), or the remoteEndpoint body `{systemPrompt, prompt}`.",
         content(
-            (crate::pipeline::input::SessionRequest = "application/json"),
-            (String = "application/x-ndjson"),
+            (super::openapi::CompactRequest = "application/json", examples(
+                ("session" = (summary = "A session", value = json!(super::openapi::session_example()))),
+                ("remoteEndpoint" = (summary = "The remoteEndpoint body", value = json!(super::openapi::summarize_example())))
+            )),
+            (String = "application/x-ndjson", example = super::openapi::session_jsonl_example),
             (String = "application/jsonl")
         )
     ),
@@ -181,7 +195,7 @@ enum Planned {
         ("dryRun" = Option<bool>, Query, description = "JSONL bodies: answer like /v1/prepare"),
     ),
     responses(
-        (status = 200, description = "A CompactionResult (a remoteEndpoint answer for a `{systemPrompt, prompt}` body; a prepare answer with dryRun)", body = crate::pipeline::compact::CompactionResult),
+        (status = 200, description = "A CompactionResult (a remoteEndpoint answer for a `{systemPrompt, prompt}` body; a prepare answer with dryRun)", body = super::openapi::CompactAnswer),
         (status = 400, description = "Not JSON / JSONL, or a bad query parameter", body = super::problem::Problem, content_type = "application/problem+json"),
         (status = 409, description = "Nothing to compact", body = super::problem::Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES (`body-too-large`) or more entries than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = super::problem::Problem, content_type = "application/problem+json"),

@@ -19,8 +19,8 @@ use super::{blocking, AppState};
     request_body(
         description = "A session: JSON with `entries`, or a pi session file (JSONL) with options in the query string.",
         content(
-            (crate::pipeline::input::SessionRequest = "application/json"),
-            (String = "application/x-ndjson"),
+            (crate::pipeline::input::SessionRequest = "application/json", example = super::openapi::session_example),
+            (String = "application/x-ndjson", example = super::openapi::session_jsonl_example),
             (String = "application/jsonl")
         )
     ),

@@ -100,7 +100,9 @@ pub fn plan(
     let old = find(old_leaf_id, "oldLeafId")?;
     let target = find(target_id, "targetId")?;
     let collected = collect(session, old, target)?;
-    let token_budget = budget.context_window as i64 - budget.reserve_tokens as i64;
+    // Both are u64 from the client: subtract without wrapping, then clamp into i64.
+    let token_budget = (i128::from(budget.context_window) - i128::from(budget.reserve_tokens))
+        .clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
     let selection = prepare_branch(&collected.entries, token_budget);
     let conversation = serialize_conversation(
         selection.messages.iter().map(|(m, _)| *m),

@@ -160,7 +160,7 @@ pub struct CompactionResult {
     /// History passes (1 unless the summarizer's window forced chunking).
     pub chunks: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<serde_json::Value>)]
     pub preserve_data: Option<serde_json::Value>,
     /// Ready to append to the session file.
     #[schema(value_type = Object)]
@@ -309,7 +309,12 @@ async fn summarize_history(
     let single = prompts.history_request(&whole, plan.previous_summary.as_deref(), reserve, opts);
     let fits = |req: &SummaryRequest| match window {
         None => true,
-        Some(w) => tokens_of(&req.system_prompt) + tokens_of(&req.prompt) + req.max_tokens <= w,
+        Some(w) => {
+            tokens_of(&req.system_prompt)
+                .saturating_add(tokens_of(&req.prompt))
+                .saturating_add(req.max_tokens)
+                <= w
+        }
     };
     if fits(&single) {
         let s = summarizer.summarize(&single, model).await?;
@@ -323,8 +328,10 @@ async fn summarize_history(
     while !rest.is_empty() {
         // Room for conversation text in this pass, in UTF-16 units (4 per token).
         let frame = prompts.history_request("", previous.as_deref(), reserve, opts);
-        let overhead =
-            tokens_of(&frame.system_prompt) + tokens_of(&frame.prompt) + frame.max_tokens;
+        // max_tokens may be close to u64::MAX (a client's reserveTokens).
+        let overhead = tokens_of(&frame.system_prompt)
+            .saturating_add(tokens_of(&frame.prompt))
+            .saturating_add(frame.max_tokens);
         let room_units = window.saturating_sub(overhead).saturating_mul(4) as usize;
         let mut take = 0;
         let mut units = 0usize;

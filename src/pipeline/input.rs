@@ -170,6 +170,7 @@ struct JsonBody<'a> {
     #[serde(borrow)]
     entries: Option<Vec<&'a RawValue>>,
     leaf_id: Option<String>,
+    #[serde(default, deserialize_with = "super::object_only::object_only")]
     settings: Option<JsonSettings>,
     keep_recent_tokens: Option<u64>,
     reserve_tokens: Option<u64>,
@@ -421,7 +422,7 @@ pub struct SessionRequest {
     /// `/v1/compact`: also write a one-paragraph summary for a UI.
     pub short_summary: Option<bool>,
     /// `/v1/compact`: any JSON, echoed into the answer and the compaction entry.
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<serde_json::Value>)]
     pub preserve_data: Option<serde_json::Value>,
     /// `/v1/compact`: a configured model name.
     pub model: Option<String>,

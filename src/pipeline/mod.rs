@@ -5,6 +5,7 @@ pub mod branch;
 pub mod compact;
 pub mod input;
 pub mod numbers;
+pub mod object_only;
 pub mod prepare;
 pub mod prune;
 

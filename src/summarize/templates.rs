@@ -177,6 +177,13 @@ pub struct PromptOptions<'o> {
     pub additional_context: &'o [String],
 }
 
+/// `floor(0.8 × n)` for every `u64`: a client may send any `reserveTokens` up to
+/// `u64::MAX`, and `n * 8` would overflow (a panic in debug builds, a wrapped budget in
+/// release builds).
+pub fn four_fifths(n: u64) -> u64 {
+    n / 10 * 8 + n % 10 * 8 / 10
+}
+
 impl Prompts {
     /// The history summary request: initial prompt, or update prompt when a previous
     /// summary is merged. Output budget `floor(0.8 × reserveTokens)`.
@@ -196,8 +203,7 @@ impl Prompts {
             kind: RequestKind::History,
             system_prompt: self.system.clone(),
             prompt: self.compose(conversation, previous_summary, base, opts),
-            // floor(0.8 × r) without overflowing for any r a client may send.
-            max_tokens: reserve_tokens / 10 * 8 + reserve_tokens % 10 * 8 / 10,
+            max_tokens: four_fifths(reserve_tokens),
         }
     }
 
@@ -279,6 +285,17 @@ mod tests {
         assert!(p.initial.contains("## Goal"));
         assert!(p.branch_preamble.ends_with("\n\n") && !p.branch_preamble.ends_with("\n\n\n"));
         assert!(p.wrappers.bash_command.vars().any(|v| v == "command"));
+    }
+
+    #[test]
+    fn four_fifths_is_floor_of_0_8_without_overflow() {
+        for n in [0, 1, 4, 5, 9, 10, 16384, 1_000_003] {
+            assert_eq!(four_fifths(n), n * 8 / 10, "{n}");
+        }
+        assert_eq!(
+            four_fifths(u64::MAX),
+            (u128::from(u64::MAX) * 8 / 10) as u64
+        );
     }
 
     #[test]

@@ -96,19 +96,22 @@ async fn metrics_are_prometheus_text() {
     }
     // …and reads the series with their types and labels.
     let scrape = Scrape::parse(text.lines().map(|l| Ok(l.to_string()))).unwrap();
-    let find = |metric: &str, label: (&str, &str)| {
+    // The recorder is shared by every test in this binary: select by every label.
+    let find = |metric: &str, labels: &[(&str, &str)]| {
         scrape
             .samples
             .iter()
-            .find(|s| s.metric == metric && s.labels.get(label.0) == Some(label.1))
-            .unwrap_or_else(|| panic!("no {metric} with {label:?} in:\n{text}"))
+            .find(|s| s.metric == metric && labels.iter().all(|(k, v)| s.labels.get(k) == Some(v)))
+            .unwrap_or_else(|| panic!("no {metric} with {labels:?} in:\n{text}"))
     };
-    let requests = find("compactd_requests_total", ("route", "/v1/summarize"));
-    assert_eq!(requests.labels.get("status"), Some("200"));
+    let requests = find(
+        "compactd_requests_total",
+        &[("route", "/v1/summarize"), ("status", "200")],
+    );
     assert!(matches!(requests.value, Value::Counter(n) if n >= 1.0));
     let latency = find(
         "compactd_request_duration_seconds",
-        ("route", "/v1/summarize"),
+        &[("route", "/v1/summarize")],
     );
     let Value::Histogram(buckets) = &latency.value else {
         panic!("latency is not a histogram: {latency:?}")

@@ -10,5 +10,6 @@ mod openapi;
 mod prepare;
 mod prune;
 mod robustness;
+mod schemathesis;
 mod shutdown;
 mod upstream;

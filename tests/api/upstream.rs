@@ -751,3 +751,302 @@ async fn a_client_disconnect_cancels_the_upstream_call() {
         "compactd closed the upstream connection after its client went away"
     );
 }
+
+/// How a raw TCP upstream misbehaves once it has read a request.
+#[derive(Clone, Copy, Debug)]
+enum Misbehaviour {
+    /// Accepts, reads the request, and resets the connection (SO_LINGER 0, then close).
+    Reset,
+    /// Answers bytes that are not HTTP.
+    NotHttp,
+    /// 200 with this body (and a correct content-length).
+    Ok200(&'static str),
+    /// 200 announcing a longer body than it sends, then closes.
+    CutShort,
+    /// 200 announcing a body larger than compactd reads (content-length).
+    HugeDeclared,
+    /// 200 streaming an endless chunked body with no content-length.
+    HugeChunked,
+    /// 200 headers and the first bytes of the body, then silence.
+    StallBody,
+}
+
+/// Reads one HTTP request (headers and content-length body) from `socket`.
+async fn read_request(socket: &mut tokio::net::TcpStream) -> bool {
+    let mut received = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        if let Some(end) = received.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&received[..end]).to_ascii_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .map_or(0, |v| v.trim().parse().unwrap());
+            if received.len() >= end + 4 + length {
+                return true;
+            }
+        }
+        match socket.read(&mut buf).await {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => received.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+/// An upstream on 127.0.0.1 that misbehaves on every connection; the base URL for an
+/// OpenAI-compatible candidate, and the number of requests it read.
+async fn raw_upstream(how: Misbehaviour) -> (String, Arc<std::sync::atomic::AtomicU32>) {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use tokio::io::AsyncWriteExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/v1", listener.local_addr().unwrap());
+    let requests = Arc::new(AtomicU32::new(0));
+    let count = requests.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut socket, _)) = listener.accept().await else {
+                return;
+            };
+            let count = count.clone();
+            tokio::spawn(async move {
+                if !read_request(&mut socket).await {
+                    return;
+                }
+                count.fetch_add(1, Ordering::SeqCst);
+                // Write errors are expected: compactd may hang up first.
+                match how {
+                    Misbehaviour::Reset => {
+                        socket.set_zero_linger().unwrap();
+                        drop(socket);
+                    }
+                    Misbehaviour::NotHttp => {
+                        let _ = socket
+                            .write_all(b"SSH-2.0-OpenSSH_9.6\r\n\x00\xff\xfe garbage\r\n\r\n")
+                            .await;
+                    }
+                    Misbehaviour::Ok200(body) => {
+                        let head = format!(
+                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                            body.len()
+                        );
+                        let _ = socket.write_all(head.as_bytes()).await;
+                        let _ = socket.write_all(body.as_bytes()).await;
+                    }
+                    Misbehaviour::CutShort => {
+                        let _ = socket
+                            .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n{\"choices\":[{\"message\":{\"content\":\"par")
+                            .await;
+                    }
+                    Misbehaviour::HugeDeclared => {
+                        let _ = socket
+                            .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100000000000\r\n\r\n{\"choices\":")
+                            .await;
+                        tokio::time::sleep(Duration::from_secs(30)).await;
+                    }
+                    Misbehaviour::HugeChunked => {
+                        let _ = socket
+                            .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n")
+                            .await;
+                        let chunk = format!("100000\r\n{}\r\n", "x".repeat(0x10_0000));
+                        // Endless: only compactd's limit ends it.
+                        while socket.write_all(chunk.as_bytes()).await.is_ok() {}
+                    }
+                    Misbehaviour::StallBody => {
+                        let _ = socket
+                            .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{\"choices\"")
+                            .await;
+                        tokio::time::sleep(Duration::from_secs(30)).await;
+                    }
+                }
+            });
+        }
+    });
+    (base, requests)
+}
+
+/// One candidate at a raw upstream. The per-attempt timeout is short only for the stall
+/// (a hang then costs 2 × 300 ms); the others get room, so that reading 16 MiB in a debug
+/// build on a loaded machine still ends in "too large", not in a timeout.
+fn raw_config(base: String, how: Misbehaviour) -> LlmConfig {
+    let mut cfg = config(vec![ModelConfig {
+        name: "raw".into(),
+        kind: ModelKind::Openai,
+        model: "gpt-test".into(),
+        base_url: base,
+        context_window: 64_000,
+        api_key: Some(KEY.into()),
+    }]);
+    cfg.upstream_timeout = match how {
+        Misbehaviour::StallBody => Duration::from_millis(300),
+        _ => Duration::from_secs(4),
+    };
+    cfg.deadline = Duration::from_secs(10);
+    cfg.retries = 1;
+    cfg
+}
+
+/// Every misbehaviour, what the candidate's failure says, and whether it is retried.
+const MISBEHAVIOURS: &[(Misbehaviour, &str, bool)] = &[
+    (Misbehaviour::Reset, "transport error", true),
+    (Misbehaviour::NotHttp, "transport error", true),
+    (
+        Misbehaviour::Ok200("<html>Bad Gateway</html>"),
+        "unparsable answer",
+        false,
+    ),
+    (
+        Misbehaviour::Ok200(r#"{"choices":[{"message":{"content":"cut"#),
+        "unparsable answer",
+        false,
+    ),
+    (
+        Misbehaviour::Ok200(r#"{"result":"a summary"}"#),
+        "unparsable answer",
+        false,
+    ),
+    (
+        Misbehaviour::Ok200(r#"{"choices":"a summary"}"#),
+        "unparsable answer",
+        false,
+    ),
+    (
+        Misbehaviour::Ok200(r#"{"choices":[{"message":{"content":42}}]}"#),
+        "unparsable answer",
+        false,
+    ),
+    (Misbehaviour::Ok200("[]"), "unparsable answer", false),
+    (Misbehaviour::Ok200(""), "unparsable answer", false),
+    (Misbehaviour::CutShort, "transport error", true),
+    (
+        Misbehaviour::HugeDeclared,
+        "answer larger than 16777216 bytes",
+        false,
+    ),
+    (
+        Misbehaviour::HugeChunked,
+        "answer larger than 16777216 bytes",
+        false,
+    ),
+    (Misbehaviour::StallBody, "no answer within 300 ms", true),
+];
+
+#[tokio::test]
+async fn a_misbehaving_upstream_falls_back_or_fails_cleanly_within_the_deadline() {
+    for &(how, failure, transient) in MISBEHAVIOURS {
+        let (base, requests) = raw_upstream(how).await;
+        let mut cfg = raw_config(base, how);
+        let start = Instant::now();
+        let s = engine(&cfg).summarize(&request("p"), None).await;
+        let s = s.unwrap_or_else(|e| panic!("{how:?}: {e:?}"));
+        assert_eq!(s.summarizer, SummarizerKind::Extractive, "{how:?}");
+        assert_eq!(s.text, EXTRACTIVE_TEXT, "{how:?}");
+        assert!(
+            start.elapsed() < cfg.deadline,
+            "{how:?}: {:?}",
+            start.elapsed()
+        );
+
+        cfg.fallback = FallbackPolicy::None;
+        let start = Instant::now();
+        let err = engine(&cfg)
+            .summarize(&request("q"), None)
+            .await
+            .unwrap_err();
+        assert!(
+            start.elapsed() < cfg.deadline,
+            "{how:?}: {:?}",
+            start.elapsed()
+        );
+        let SummarizeError::Upstream(message) = &err else {
+            panic!("{how:?}: expected Upstream, got {err:?}");
+        };
+        assert!(message.contains(failure), "{how:?}: {message}");
+        let attempts = if transient {
+            "(2 attempts)"
+        } else {
+            "(1 attempt)"
+        };
+        assert!(message.contains(attempts), "{how:?}: {message}");
+        assert!(!message.contains(KEY), "{how:?}: {message}");
+        // One request per attempt, over both calls.
+        let expected = if transient { 4 } else { 2 };
+        assert_eq!(
+            requests.load(std::sync::atomic::Ordering::SeqCst),
+            expected,
+            "{how:?}"
+        );
+    }
+}
+
+/// Through the real server: `/v1/compact` answers with the extractive fallback, or with a
+/// clean problem document when no fallback is allowed, and the service stays up.
+#[tokio::test]
+async fn a_misbehaving_upstream_never_takes_the_service_down() {
+    for &(how, failure, _) in MISBEHAVIOURS {
+        let (base, _) = raw_upstream(how).await;
+        let llm = raw_config(base.clone(), how);
+        let app = crate::helpers::spawn_app_with(move |c| c.llm = llm).await;
+        let res = app
+            .post_jsonl(
+                "/v1/compact?keepRecentTokens=1",
+                crate::helpers::small_session(),
+            )
+            .await;
+        assert_eq!(res.status().as_u16(), 200, "{how:?}");
+        let body: Value = res.json().await.unwrap();
+        assert_eq!(body["summarizer"], "extractive", "{how:?}: {body}");
+        assert_eq!(app.get("/healthz").await.status().as_u16(), 200, "{how:?}");
+
+        let mut llm = raw_config(base, how);
+        llm.fallback = FallbackPolicy::None;
+        let app = crate::helpers::spawn_app_with(move |c| c.llm = llm).await;
+        let p = crate::helpers::problem(
+            app.post_jsonl(
+                "/v1/compact?keepRecentTokens=1",
+                crate::helpers::small_session(),
+            )
+            .await,
+            502,
+            "upstream-failed",
+        )
+        .await;
+        let detail = p["detail"].as_str().unwrap();
+        assert!(detail.contains(failure), "{how:?}: {detail}");
+        assert!(!detail.contains(KEY), "{how:?}: {detail}");
+        assert_eq!(app.get("/healthz").await.status().as_u16(), 200, "{how:?}");
+    }
+}
+
+/// A stalled body that outlives the summarizer deadline: 504 without a fallback, the
+/// extractive summary with one, and in both cases within the deadline.
+#[tokio::test]
+async fn a_stalled_body_past_the_deadline_is_a_504_or_the_fallback() {
+    let (base, _) = raw_upstream(Misbehaviour::StallBody).await;
+    for fallback in [FallbackPolicy::None, FallbackPolicy::Extractive] {
+        let mut llm = raw_config(base.clone(), Misbehaviour::StallBody);
+        llm.upstream_timeout = Duration::from_secs(10);
+        llm.deadline = Duration::from_millis(400);
+        llm.fallback = fallback;
+        let app = crate::helpers::spawn_app_with(move |c| c.llm = llm).await;
+        let start = Instant::now();
+        let res = app
+            .post_jsonl(
+                "/v1/compact?keepRecentTokens=1",
+                crate::helpers::small_session(),
+            )
+            .await;
+        assert!(
+            start.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            start.elapsed()
+        );
+        if fallback == FallbackPolicy::None {
+            crate::helpers::problem(res, 504, "upstream-timeout").await;
+        } else {
+            assert_eq!(res.status().as_u16(), 200);
+            let body: Value = res.json().await.unwrap();
+            assert_eq!(body["summarizer"], "extractive", "{body}");
+        }
+        assert_eq!(app.get("/healthz").await.status().as_u16(), 200);
+    }
+}
