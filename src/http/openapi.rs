@@ -9,7 +9,7 @@ use utoipa::{OpenApi, PartialSchema, ToSchema};
 use crate::compaction::FileLists;
 use crate::pipeline::branch::{BranchDryRun, BranchSummaryResult};
 use crate::pipeline::compact::CompactionResult;
-use crate::pipeline::input::{SessionRequest, SettingsRequest};
+use crate::pipeline::input::{SessionEntry, SessionRequest, SettingsRequest};
 use crate::pipeline::numbers::JsNumber;
 use crate::pipeline::prepare::{
     Compactable, Conversation, NotCompactableResponse, PrepareResponse, SettingsJson,
@@ -40,6 +40,7 @@ use super::problem::{Problem, ProblemItem};
     ),
     components(schemas(
         SessionRequest,
+        SessionEntry,
         SettingsRequest,
         PrepareResponse,
         PruneResponse,

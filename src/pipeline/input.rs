@@ -399,12 +399,31 @@ mod tests {
     }
 }
 
+/// One entry as pi writes it (documentation only): the fields every entry shares. The
+/// rest depends on `type` and passes through untouched, as do unknown types.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionEntry {
+    /// `session` (the header, first only), `message`, `compaction`, `branch_summary`,
+    /// `custom_message`, `custom`, `model_change`, `thinking_level_change`, `label`,
+    /// `session_info`, or any other type.
+    #[serde(rename = "type")]
+    pub entry_type: String,
+    /// Unique within the session (absent in version 1 files: assigned by migration).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = String, required = false)]
+    pub id: Option<String>,
+    /// The entry before this one in its branch (null or absent: a root).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<String>,
+}
+
 /// The JSON form of session input (documentation of [`JsonBody`]).
 #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionRequest {
     /// The session's entries as pi writes them, header line allowed.
-    #[schema(value_type = Vec<Object>)]
+    #[schema(value_type = Vec<SessionEntry>)]
     pub entries: Vec<serde_json::Value>,
     /// Entry to work up to (default: the last entry).
     pub leaf_id: Option<String>,
