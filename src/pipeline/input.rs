@@ -409,9 +409,9 @@ pub struct SessionEntry {
     /// `session_info`, or any other type.
     #[serde(rename = "type")]
     pub entry_type: String,
-    /// Unique within the session (absent in version 1 files: assigned by migration).
+    /// Unique within the session (absent or null in version 1 files: assigned by
+    /// migration).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = String, required = false)]
     pub id: Option<String>,
     /// The entry before this one in its branch (null or absent: a root).
     #[serde(skip_serializing_if = "Option::is_none")]
