@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use compactd::config::ApiKeys;
 use compactd::pipeline::compact::Summarize;
-use compactd::summarize::{SummarizeError, SummarizerKind, Summary, SummaryRequest, Usage};
+use compactd::summarize::{SummarizeError, Summary, SummaryRequest};
 use serde_json::{json, Value};
 
-use crate::helpers::{problem, small_session, spawn_app_custom, spawn_app_with};
+use crate::helpers::{llm_summary, problem, small_session, spawn_app_custom, spawn_app_with};
 
 #[tokio::test]
 async fn api_keys_guard_everything_but_the_probes() {
@@ -61,14 +61,7 @@ impl Summarize for Slow {
     ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
         Box::pin(async move {
             tokio::time::sleep(self.0).await;
-            Ok(Summary {
-                text: "slow summary".into(),
-                usage: Usage::default(),
-                model: "test/slow".into(),
-                summarizer: SummarizerKind::Llm,
-                retries: 0,
-                cached: false,
-            })
+            Ok(llm_summary("slow summary", "test/slow"))
         })
     }
     fn context_window(&self, _model: Option<&str>) -> Option<u64> {

@@ -199,3 +199,15 @@ pub fn cli_json(args: &[&str]) -> serde_json::Value {
     );
     serde_json::from_slice(&out.stdout).expect("compactd prints JSON")
 }
+
+/// What a test model answers: an LLM summary with no usage, no retries, not cached.
+pub fn llm_summary(text: &str, model: &str) -> compactd::summarize::Summary {
+    compactd::summarize::Summary {
+        text: text.into(),
+        usage: Default::default(),
+        model: model.into(),
+        summarizer: compactd::summarize::SummarizerKind::Llm,
+        retries: 0,
+        cached: false,
+    }
+}

@@ -6,11 +6,12 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use compactd::pipeline::compact::Summarize;
-use compactd::summarize::{SummarizeError, SummarizerKind, Summary, SummaryRequest, Usage};
+use compactd::summarize::{SummarizeError, Summary, SummaryRequest};
 use serde_json::{json, Value};
 
 use crate::helpers::{
-    entries_of, problem, small_session, spawn_app, spawn_app_with, spawn_app_with_summarizer,
+    entries_of, llm_summary, problem, small_session, spawn_app, spawn_app_with,
+    spawn_app_with_summarizer,
 };
 
 /// `reserveTokens` near `u64::MAX` (the schema allows every u64) overflowed
@@ -55,16 +56,7 @@ impl Summarize for Windowed {
         _req: &'a SummaryRequest,
         _model: Option<&'a str>,
     ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
-        Box::pin(async move {
-            Ok(Summary {
-                text: "a summary".into(),
-                usage: Usage::default(),
-                model: "test/windowed".into(),
-                summarizer: SummarizerKind::Llm,
-                retries: 0,
-                cached: false,
-            })
-        })
+        Box::pin(async move { Ok(llm_summary("a summary", "test/windowed")) })
     }
 
     fn context_window(&self, _model: Option<&str>) -> Option<u64> {
