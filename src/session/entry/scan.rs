@@ -169,6 +169,30 @@ fn specials(w: u64) -> u64 {
     (below(quote, 1) | below(backslash, 1) | below(w, 0x20)) & (LO << 7)
 }
 
+/// Bit k set when byte `i + k` is a quote or a backslash; `None` when fewer than 16
+/// bytes are left.
+#[cfg(target_arch = "x86_64")]
+fn mask16(b: &[u8], i: usize) -> Option<u32> {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+    let chunk: &[u8; 16] = b.get(i..i + 16)?.try_into().ok()?;
+    // SAFETY: SSE2 is part of the x86_64 baseline, and the unaligned load reads the 16
+    // bytes of `chunk`, which is borrowed for the duration of the call.
+    let m = unsafe {
+        let v = _mm_loadu_si128(chunk.as_ptr().cast());
+        let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+        let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+        _mm_movemask_epi8(_mm_or_si128(quote, backslash))
+    };
+    Some(m as u32)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn mask16(_: &[u8], _: usize) -> Option<u32> {
+    None
+}
+
 struct Scanner<'a> {
     text: &'a str,
     pos: usize,
@@ -211,9 +235,14 @@ impl<'a> Scanner<'a> {
         let mut i = start;
         let mut escaped = false;
         loop {
-            // Escapes often come in runs (`\n\t\t`): look before calling memchr.
+            // Escapes often come in runs (`\n\t\t`) or a few dozen bytes apart: look at
+            // the next byte, then the next 16 inline, and call memchr only for a longer run.
             if b.get(i) != Some(&b'\\') {
-                i += self.finder.find(b.get(i..)?)?;
+                i += match mask16(b, i) {
+                    Some(0) => 16 + self.finder.find(b.get(i + 16..)?)?,
+                    Some(m) => m.trailing_zeros() as usize,
+                    None => self.finder.find(b.get(i..)?)?,
+                };
             }
             if b[i] == b'"' {
                 break;
