@@ -12,6 +12,7 @@ use serde::Deserialize as DeriveDeserialize;
 use serde_json::value::RawValue;
 
 use super::error::{pointer_of, strip_position, Origin, Violation};
+use super::id::Id;
 use super::text::Text;
 
 pub(crate) mod scan;
@@ -43,8 +44,8 @@ pub struct Entry<'a> {
     /// The entry's JSON text as sent.
     pub raw: &'a str,
     pub entry_type: Cow<'a, str>,
-    pub id: Option<Cow<'a, str>>,
-    pub parent_id: Option<Cow<'a, str>>,
+    pub id: Option<Id<'a>>,
+    pub parent_id: Option<Id<'a>>,
     /// `id`/`parentId` were assigned by the v1 migration and are not in `raw`.
     pub migrated_ids: bool,
     pub timestamp: Option<RawJson<'a>>,
@@ -70,7 +71,7 @@ pub enum EntryBody<'a> {
 #[derive(Debug, Clone)]
 pub struct CompactionEntry<'a> {
     pub summary: Text<'a>,
-    pub first_kept_entry_id: Option<Cow<'a, str>>,
+    pub first_kept_entry_id: Option<Id<'a>>,
     /// v1 files: index into the file's entries (header = 0); resolved by migration.
     pub first_kept_entry_index: Option<f64>,
     pub tokens_before: Option<RawJson<'a>>,
@@ -359,8 +360,10 @@ fn build_entry<'a, M: MessageField<'a>, C: ContentSource<'a>>(
         }));
     }
 
-    let id = opt_str(r.id).map_err(|m| v("/id", m))?;
-    let parent_id = opt_str(r.parent_id).map_err(|m| v("/parentId", m))?;
+    let id = opt_str(r.id).map_err(|m| v("/id", m))?.map(Id::from);
+    let parent_id = opt_str(r.parent_id)
+        .map_err(|m| v("/parentId", m))?
+        .map(Id::from);
 
     let body = match entry_type.as_ref() {
         "message" => {
@@ -386,7 +389,8 @@ fn build_entry<'a, M: MessageField<'a>, C: ContentSource<'a>>(
         "compaction" => EntryBody::Compaction(CompactionEntry {
             summary: required_text(r.summary, origin, || "/summary".into())?,
             first_kept_entry_id: opt_str(r.first_kept_entry_id)
-                .map_err(|m| v("/firstKeptEntryId", m))?,
+                .map_err(|m| v("/firstKeptEntryId", m))?
+                .map(Id::from),
             first_kept_entry_index: r.first_kept_entry_index.and_then(number_of),
             tokens_before: r.tokens_before,
             details: r.details,

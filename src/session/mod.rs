@@ -3,17 +3,18 @@
 
 pub mod entry;
 pub mod error;
+pub mod id;
 pub mod migrate;
 pub mod text;
 pub mod tree;
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::value::RawValue;
 
 pub use entry::{Block, Content, Entry, EntryBody, Header, Message, Role};
 pub use error::{InputError, Origin, Violation};
+pub use id::Id;
 pub use text::Text;
 
 use entry::{parse_entry, EntryError, Parsed};
@@ -34,7 +35,7 @@ pub struct Session<'a> {
     pub entries: Vec<Entry<'a>>,
     /// Seeded fast hashing: ids are client-chosen, so the seed keeps collisions
     /// unpredictable while hashing stays cheap.
-    by_id: HashMap<Cow<'a, str>, usize, foldhash::fast::RandomState>,
+    by_id: HashMap<Id<'a>, usize, foldhash::fast::RandomState>,
 }
 
 impl<'a> Session<'a> {
@@ -102,7 +103,7 @@ impl<'a> Session<'a> {
         let source_version = migrate::source_version(header.as_ref(), &entries);
         migrate::migrate(&mut entries, header.as_ref(), source_version);
 
-        let mut by_id: HashMap<Cow<'a, str>, usize, _> = HashMap::with_capacity_and_hasher(
+        let mut by_id: HashMap<Id<'a>, usize, _> = HashMap::with_capacity_and_hasher(
             entries.len(),
             foldhash::fast::RandomState::default(),
         );
@@ -121,7 +122,7 @@ impl<'a> Session<'a> {
                     ),
                 ));
             } else {
-                // Cloning a borrowed id is free; only migrated ids are owned.
+                // Cloning a borrowed or migrated id is free; only decoded ids are owned.
                 by_id.insert(e.id.clone().unwrap_or_default(), i);
             }
             if violations.len() >= MAX_VIOLATIONS {
