@@ -42,6 +42,14 @@ impl Id<'_> {
         }
         Id::Hex(out)
     }
+
+    /// The id's bytes, without the UTF-8 check a deref of a hex id costs.
+    fn as_bytes(&self) -> &[u8] {
+        match self {
+            Id::Str(s) => s.as_bytes(),
+            Id::Hex(h) => h,
+        }
+    }
 }
 
 impl<'a> From<Cow<'a, str>> for Id<'a> {
@@ -58,7 +66,7 @@ impl Borrow<str> for Id<'_> {
 
 impl PartialEq for Id<'_> {
     fn eq(&self, other: &Self) -> bool {
-        **self == **other
+        self.as_bytes() == other.as_bytes()
     }
 }
 

@@ -8,6 +8,7 @@ pub mod migrate;
 pub mod text;
 pub mod tree;
 
+use std::collections::hash_map::Entry as Slot;
 use std::collections::HashMap;
 
 use serde_json::value::RawValue;
@@ -108,22 +109,23 @@ impl<'a> Session<'a> {
             foldhash::fast::RandomState::default(),
         );
         for (i, e) in entries.iter().enumerate() {
-            let Some(id) = e.id.as_deref() else {
+            // Cloning a borrowed or migrated id is free; only decoded ids are owned.
+            let Some(id) = e.id.clone() else {
                 violations.push(e.origin.violation("/id", "every entry needs a string `id`"));
                 continue;
             };
-            if let Some(&first) = by_id.get(id) {
-                violations.push(e.origin.violation(
+            match by_id.entry(id) {
+                Slot::Occupied(first) => violations.push(e.origin.violation(
                     "/id",
                     format!(
                         "duplicate id {:?} (also entry {})",
-                        truncate_for_message(id),
-                        entries[first].index
+                        truncate_for_message(first.key()),
+                        entries[*first.get()].index
                     ),
-                ));
-            } else {
-                // Cloning a borrowed or migrated id is free; only decoded ids are owned.
-                by_id.insert(e.id.clone().unwrap_or_default(), i);
+                )),
+                Slot::Vacant(slot) => {
+                    slot.insert(i);
+                }
             }
             if violations.len() >= MAX_VIOLATIONS {
                 break;
