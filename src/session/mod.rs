@@ -163,3 +163,33 @@ pub fn truncate_for_message(s: &str) -> String {
         t
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duplicate_and_missing_ids_are_reported() {
+        let body = "{\"type\":\"session\",\"version\":3}\n{\"type\":\"x\",\"id\":\"a\"}\n{\"type\":\"x\"}\n{\"type\":\"x\",\"id\":\"a\"}\n";
+        let Err(InputError::Invalid(v)) = Session::from_jsonl(body) else {
+            panic!("expected violations");
+        };
+        let got: Vec<_> = v.iter().map(|v| (v.line, v.message.as_str())).collect();
+        assert_eq!(
+            got,
+            [
+                (Some(3), "every entry needs a string `id`"),
+                (Some(4), "duplicate id \"a\" (also entry 1)"),
+            ]
+        );
+    }
+
+    #[test]
+    fn migrated_ids_index_the_session() {
+        let body = "{\"type\":\"session\",\"id\":\"h\"}\n{\"type\":\"x\"}\n{\"type\":\"y\"}\n";
+        let s = Session::from_jsonl(body).unwrap();
+        let id = format!("{:08x}", migrate::fnv1a32(b"h:2"));
+        assert_eq!(s.get(&id).map(|e| e.index), Some(2));
+        assert_eq!(s.entries[1].parent_id.as_deref(), s.entries[0].id());
+    }
+}
