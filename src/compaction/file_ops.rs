@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::session::entry::value_of;
+use crate::session::entry::{scan, value_of, RawJson};
 use crate::session::{Block, Content, Role};
 
 use super::message::AgentMessage;
@@ -53,7 +53,7 @@ impl FileOps {
 
     /// Adds the lists carried in a previous summary's `details` (read → read,
     /// modified → edited), as pi does for pi-generated summaries.
-    pub fn add_details(&mut self, details: Option<&RawValue>) {
+    pub fn add_details(&mut self, details: Option<RawJson>) {
         let Some(Value::Object(d)) = details.map(value_of) else {
             return;
         };
@@ -90,13 +90,18 @@ impl FileOps {
     }
 }
 
-fn path_argument(args: &RawValue) -> Option<String> {
+fn path_argument(args: RawJson) -> Option<String> {
     // Only objects have a `path`; skip parsing anything else.
     if !args.get().starts_with('{') {
         return None;
     }
     // Fast path: borrow `path` and skip the rest (edit and write arguments carry whole
-    // files). Duplicate keys make the derive fail; the value parse then keeps the last.
+    // files). Duplicate keys make both fail; the value parse then keeps the last.
+    if let Some(path) = scan::field(args.get(), b"path") {
+        let path = path.and_then(|r| crate::session::Text::from_raw(r.get()))?;
+        let path = path.decode();
+        return (!path.is_empty()).then(|| path.into_owned());
+    }
     #[derive(serde::Deserialize)]
     struct PathOnly<'a> {
         #[serde(borrow)]

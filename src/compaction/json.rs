@@ -290,6 +290,12 @@ mod tests {
 /// Where [`stringify_raw`] writes: text, or just its UTF-16 length.
 pub trait Sink {
     fn push_str(&mut self, s: &str);
+
+    /// Takes the JSON.stringify output of the escaped string literal body `body` in one
+    /// go if the sink can do so cheaply; `false` leaves it to the general path.
+    fn push_escaped_string(&mut self, _body: &str) -> bool {
+        false
+    }
 }
 
 impl Sink for String {
@@ -305,6 +311,30 @@ pub struct Utf16Count(pub usize);
 impl Sink for Utf16Count {
     fn push_str(&mut self, s: &str) {
         self.0 += utf16_len(s);
+    }
+
+    fn push_escaped_string(&mut self, body: &str) -> bool {
+        // JavaScript writes `\" \\ \b \f \n \r \t` back as they are and `\/` as `/`;
+        // what a `\u` escape becomes depends on the character: the general path.
+        let b = body.as_bytes();
+        let mut saved = 0;
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] != b'\\' {
+                match memchr::memchr(b'\\', &b[i..]) {
+                    Some(k) => i += k,
+                    None => break,
+                }
+            }
+            match b.get(i + 1) {
+                Some(b'u') => return false,
+                Some(b'/') => saved += 1,
+                _ => {}
+            }
+            i += 2;
+        }
+        self.0 += 2 + utf16_len(body).saturating_sub(saved);
+        true
     }
 }
 
@@ -549,6 +579,9 @@ impl<'s> Reader<'s> {
             out.push_str("\"");
             return;
         }
+        if out.push_escaped_string(body) {
+            return;
+        }
         out.push_str("\"");
         let b = body.as_bytes();
         let mut i = 0;
@@ -639,6 +672,7 @@ mod raw_tests {
             r#" { "a" : [ 1 , 1.50 , -0 , 1e21 , 1E-7 , 123456789012345678901 , 9007199254740993 , 0.000001 , true , null , "x\/y\u00e9\u0001\n\"\\\ud83d\ude00" ] , "b" : { } , "c" : [ ] } "#,
         );
         both(r#""plain €😀 text""#);
+        both(r#"{"p":"a\/b\n\t\"q\" \\\\ é😀\r\b\f\/","q":["\\","\\/"]}"#);
         both("-12");
         both(r#"{"k":"\u2028\u007f\u001F"}"#);
     }

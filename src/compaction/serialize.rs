@@ -313,7 +313,7 @@ fn bash_text(m: &Message, w: &Wrappers) -> Option<String> {
 }
 
 /// The exit code as JavaScript prints it, or `None` for null, absent and 0.
-fn exit_code_text(raw: Option<&serde_json::value::RawValue>) -> Option<String> {
+fn exit_code_text(raw: Option<crate::session::entry::RawJson>) -> Option<String> {
     let raw = raw?;
     match value_of(raw) {
         Value::Null => None,

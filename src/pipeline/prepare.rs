@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use crate::compaction::file_ops::FileLists;
 use crate::compaction::prepare::{prepare as prepare_core, NotCompactable, Preparation};
 use crate::compaction::{serialize_conversation, AgentMessage, Settings};
-use crate::session::entry::{value_of, value_of_str};
+use crate::session::entry::{value_of, value_of_str, RawJson};
 use crate::session::{Entry, EntryBody, InputError};
 use crate::summarize::{PromptOptions, Prompts, SummaryRequest};
 
@@ -254,7 +254,9 @@ pub fn message_json<'a>(msg: AgentMessage<'_, 'a>, entry: &Entry<'a>) -> Message
             None => MessageJson::Built(Value::Null),
         },
         AgentMessage::Stored(_) => {
-            let mut v = entry.message_raw().map_or(Value::Null, value_of);
+            let mut v = entry
+                .message_raw()
+                .map_or(Value::Null, |r| value_of_str(r.get()));
             if let Value::Object(o) = &mut v {
                 o.insert("role".into(), Value::String("custom".into()));
             }
@@ -304,7 +306,7 @@ fn created_message(entry: &Entry, mut fields: Map<String, Value>) -> Value {
 }
 
 /// `new Date(timestamp).getTime()` for ISO-8601 strings and numbers; null when invalid.
-fn timestamp_ms(raw: Option<&RawValue>) -> Value {
+fn timestamp_ms(raw: Option<RawJson>) -> Value {
     let Some(raw) = raw else { return Value::Null };
     match value_of(raw) {
         Value::Number(n) => Value::Number(n),

@@ -12,7 +12,27 @@ use serde::Deserialize as DeriveDeserialize;
 use serde_json::value::RawValue;
 
 use super::error::{pointer_of, strip_position, Origin, Violation};
+use super::id::Id;
 use super::text::Text;
+
+pub(crate) mod scan;
+
+/// The text of a JSON value as sent, already validated by the parser (a borrowed
+/// `RawValue`, which the fast scanner can build without serde).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawJson<'a>(pub(crate) &'a str);
+
+impl<'a> RawJson<'a> {
+    pub fn get(self) -> &'a str {
+        self.0
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawJson<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        <&'de RawValue>::deserialize(d).map(|r| RawJson(r.get()))
+    }
+}
 
 /// A session entry (any line but the header).
 #[derive(Debug, Clone)]
@@ -24,11 +44,11 @@ pub struct Entry<'a> {
     /// The entry's JSON text as sent.
     pub raw: &'a str,
     pub entry_type: Cow<'a, str>,
-    pub id: Option<Cow<'a, str>>,
-    pub parent_id: Option<Cow<'a, str>>,
+    pub id: Option<Id<'a>>,
+    pub parent_id: Option<Id<'a>>,
     /// `id`/`parentId` were assigned by the v1 migration and are not in `raw`.
     pub migrated_ids: bool,
-    pub timestamp: Option<&'a RawValue>,
+    pub timestamp: Option<RawJson<'a>>,
     pub body: EntryBody<'a>,
 }
 
@@ -40,7 +60,7 @@ pub enum EntryBody<'a> {
     },
     BranchSummary {
         summary: Text<'a>,
-        details: Option<&'a RawValue>,
+        details: Option<RawJson<'a>>,
         from_hook: bool,
     },
     Compaction(CompactionEntry<'a>),
@@ -51,11 +71,11 @@ pub enum EntryBody<'a> {
 #[derive(Debug, Clone)]
 pub struct CompactionEntry<'a> {
     pub summary: Text<'a>,
-    pub first_kept_entry_id: Option<Cow<'a, str>>,
+    pub first_kept_entry_id: Option<Id<'a>>,
     /// v1 files: index into the file's entries (header = 0); resolved by migration.
     pub first_kept_entry_index: Option<f64>,
-    pub tokens_before: Option<&'a RawValue>,
-    pub details: Option<&'a RawValue>,
+    pub tokens_before: Option<RawJson<'a>>,
+    pub details: Option<RawJson<'a>>,
     pub from_hook: bool,
 }
 
@@ -112,7 +132,7 @@ impl Usage {
 pub struct BashExecution<'a> {
     pub command: Text<'a>,
     pub output: Text<'a>,
-    pub exit_code: Option<&'a RawValue>,
+    pub exit_code: Option<RawJson<'a>>,
     pub cancelled: bool,
     pub truncated: bool,
     pub full_output_path: Option<Text<'a>>,
@@ -141,7 +161,7 @@ pub enum Block<'a> {
 #[derive(Debug, Clone)]
 pub struct ToolCall<'a> {
     pub name: Text<'a>,
-    pub arguments: &'a RawValue,
+    pub arguments: RawJson<'a>,
 }
 
 impl<'a> Entry<'a> {
@@ -195,27 +215,27 @@ struct RawEntry<'a, M, C> {
     #[serde(rename = "type", borrow)]
     entry_type: Option<Cow<'a, str>>,
     #[serde(borrow)]
-    id: Option<&'a RawValue>,
+    id: Option<RawJson<'a>>,
     #[serde(borrow)]
-    parent_id: Option<&'a RawValue>,
+    parent_id: Option<RawJson<'a>>,
     #[serde(borrow)]
-    timestamp: Option<&'a RawValue>,
+    timestamp: Option<RawJson<'a>>,
     message: Option<M>,
     content: Option<C>,
     #[serde(borrow)]
-    summary: Option<&'a RawValue>,
+    summary: Option<RawJson<'a>>,
     #[serde(borrow)]
-    details: Option<&'a RawValue>,
+    details: Option<RawJson<'a>>,
     #[serde(borrow)]
-    from_hook: Option<&'a RawValue>,
+    from_hook: Option<RawJson<'a>>,
     #[serde(borrow)]
-    first_kept_entry_id: Option<&'a RawValue>,
+    first_kept_entry_id: Option<RawJson<'a>>,
     #[serde(borrow)]
-    first_kept_entry_index: Option<&'a RawValue>,
+    first_kept_entry_index: Option<RawJson<'a>>,
     #[serde(borrow)]
-    tokens_before: Option<&'a RawValue>,
+    tokens_before: Option<RawJson<'a>>,
     #[serde(borrow)]
-    version: Option<&'a RawValue>,
+    version: Option<RawJson<'a>>,
 }
 
 /// The session header (`type: "session"`).
@@ -252,6 +272,9 @@ pub fn parse_entry<'a>(
     index: usize,
     origin: Origin,
 ) -> Result<Parsed<'a>, EntryError> {
+    if let Some(r) = scan::entry(raw) {
+        return Ok(build_entry(r, raw, index, origin)?);
+    }
     match serde_json::from_str::<RawEntry<'a, RawMessage<'a>, ContentField<'a>>>(raw) {
         // serde reads a struct from an array too; an entry must be an object.
         Ok(r) if raw.trim_start().starts_with('{') => Ok(build_entry(r, raw, index, origin)?),
@@ -270,7 +293,7 @@ pub fn parse_entry<'a>(
             }
             // Odd fields on an unknown entry type, or a bad known entry: read the
             // type-specific fields separately to tell which.
-            let r: RawEntry<'a, &'a RawValue, &'a RawValue> =
+            let r: RawEntry<'a, RawJson<'a>, RawJson<'a>> =
                 parse_tracked(raw).map_err(|(pointer, msg)| origin.violation(&pointer, msg))?;
             Ok(build_entry(r, raw, index, origin)?)
         }
@@ -288,7 +311,7 @@ impl<'a> MessageField<'a> for RawMessage<'a> {
     }
 }
 
-impl<'a> MessageField<'a> for &'a RawValue {
+impl<'a> MessageField<'a> for RawJson<'a> {
     fn into_message(self, origin: Origin, base: &str) -> Result<Message<'a>, Violation> {
         parse_message(self, origin, base)
     }
@@ -305,7 +328,7 @@ impl<'a> ContentSource<'a> for ContentField<'a> {
     }
 }
 
-impl<'a> ContentSource<'a> for &'a RawValue {
+impl<'a> ContentSource<'a> for RawJson<'a> {
     fn into_field(self, origin: Origin, ptr: &str) -> Result<ContentField<'a>, Violation> {
         if let Some(t) = Text::from_raw(self.get()) {
             return Ok(ContentField::Text(t));
@@ -337,8 +360,10 @@ fn build_entry<'a, M: MessageField<'a>, C: ContentSource<'a>>(
         }));
     }
 
-    let id = opt_str(r.id).map_err(|m| v("/id", m))?;
-    let parent_id = opt_str(r.parent_id).map_err(|m| v("/parentId", m))?;
+    let id = opt_str(r.id).map_err(|m| v("/id", m))?.map(Id::from);
+    let parent_id = opt_str(r.parent_id)
+        .map_err(|m| v("/parentId", m))?
+        .map(Id::from);
 
     let body = match entry_type.as_ref() {
         "message" => {
@@ -364,7 +389,8 @@ fn build_entry<'a, M: MessageField<'a>, C: ContentSource<'a>>(
         "compaction" => EntryBody::Compaction(CompactionEntry {
             summary: required_text(r.summary, origin, || "/summary".into())?,
             first_kept_entry_id: opt_str(r.first_kept_entry_id)
-                .map_err(|m| v("/firstKeptEntryId", m))?,
+                .map_err(|m| v("/firstKeptEntryId", m))?
+                .map(Id::from),
             first_kept_entry_index: r.first_kept_entry_index.and_then(number_of),
             tokens_before: r.tokens_before,
             details: r.details,
@@ -405,7 +431,7 @@ fn parse_tracked<'a, T: Deserialize<'a>>(raw: &'a str) -> Result<T, (String, Str
 }
 
 /// A string field that may be absent or null.
-fn opt_str<'a>(raw: Option<&'a RawValue>) -> Result<Option<Cow<'a, str>>, &'static str> {
+fn opt_str<'a>(raw: Option<RawJson<'a>>) -> Result<Option<Cow<'a, str>>, &'static str> {
     match raw {
         None => Ok(None),
         Some(r) if r.get() == "null" => Ok(None),
@@ -418,7 +444,7 @@ fn opt_str<'a>(raw: Option<&'a RawValue>) -> Result<Option<Cow<'a, str>>, &'stat
 
 /// Pointers are built only when something is wrong (`ptr` is called on errors only).
 fn required_text<'a>(
-    raw: Option<&'a RawValue>,
+    raw: Option<RawJson<'a>>,
     origin: Origin,
     ptr: impl FnOnce() -> String,
 ) -> Result<Text<'a>, Violation> {
@@ -427,7 +453,7 @@ fn required_text<'a>(
 }
 
 fn optional_text<'a>(
-    raw: Option<&'a RawValue>,
+    raw: Option<RawJson<'a>>,
     origin: Origin,
     ptr: impl FnOnce() -> String,
 ) -> Result<Option<Text<'a>>, Violation> {
@@ -440,7 +466,7 @@ fn optional_text<'a>(
     }
 }
 
-fn number_of(raw: &RawValue) -> Option<f64> {
+fn number_of(raw: RawJson) -> Option<f64> {
     let s = raw.get();
     match s.as_bytes().first() {
         Some(b'-' | b'0'..=b'9') => s.parse().ok(),
@@ -449,7 +475,7 @@ fn number_of(raw: &RawValue) -> Option<f64> {
 }
 
 /// JavaScript truthiness of a JSON value (absent counts as `undefined`).
-pub fn truthy(raw: Option<&RawValue>) -> bool {
+pub fn truthy(raw: Option<RawJson>) -> bool {
     let Some(raw) = raw else { return false };
     match raw.get() {
         "null" | "false" | "\"\"" => false,
@@ -465,29 +491,35 @@ pub fn truthy(raw: Option<&RawValue>) -> bool {
 #[serde(rename_all = "camelCase")]
 struct RawMessage<'a> {
     #[serde(borrow)]
-    role: Option<&'a RawValue>,
+    role: Option<RawJson<'a>>,
     #[serde(borrow)]
     content: Option<ContentField<'a>>,
     #[serde(borrow)]
-    usage: Option<&'a RawValue>,
+    usage: Option<RawJson<'a>>,
     #[serde(borrow)]
-    stop_reason: Option<&'a RawValue>,
+    stop_reason: Option<RawJson<'a>>,
     #[serde(borrow)]
-    command: Option<&'a RawValue>,
+    command: Option<RawJson<'a>>,
     #[serde(borrow)]
-    output: Option<&'a RawValue>,
+    output: Option<RawJson<'a>>,
     #[serde(borrow)]
-    exit_code: Option<&'a RawValue>,
+    exit_code: Option<RawJson<'a>>,
     #[serde(borrow)]
-    cancelled: Option<&'a RawValue>,
+    cancelled: Option<RawJson<'a>>,
     #[serde(borrow)]
-    truncated: Option<&'a RawValue>,
+    truncated: Option<RawJson<'a>>,
     #[serde(borrow)]
-    full_output_path: Option<&'a RawValue>,
+    full_output_path: Option<RawJson<'a>>,
     #[serde(borrow)]
-    exclude_from_context: Option<&'a RawValue>,
+    exclude_from_context: Option<RawJson<'a>>,
     #[serde(borrow)]
-    summary: Option<&'a RawValue>,
+    summary: Option<RawJson<'a>>,
+    /// `usage` as the scanner read it (it leaves odd ones to serde).
+    #[serde(skip)]
+    usage_fast: Option<Usage>,
+    /// Read by the scanner, which takes no deep nesting: no depth check needed.
+    #[serde(skip)]
+    shallow: bool,
 }
 
 #[derive(DeriveDeserialize, Default)]
@@ -500,8 +532,8 @@ struct RawUsage {
     total_tokens: Option<f64>,
 }
 
-fn role_of(raw: Option<&RawValue>) -> Role {
-    match raw.map(RawValue::get) {
+fn role_of(raw: Option<RawJson>) -> Role {
+    match raw.map(RawJson::get) {
         Some("\"user\"") => Role::User,
         Some("\"assistant\"") => Role::Assistant,
         Some("\"toolResult\"") => Role::ToolResult,
@@ -517,7 +549,7 @@ fn role_of(raw: Option<&RawValue>) -> Role {
 /// Parses an AgentMessage from its JSON. `base` is the pointer of the message inside
 /// its entry.
 pub fn parse_message<'a>(
-    raw: &'a RawValue,
+    raw: RawJson<'a>,
     origin: Origin,
     base: &str,
 ) -> Result<Message<'a>, Violation> {
@@ -543,6 +575,7 @@ fn finish_message<'a>(
     let p = |f: &str| format!("{base}{f}");
 
     let usage = match m.usage {
+        _ if m.usage_fast.is_some() => m.usage_fast,
         None => None,
         Some(r) if r.get() == "null" => None,
         Some(r) if !r.get().starts_with('{') => {
@@ -569,7 +602,7 @@ fn finish_message<'a>(
         }
     };
     let stop_failed = matches!(
-        m.stop_reason.map(RawValue::get),
+        m.stop_reason.map(RawJson::get),
         Some("\"aborted\"" | "\"error\"")
     );
 
@@ -587,7 +620,7 @@ fn finish_message<'a>(
             msg.content = parse_content(m.content, origin, &|| p("/content"))?;
         }
         Role::Assistant => {
-            msg.content = parse_assistant_content(m.content, origin, &|| p("/content"))?;
+            msg.content = parse_assistant_content(m.content, m.shallow, origin, &|| p("/content"))?;
         }
         Role::BashExecution => {
             msg.bash = Some(BashExecution {
@@ -624,15 +657,15 @@ fn finish_message<'a>(
 #[derive(DeriveDeserialize)]
 pub(crate) struct RawBlock<'a> {
     #[serde(rename = "type", borrow)]
-    block_type: Option<&'a RawValue>,
+    block_type: Option<RawJson<'a>>,
     #[serde(borrow)]
-    text: Option<&'a RawValue>,
+    text: Option<RawJson<'a>>,
     #[serde(borrow)]
-    thinking: Option<&'a RawValue>,
+    thinking: Option<RawJson<'a>>,
     #[serde(borrow)]
-    name: Option<&'a RawValue>,
+    name: Option<RawJson<'a>>,
     #[serde(borrow)]
-    arguments: Option<&'a RawValue>,
+    arguments: Option<RawJson<'a>>,
 }
 
 /// Blocks of a content array: objects are parsed, anything else is an unknown block.
@@ -681,7 +714,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for MaybeBlock<'a> {
 }
 
 fn block_kind(b: &RawBlock) -> &'static str {
-    match b.block_type.map(RawValue::get) {
+    match b.block_type.map(RawJson::get) {
         Some("\"text\"") => "text",
         Some("\"thinking\"") => "thinking",
         Some("\"toolCall\"") => "toolCall",
@@ -760,6 +793,7 @@ fn parse_content<'a>(
 
 fn parse_assistant_content<'a>(
     field: Option<ContentField<'a>>,
+    shallow: bool,
     origin: Origin,
     ptr: &dyn Fn() -> String,
 ) -> Result<Content<'a>, Violation> {
@@ -792,7 +826,9 @@ fn parse_assistant_content<'a>(
                         ))
                     }
                 };
-                check_depth(arguments, origin, || bp("/arguments"))?;
+                if !shallow {
+                    check_depth(arguments, origin, || bp("/arguments"))?;
+                }
                 Block::ToolCall(ToolCall { name, arguments })
             }
             "image" => Block::Image,
@@ -805,7 +841,7 @@ fn parse_assistant_content<'a>(
 /// Arguments are re-parsed as values later; reject now what that parser cannot read
 /// (more than 128 levels of nesting) instead of silently estimating it wrong.
 fn check_depth(
-    raw: &RawValue,
+    raw: RawJson,
     origin: Origin,
     ptr: impl FnOnce() -> String,
 ) -> Result<(), Violation> {
@@ -852,7 +888,7 @@ fn max_depth(json: &str) -> usize {
 
 /// Re-reads raw JSON that may contain lone surrogate escapes (valid JSON, but not
 /// representable in a Rust string): they become U+FFFD.
-pub fn value_of(raw: &RawValue) -> serde_json::Value {
+pub fn value_of(raw: RawJson) -> serde_json::Value {
     value_of_str(raw.get())
 }
 
@@ -954,7 +990,7 @@ mod tests {
 
     #[test]
     fn javascript_truthiness() {
-        let t = |s: &str| truthy(Some(&*RawValue::from_string(s.into()).unwrap()));
+        let t = |s: &str| truthy(Some(RawJson(s)));
         assert!(!t("0") && !t("-0") && !t("\"\"") && !t("null") && !t("false") && !t("0.0"));
         assert!(t("1") && t("\"0\"") && t("[]") && t("{}") && t("true"));
         assert!(!truthy(None));
@@ -969,8 +1005,7 @@ mod tests {
 
     #[test]
     fn lone_surrogates_become_replacement_characters() {
-        let raw = RawValue::from_string(r#"{"a":"x\ud800y","b":"\ud83d\ude00"}"#.into()).unwrap();
-        let v = value_of(&raw);
+        let v = value_of(RawJson(r#"{"a":"x\ud800y","b":"\ud83d\ude00"}"#));
         assert_eq!(v["a"], "x\u{FFFD}y");
         assert_eq!(v["b"], "😀");
     }

@@ -1,13 +1,13 @@
 //! Migration of older session formats to version 3, as pi's `migrateSessionEntries`
 //! does, except that ids are deterministic (D2): the same file always gets the same ids.
 
-use std::borrow::Cow;
 use std::collections::HashSet;
 
 /// Ids already handed out (our own hashes, so a fixed fast hasher is fine).
 pub type IdSet = HashSet<u32, foldhash::fast::FixedState>;
 
 use super::entry::{Entry, EntryBody, Header, Role};
+use super::id::Id;
 
 /// The version the input was written in. A header without `version` means 1. Without
 /// a header (a JSON body may omit it) the entries decide: ids present means current.
@@ -71,15 +71,6 @@ fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
     }
 }
 
-/// An id as 8 lowercase hex digits.
-fn hex_id(h: u32) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    (0..8)
-        .rev()
-        .map(|i| HEX[((h >> (i * 4)) & 0xF) as usize] as char)
-        .collect()
-}
-
 pub fn fnv1a32(bytes: &[u8]) -> u32 {
     fnv1a32_continue(0x811c9dc5, bytes)
 }
@@ -96,11 +87,11 @@ fn v1_to_v2(entries: &mut [Entry], header: Option<&Header>) {
     let header_id = header.and_then(|h| h.id.as_deref()).unwrap_or("");
     let offset = usize::from(header.is_some());
     let mut taken = IdSet::with_capacity_and_hasher(entries.len(), Default::default());
-    let mut prev: Option<String> = None;
+    let mut prev: Option<Id> = None;
     for k in 0..entries.len() {
         let hash = deterministic_id(header_id, entries[k].index, &taken);
         taken.insert(hash);
-        let id = hex_id(hash);
+        let id = Id::hex(hash);
         // `firstKeptEntryIndex` points into the file's entries (header = 0). pi resolves
         // it while assigning ids in order, so only entries up to this one have ids yet.
         let target = match &entries[k].body {
@@ -114,12 +105,12 @@ fn v1_to_v2(entries: &mut [Entry], header: Option<&Header>) {
         let self_target = matches!(&entries[k].body, EntryBody::Compaction(c)
             if c.first_kept_entry_index == Some((entries[k].index) as f64));
         let e = &mut entries[k];
-        e.id = Some(Cow::Owned(id.clone()));
-        e.parent_id = prev.take().map(Cow::Owned);
+        e.id = Some(id.clone());
+        e.parent_id = prev.take();
         e.migrated_ids = true;
         if let EntryBody::Compaction(c) = &mut e.body {
             if self_target {
-                c.first_kept_entry_id = Some(Cow::Owned(id.clone()));
+                c.first_kept_entry_id = Some(id.clone());
             } else if let Some(t) = target {
                 c.first_kept_entry_id = Some(t);
             }
@@ -141,9 +132,7 @@ mod tests {
     }
 
     #[test]
-    fn ids_are_eight_hex_digits() {
-        assert_eq!(hex_id(0xe40c292c), "e40c292c");
-        assert_eq!(hex_id(0x0000000f), "0000000f");
+    fn decimal_digits() {
         let mut buf = [0u8; 20];
         assert_eq!(decimal(0, &mut buf), b"0");
         assert_eq!(decimal(1234567890123, &mut buf), b"1234567890123");

@@ -3,17 +3,19 @@
 
 pub mod entry;
 pub mod error;
+pub mod id;
 pub mod migrate;
 pub mod text;
 pub mod tree;
 
-use std::borrow::Cow;
+use std::collections::hash_map::Entry as Slot;
 use std::collections::HashMap;
 
 use serde_json::value::RawValue;
 
 pub use entry::{Block, Content, Entry, EntryBody, Header, Message, Role};
 pub use error::{InputError, Origin, Violation};
+pub use id::Id;
 pub use text::Text;
 
 use entry::{parse_entry, EntryError, Parsed};
@@ -34,7 +36,7 @@ pub struct Session<'a> {
     pub entries: Vec<Entry<'a>>,
     /// Seeded fast hashing: ids are client-chosen, so the seed keeps collisions
     /// unpredictable while hashing stays cheap.
-    by_id: HashMap<Cow<'a, str>, usize, foldhash::fast::RandomState>,
+    by_id: HashMap<Id<'a>, usize, foldhash::fast::RandomState>,
 }
 
 impl<'a> Session<'a> {
@@ -102,27 +104,28 @@ impl<'a> Session<'a> {
         let source_version = migrate::source_version(header.as_ref(), &entries);
         migrate::migrate(&mut entries, header.as_ref(), source_version);
 
-        let mut by_id: HashMap<Cow<'a, str>, usize, _> = HashMap::with_capacity_and_hasher(
+        let mut by_id: HashMap<Id<'a>, usize, _> = HashMap::with_capacity_and_hasher(
             entries.len(),
             foldhash::fast::RandomState::default(),
         );
         for (i, e) in entries.iter().enumerate() {
-            let Some(id) = e.id.as_deref() else {
+            // Cloning a borrowed or migrated id is free; only decoded ids are owned.
+            let Some(id) = e.id.clone() else {
                 violations.push(e.origin.violation("/id", "every entry needs a string `id`"));
                 continue;
             };
-            if let Some(&first) = by_id.get(id) {
-                violations.push(e.origin.violation(
+            match by_id.entry(id) {
+                Slot::Occupied(first) => violations.push(e.origin.violation(
                     "/id",
                     format!(
                         "duplicate id {:?} (also entry {})",
-                        truncate_for_message(id),
-                        entries[first].index
+                        truncate_for_message(first.key()),
+                        entries[*first.get()].index
                     ),
-                ));
-            } else {
-                // Cloning a borrowed id is free; only migrated ids are owned.
-                by_id.insert(e.id.clone().unwrap_or_default(), i);
+                )),
+                Slot::Vacant(slot) => {
+                    slot.insert(i);
+                }
             }
             if violations.len() >= MAX_VIOLATIONS {
                 break;
@@ -158,5 +161,35 @@ pub fn truncate_for_message(s: &str) -> String {
         let mut t: String = s.chars().take(MAX).collect();
         t.push('…');
         t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duplicate_and_missing_ids_are_reported() {
+        let body = "{\"type\":\"session\",\"version\":3}\n{\"type\":\"x\",\"id\":\"a\"}\n{\"type\":\"x\"}\n{\"type\":\"x\",\"id\":\"a\"}\n";
+        let Err(InputError::Invalid(v)) = Session::from_jsonl(body) else {
+            panic!("expected violations");
+        };
+        let got: Vec<_> = v.iter().map(|v| (v.line, v.message.as_str())).collect();
+        assert_eq!(
+            got,
+            [
+                (Some(3), "every entry needs a string `id`"),
+                (Some(4), "duplicate id \"a\" (also entry 1)"),
+            ]
+        );
+    }
+
+    #[test]
+    fn migrated_ids_index_the_session() {
+        let body = "{\"type\":\"session\",\"id\":\"h\"}\n{\"type\":\"x\"}\n{\"type\":\"y\"}\n";
+        let s = Session::from_jsonl(body).unwrap();
+        let id = format!("{:08x}", migrate::fnv1a32(b"h:2"));
+        assert_eq!(s.get(&id).map(|e| e.index), Some(2));
+        assert_eq!(s.entries[1].parent_id.as_deref(), s.entries[0].id());
     }
 }

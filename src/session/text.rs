@@ -139,24 +139,29 @@ pub fn utf16_len(s: &str) -> usize {
 
 /// UTF-16 length of the string an escaped JSON literal body decodes to.
 fn escaped_utf16_len(s: &str) -> usize {
+    // Count the whole text as if unescaped (escapes are ASCII: a unit per byte), then
+    // take off what each escape saves: every escape is one unit, `\uXXXX` included (a
+    // surrogate pair is two escapes).
     let bytes = s.as_bytes();
-    let mut units = 0;
+    let mut saved = 0;
     let mut i = 0;
-    while let Some(k) = memchr::memchr(b'\\', &bytes[i..]) {
-        units += utf16_len(&s[i..i + k]);
-        i += k;
-        // Every escape is one unit, `\uXXXX` included (a surrogate pair is two escapes).
-        units += 1;
-        i += if bytes.get(i + 1) == Some(&b'u') {
+    while i < bytes.len() {
+        // Escapes often come in runs (`\n\t\t`): look before calling memchr.
+        if bytes[i] != b'\\' {
+            match memchr::memchr(b'\\', &bytes[i..]) {
+                Some(k) => i += k,
+                None => break,
+            }
+        }
+        let len = if bytes.get(i + 1) == Some(&b'u') {
             6
         } else {
             2
         };
-        if i >= bytes.len() {
-            return units;
-        }
+        saved += len - 1;
+        i += len;
     }
-    units + utf16_len(&s[i..])
+    utf16_len(s).saturating_sub(saved)
 }
 
 fn push_str_prefix(s: &str, out: &mut String, max_units: usize) -> usize {
