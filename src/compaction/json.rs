@@ -357,15 +357,17 @@ pub fn tool_arguments_raw(raw: &str, out: &mut String) -> Result<(), NeedsValue>
     if r.peek() != b'{' {
         return Err(NeedsValue);
     }
-    let keys = r.check_object_keys()?;
     r.i += 1;
-    for (n, key) in keys.iter().enumerate() {
+    let mut keys: Vec<&str> = Vec::new();
+    loop {
         r.ws();
-        // Keys were checked to have no escapes: the text between the quotes is the key.
-        r.skip_string();
+        if r.peek() != b'"' {
+            break;
+        }
+        let key = r.key(&mut keys)?;
         r.ws();
         r.i += 1; // ':'
-        if n > 0 {
+        if keys.len() > 1 {
             out.push_str(", ");
         }
         out.push_str(key);
@@ -395,107 +397,62 @@ impl<'s> Reader<'s> {
         }
     }
 
-    /// Skips a string starting at the opening quote; returns its body (escaped).
-    fn skip_string(&mut self) -> &'s str {
+    /// Skips a string starting at the opening quote; returns its body (escaped) and
+    /// whether it holds a backslash (found while skipping: no second search).
+    fn skip_string(&mut self) -> (&'s str, bool) {
         let b = self.s.as_bytes();
         let start = self.i + 1;
         let mut j = start;
+        let mut escaped = false;
         while let Some(k) = memchr::memchr2(b'"', b'\\', &b[j..]) {
             j += k;
             if b[j] == b'"' {
                 self.i = j + 1;
-                return &self.s[start..j];
+                return (&self.s[start..j], escaped);
             }
+            escaped = true;
             j += 2;
             if j > b.len() {
                 break;
             }
         }
         self.i = b.len();
-        &self.s[start.min(b.len())..]
+        (&self.s[start.min(b.len())..], escaped)
     }
 
-    /// Skips any value (strings aware), for scanning keys ahead.
-    fn skip_value(&mut self) {
-        self.ws();
-        match self.peek() {
-            b'"' => {
-                self.skip_string();
-            }
-            b'{' | b'[' => {
-                let mut depth = 0usize;
-                let b = self.s.as_bytes();
-                while self.i < b.len() {
-                    match b[self.i] {
-                        b'"' => {
-                            self.skip_string();
-                            continue;
-                        }
-                        b'{' | b'[' => depth += 1,
-                        b'}' | b']' => {
-                            depth -= 1;
-                            if depth == 0 {
-                                self.i += 1;
-                                return;
-                            }
-                        }
-                        _ => {}
-                    }
-                    self.i += 1;
-                }
-            }
-            _ => {
-                while !matches!(self.peek(), b',' | b'}' | b']' | 0)
-                    && !self.peek().is_ascii_whitespace()
-                {
-                    self.i += 1;
-                }
-            }
+    /// Reads an object key at the cursor (an opening quote) and records it in `seen`,
+    /// or `NeedsValue` when JavaScript would not keep the keys as written: escapes,
+    /// array indexes, duplicates. Checked as the object is written (the caller throws
+    /// a failed attempt's output away), so the object is not scanned twice.
+    fn key(&mut self, seen: &mut Vec<&'s str>) -> Result<&'s str, NeedsValue> {
+        let (key, escaped) = self.skip_string();
+        if escaped || array_index(key).is_some() || seen.contains(&key) {
+            return Err(NeedsValue);
         }
-    }
-
-    /// The keys of the object at the cursor (cursor unchanged), or `NeedsValue` when
-    /// JavaScript would not keep them as written: escapes, array indexes, duplicates.
-    fn check_object_keys(&mut self) -> Result<Vec<&'s str>, NeedsValue> {
-        let save = self.i;
-        self.i += 1;
-        let mut keys: Vec<&'s str> = Vec::new();
-        loop {
-            self.ws();
-            if self.peek() != b'"' {
-                break;
-            }
-            let key = self.skip_string();
-            if key.contains('\\') || array_index(key).is_some() || keys.contains(&key) {
-                self.i = save;
-                return Err(NeedsValue);
-            }
-            keys.push(key);
-            self.ws();
-            self.i += 1; // ':'
-            self.skip_value();
-            self.ws();
-            if self.peek() == b',' {
-                self.i += 1;
-            }
-        }
-        self.i = save;
-        Ok(keys)
+        seen.push(key);
+        Ok(key)
     }
 
     fn value<S: Sink>(&mut self, out: &mut S) -> Result<(), NeedsValue> {
         self.ws();
         match self.peek() {
             b'{' => {
-                let keys = self.check_object_keys()?;
                 self.i += 1;
                 out.push_str("{");
-                for n in 0..keys.len() {
+                let mut keys: Vec<&str> = Vec::new();
+                loop {
                     self.ws();
-                    if n > 0 {
+                    if self.peek() != b'"' {
+                        break;
+                    }
+                    if !keys.is_empty() {
                         out.push_str(",");
                     }
-                    self.string(out);
+                    // Checked keys hold no escapes: JavaScript writes them as they are.
+                    let key = self.key(&mut keys)?;
+                    out.push_str("\"");
+                    out.push_str(key);
+                    out.push_str("\"");
                     self.ws();
                     self.i += 1; // ':'
                     out.push_str(":");
@@ -571,8 +528,8 @@ impl<'s> Reader<'s> {
     }
 
     fn string<S: Sink>(&mut self, out: &mut S) {
-        let body = self.skip_string();
-        if memchr::memchr(b'\\', body.as_bytes()).is_none() {
+        let (body, escaped) = self.skip_string();
+        if !escaped {
             // Valid JSON strings hold no raw control characters: JavaScript writes them as is.
             out.push_str("\"");
             out.push_str(body);
@@ -589,14 +546,21 @@ impl<'s> Reader<'s> {
         let mut buf = [0u8; 4];
         while let Some(k) = memchr::memchr(b'\\', &b[i..]) {
             i += k;
-            out.push_str(&body[run..i]);
             let esc = b.get(i + 1).copied().unwrap_or(b'\\');
+            if !matches!(esc, b'/' | b'u') {
+                // \" \\ \b \f \n \r \t: JavaScript writes the same escape, so it stays in
+                // the run copied as is (no piece-by-piece copy for text full of `\n`).
+                i = (i + 2).min(b.len());
+                continue;
+            }
+            out.push_str(&body[run..i]);
             match esc {
                 b'/' => {
                     out.push_str("/");
                     i += 2;
                 }
-                b'u' => {
+                // `\u`, the only other escape that gets here.
+                _ => {
                     let code = hex4(&b[i + 2..]);
                     let lo = if (0xD800..0xDC00).contains(&code)
                         && b.get(i + 6) == Some(&b'\\')
@@ -631,11 +595,6 @@ impl<'s> Reader<'s> {
                         }
                         i += 6;
                     }
-                }
-                _ => {
-                    // \" \\ \b \f \n \r \t: JavaScript writes the same escape.
-                    out.push_str(&body[i..i + 2]);
-                    i += 2;
                 }
             }
             run = i;
@@ -701,5 +660,22 @@ mod raw_tests {
         let mut s = String::new();
         tool_arguments_raw(r#"{"path": "a.rs", "n": 1.0, "o": {"x": [1]}}"#, &mut s).unwrap();
         assert_eq!(s, r#"path="a.rs", n=1, o={"x":[1]}"#);
+    }
+
+    #[test]
+    fn tool_arguments_with_reordered_keys_need_values() {
+        // Keys are checked while writing: a late bad key still fails the whole call.
+        for raw in [
+            r#"{"a":1,"b":2,"a":3}"#,
+            r#"{"a":1,"7":2}"#,
+            r#"{"a":"x\ny","b\u0041":2}"#,
+            r#"{"a":{"x":1,"x":2}}"#,
+        ] {
+            assert_eq!(
+                tool_arguments_raw(raw, &mut String::new()),
+                Err(NeedsValue),
+                "{raw}"
+            );
+        }
     }
 }

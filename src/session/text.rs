@@ -190,8 +190,11 @@ fn hex4(b: &[u8]) -> Option<u32> {
 }
 
 /// Decodes an escaped JSON string body into `out`, stopping before `max_units` UTF-16
-/// units would be exceeded. Returns the units written. The input was validated by the
-/// JSON parser, so malformed escapes cannot occur; they are skipped defensively.
+/// units would be exceeded. Returns the units written, except that runs between escapes
+/// are not counted when there is no limit (`usize::MAX`: `push_to` and `decode`, which
+/// ignore the count; counting would be a second pass over the text). The input was
+/// validated by the JSON parser, so malformed escapes cannot occur; they are skipped
+/// defensively.
 fn unescape_into(s: &str, out: &mut String, max_units: usize) -> usize {
     let bytes = s.as_bytes();
     let mut units = 0;
@@ -201,6 +204,11 @@ fn unescape_into(s: &str, out: &mut String, max_units: usize) -> usize {
         let run_end = memchr::memchr(b'\\', &bytes[i..]).map_or(bytes.len(), |p| i + p);
         if run_end > i {
             let run = &s[i..run_end];
+            if max_units == usize::MAX {
+                out.push_str(run);
+                i = run_end;
+                continue;
+            }
             let run_units = utf16_len(run);
             if units + run_units > max_units {
                 return units + push_str_prefix(run, out, max_units - units);
