@@ -249,7 +249,9 @@ fn push_tool_result<F: FnMut(&mut String)>(content: &Content, out: &mut String, 
             })
             .collect(),
     };
-    let total: usize = texts.iter().map(|t| t.utf16_len()).sum();
+    // Each length once: counting is a pass over the whole (possibly long) text.
+    let lens: Vec<usize> = texts.iter().map(|t| t.utf16_len()).collect();
+    let total: usize = lens.iter().sum();
     if total == 0 {
         return;
     }
@@ -263,8 +265,7 @@ fn push_tool_result<F: FnMut(&mut String)>(content: &Content, out: &mut String, 
     }
     // D5: the cut never splits a surrogate pair; the count still says total − 2000.
     let mut budget = TOOL_RESULT_MAX_CHARS;
-    for t in texts {
-        let len = t.utf16_len();
+    for (t, len) in texts.into_iter().zip(lens) {
         if len <= budget {
             t.push_to(out);
             budget -= len;

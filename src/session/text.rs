@@ -165,17 +165,22 @@ fn escaped_utf16_len(s: &str) -> usize {
 }
 
 fn push_str_prefix(s: &str, out: &mut String, max_units: usize) -> usize {
+    push_str_prefix_whole(s, out, max_units).0
+}
+
+/// [`push_str_prefix`], also telling whether all of `s` fit.
+fn push_str_prefix_whole(s: &str, out: &mut String, max_units: usize) -> (usize, bool) {
     let mut units = 0;
     for (idx, ch) in s.char_indices() {
         let w = ch.len_utf16();
         if units + w > max_units {
             out.push_str(&s[..idx]);
-            return units;
+            return (units, false);
         }
         units += w;
     }
     out.push_str(s);
-    units
+    (units, true)
 }
 
 fn hex4(b: &[u8]) -> Option<u32> {
@@ -209,12 +214,20 @@ fn unescape_into(s: &str, out: &mut String, max_units: usize) -> usize {
                 i = run_end;
                 continue;
             }
-            let run_units = utf16_len(run);
-            if units + run_units > max_units {
-                return units + push_str_prefix(run, out, max_units - units);
+            let budget = max_units - units;
+            if run.len() > budget {
+                // May not fit: walk the run only up to the budget rather than count all
+                // of it (a tool result cut at 2000 units can be one long run).
+                let (run_units, whole) = push_str_prefix_whole(run, out, budget);
+                units += run_units;
+                if !whole {
+                    return units;
+                }
+            } else {
+                // Fits: no character takes more UTF-16 units than UTF-8 bytes.
+                out.push_str(run);
+                units += utf16_len(run);
             }
-            out.push_str(run);
-            units += run_units;
             i = run_end;
             continue;
         }
@@ -284,6 +297,16 @@ mod tests {
         assert_eq!(parse(r#""a\nb\u00e9\ud83d\ude00""#).decode(), "a\nbé😀");
         assert_eq!(parse(r#""\ud800x""#).decode(), "\u{FFFD}x");
         assert_eq!(parse(r#""\/""#).decode(), "/");
+    }
+
+    #[test]
+    fn prefixes_continue_past_runs_longer_in_bytes_than_the_budget() {
+        let mut out = String::new();
+        assert_eq!(parse(r#""éééé\nbc""#).push_prefix_to(&mut out, 6), 6);
+        assert_eq!(out, "éééé\nb");
+        out.clear();
+        assert_eq!(parse(r#""éééé\nbc""#).push_prefix_to(&mut out, 3), 3);
+        assert_eq!(out, "ééé");
     }
 
     #[test]
