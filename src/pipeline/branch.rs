@@ -132,11 +132,7 @@ pub fn plan(
         details: selection.file_ops.lists(),
         request,
         model: o.model.clone(),
-        taken_ids: session
-            .entries
-            .iter()
-            .filter_map(|e| e.id().map(str::to_string))
-            .collect(),
+        taken_ids: session.owned_ids(),
     })
 }
 

@@ -127,11 +127,7 @@ pub fn plan(
         preserve_data: o.preserve_data.clone(),
         model: o.model.clone(),
         reason: o.reason,
-        taken_ids: session
-            .entries
-            .iter()
-            .filter_map(|e| e.id().map(str::to_string))
-            .collect(),
+        taken_ids: session.owned_ids(),
     }))
 }
 

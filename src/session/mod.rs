@@ -150,6 +150,15 @@ impl<'a> Session<'a> {
     pub fn get(&self, id: &str) -> Option<&Entry<'a>> {
         self.position(id).map(|i| &self.entries[i])
     }
+
+    /// Every entry id, owned: what a new entry's id must differ from once the body the
+    /// session borrows from is gone (the summarizer stage runs after it).
+    pub fn owned_ids(&self) -> std::collections::HashSet<String> {
+        self.entries
+            .iter()
+            .filter_map(|e| e.id().map(str::to_string))
+            .collect()
+    }
 }
 
 /// Shortens user-supplied text quoted in an error, so errors never echo big inputs.
