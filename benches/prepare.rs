@@ -1,6 +1,6 @@
 //! `cargo bench --bench prepare`, two groups per session file:
 //!
-//! * `prepare-core/<file>`: parse + migrate + path + `compaction::prepare` — the work
+//! * `prepare-core/<file>`: parse + migrate + path + `compaction::prepare_compaction` — the work
 //!   the reference's `prepareCompaction` benchmark does, for a like-for-like ratio;
 //! * `prepare/<file>`: the whole POST /v1/prepare work, from the body bytes to the JSON
 //!   answer (also serializing the conversation, the summarizer requests and the answer).
@@ -49,7 +49,7 @@ fn parse_prepare_core(bytes: &[u8]) -> usize {
         .iter()
         .map(|&i| &input.session.entries[i])
         .collect();
-    let prep = compaction::prepare(&path, Settings::default()).expect("compactable");
+    let prep = compaction::prepare_compaction(&path, Settings::default()).expect("compactable");
     prep.cut.first_kept + prep.file_ops.read.len()
 }
 
@@ -102,7 +102,7 @@ fn timed<T>(f: impl FnOnce() -> T) -> (f64, T) {
 /// * `utf8` (the UTF-8 check `parse` starts with) and `json-scan` (split the lines and
 ///   let serde_json scan each into a `RawValue`: a floor for any serde_json-based
 ///   parse) are measured outside the library for comparison, not added to the total.
-/// * `path`, `core prepare` (`compaction::prepare`: tokens, cut point, file ops) and
+/// * `path`, `core prepare` (`compaction::prepare_compaction`: tokens, cut point, file ops) and
 ///   `plan` (`plan_requests`: conversation serialization and summarizer prompts) are
 ///   the parts of `pipeline::prepare`; the rest of it builds the message lists.
 ///
@@ -153,7 +153,7 @@ fn phases(id: &str, bytes: &[u8], prompts: &Prompts, runs: usize) {
             .iter()
             .map(|&i| &input.session.entries[i])
             .collect();
-        let (ms, prep) = timed(|| compaction::prepare(&path, Settings::default()).ok());
+        let (ms, prep) = timed(|| compaction::prepare_compaction(&path, Settings::default()).ok());
         t[4] = ms;
         if let Some(prep) = &prep {
             let opts = pipeline::prepare::prompt_options(&input);

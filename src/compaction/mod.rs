@@ -16,5 +16,5 @@ pub mod tokens;
 pub use cut_point::CutPoint;
 pub use file_ops::{FileLists, FileOps};
 pub use message::AgentMessage;
-pub use prepare::{prepare, NotCompactable, Preparation, Settings};
+pub use prepare::{prepare_compaction, NotCompactable, Preparation, Settings};
 pub use serialize::{serialize_conversation, Wrappers};

@@ -114,7 +114,7 @@ pub fn boundary(path: &[&Entry]) -> (Option<usize>, usize) {
     (Some(pi), kept.unwrap_or(pi + 1))
 }
 
-pub fn prepare<'s, 'a>(
+pub fn prepare_compaction<'s, 'a>(
     path: &'s [&'s Entry<'a>],
     settings: Settings,
 ) -> Result<Preparation<'s, 'a>, (NotCompactable, f64)> {

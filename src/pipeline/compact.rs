@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::compaction::file_ops::{format_file_lists, FileLists};
 use crate::compaction::message::for_context;
-use crate::compaction::prepare::prepare as prepare_core;
+use crate::compaction::prepare::prepare_compaction;
 use crate::compaction::tokens::estimate;
 use crate::compaction::{serialize_conversation, NotCompactable, Settings};
 use crate::session::text::utf16_len;
@@ -85,7 +85,7 @@ pub fn plan(
     let positions = session.path(input.leaf(), input.leaf_pointer)?;
     let path: Vec<&Entry> = positions.iter().map(|&i| &session.entries[i]).collect();
     let settings = input.options.settings(defaults);
-    let prep = match prepare_core(&path, settings) {
+    let prep = match prepare_compaction(&path, settings) {
         Ok(p) => p,
         Err((reason, tokens_before)) => {
             return Ok(Err(NothingToCompact {

@@ -5,7 +5,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::compaction::file_ops::FileLists;
-use crate::compaction::prepare::{prepare as prepare_core, NotCompactable, Preparation};
+use crate::compaction::prepare::{prepare_compaction, NotCompactable, Preparation};
 use crate::compaction::{serialize_conversation, AgentMessage, Settings};
 use crate::session::entry::{value_of, value_of_str, RawJson};
 use crate::session::{Entry, EntryBody, InputError};
@@ -133,7 +133,7 @@ pub fn prepare<'a>(
     let should =
         |tokens: f64| context_window.map(|w| tokens > w as f64 - settings.reserve_tokens as f64);
 
-    let prep = match prepare_core(&path, settings) {
+    let prep = match prepare_compaction(&path, settings) {
         Ok(p) => p,
         Err((why, tokens)) => {
             return Ok(PrepareResponse::NotCompactable(NotCompactableResponse {

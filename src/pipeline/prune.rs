@@ -3,7 +3,7 @@
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::compaction::prune::{plan as plan_core, pruned_entry, PruneSettings};
+use crate::compaction::prune::{plan_pruning, pruned_entry, PruneSettings};
 use crate::session::{Entry, InputError};
 
 use super::input::{SessionInput, SessionOptions};
@@ -59,7 +59,7 @@ pub fn plan<'s, 'a>(input: &'s SessionInput<'a>) -> Result<Pruning<'s, 'a>, Inpu
     let session = &input.session;
     let positions = session.path(input.leaf(), input.leaf_pointer)?;
     let path: Vec<&'s Entry<'a>> = positions.iter().map(|&i| &session.entries[i]).collect();
-    let p = plan_core(&path, &settings(&input.options));
+    let p = plan_pruning(&path, &settings(&input.options));
     Ok(Pruning {
         changes: p
             .candidates
