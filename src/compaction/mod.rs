@@ -11,6 +11,8 @@ pub mod prepare;
 pub mod prune;
 pub mod serialize;
 pub mod template;
+#[cfg(test)]
+pub(crate) mod test_session;
 pub mod tokens;
 
 pub use cut_point::CutPoint;
