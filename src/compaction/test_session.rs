@@ -124,10 +124,7 @@ impl SessionText {
 
     /// A metadata entry (no message).
     pub fn model_change(self) -> Self {
-        self.entry(
-            "model_change",
-            json!({ "provider": "p", "modelId": "m" }),
-        )
+        self.entry("model_change", json!({ "provider": "p", "modelId": "m" }))
     }
 
     pub fn label(self) -> Self {
