@@ -323,3 +323,76 @@ mod tests {
         assert_eq!(find_cut_point(&path, 0, path.len(), 100), split(2, 0));
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use crate::compaction::test_session::{any_path, parse, path, proptest_config};
+    use proptest::prelude::*;
+
+    fn message_tokens(e: &Entry) -> u64 {
+        match &e.body {
+            EntryBody::Message(m) => estimate(AgentMessage::Stored(m)),
+            _ => 0,
+        }
+    }
+
+    proptest! {
+        #![proptest_config(proptest_config(512))]
+
+        /// The kept region starts at a valid cut point, or at metadata right before one;
+        /// at the boundary start only when there is no valid cut point. It starts exactly
+        /// where the newest messages reach keepRecentTokens when that entry is a valid
+        /// cut point, and a split turn starts at the nearest turn start.
+        #[test]
+        fn the_cut_is_a_valid_cut_point_that_keeps_the_budget(
+            s in any_path(30),
+            keep in 0..3000u64,
+            start in any::<prop::sample::Index>(),
+        ) {
+            let text = s.jsonl();
+            let session = parse(&text);
+            let path = path(&session);
+            let start = start.index(path.len());
+            let end = path.len();
+            let cut = find_cut_point(&path, start, end, keep);
+            prop_assert!((start..end).contains(&cut.first_kept));
+
+            let valid = (cut.first_kept..end).find(|&i| is_valid_cut_point(path[i]));
+            match valid {
+                None => {
+                    prop_assert!(!(start..end).any(|i| is_valid_cut_point(path[i])));
+                    prop_assert_eq!(cut.first_kept, start);
+                }
+                Some(c) => prop_assert!(path[cut.first_kept..c]
+                    .iter()
+                    .all(|e| !matches!(e.body, EntryBody::Message(_) | EntryBody::Compaction(_)))),
+            }
+
+            // Where the newest messages first reach the budget.
+            let mut sum = 0;
+            let reached = (start..end).rev().find(|&i| {
+                sum += message_tokens(path[i]);
+                matches!(path[i].body, EntryBody::Message(_)) && sum >= keep
+            });
+            if let Some(i) = reached.filter(|&i| is_valid_cut_point(path[i])) {
+                // The first message kept (metadata before it may be kept too).
+                let first_message = (cut.first_kept..end)
+                    .find(|&j| matches!(path[j].body, EntryBody::Message(_)));
+                prop_assert_eq!(first_message, Some(i));
+                let kept: u64 = path[i..].iter().map(|e| message_tokens(e)).sum();
+                prop_assert!(kept >= keep);
+            }
+
+            prop_assert_eq!(cut.is_split_turn, cut.turn_start.is_some());
+            if let Some(t) = cut.turn_start {
+                prop_assert!((start..=cut.first_kept).contains(&t));
+                prop_assert!(is_turn_start(path[t]));
+                prop_assert!(!(t + 1..=cut.first_kept).any(|i| is_turn_start(path[i])));
+                prop_assert!(
+                    !matches!(&path[cut.first_kept].body, EntryBody::Message(m) if m.role == Role::User)
+                );
+            }
+        }
+    }
+}

@@ -161,3 +161,77 @@ pub fn path<'s, 'a>(session: &'s Session<'a>) -> Vec<&'s Entry<'a>> {
 pub fn messages<'s, 'a>(session: &'s Session<'a>) -> Vec<AgentMessage<'s, 'a>> {
     session.entries.iter().filter_map(for_compaction).collect()
 }
+
+/// Property-test settings: a fixed seed, so `cargo test` is deterministic and a failure
+/// replays by running the test again, and no regression files in the source tree.
+/// `PROPTEST_RNG_SEED` and `PROPTEST_CASES` override the seed and the case count.
+pub fn proptest_config(cases: u32) -> proptest::test_runner::Config {
+    use proptest::test_runner::{Config, RngSeed};
+    let mut config = Config {
+        failure_persistence: None,
+        ..Config::default()
+    };
+    if std::env::var_os("PROPTEST_RNG_SEED").is_none() {
+        config.rng_seed = RngSeed::Fixed(0x00c0_ffee);
+    }
+    if std::env::var_os("PROPTEST_CASES").is_none() {
+        config.cases = cases;
+    }
+    config
+}
+
+/// One entry of a generated path: its kind and a size in tokens.
+#[derive(Debug, Clone, Copy)]
+pub enum Kind {
+    User,
+    Assistant,
+    ToolCall,
+    ToolResult,
+    Bash,
+    CustomMessage,
+    BranchSummary,
+    Compaction,
+    ModelChange,
+    Label,
+}
+
+/// A path of up to `max_len` entries of every kind, each message up to 300 tokens.
+pub fn any_path(max_len: usize) -> impl proptest::strategy::Strategy<Value = SessionText> {
+    use proptest::prelude::*;
+    use Kind::*;
+    let kind = prop::sample::select(vec![
+        User,
+        User,
+        Assistant,
+        Assistant,
+        ToolCall,
+        ToolResult,
+        ToolResult,
+        ToolResult,
+        Bash,
+        CustomMessage,
+        BranchSummary,
+        Compaction,
+        ModelChange,
+        Label,
+    ]);
+    prop::collection::vec((kind, 0..300usize), 1..=max_len).prop_map(|entries| {
+        entries
+            .into_iter()
+            .fold(SessionText::new(), |s, (kind, n)| {
+                let t = tokens(n);
+                match kind {
+                    User => s.user(&t),
+                    Assistant => s.assistant(&t),
+                    ToolCall => s.tool_call("bash", json!({ "command": t })),
+                    ToolResult => s.tool_result(&t),
+                    Bash => s.bash("make", &t),
+                    CustomMessage => s.custom_message(&t),
+                    BranchSummary => s.branch_summary(&t),
+                    Compaction => s.compaction("s", "e0"),
+                    ModelChange => s.model_change(),
+                    Label => s.label(),
+                }
+            })
+    })
+}

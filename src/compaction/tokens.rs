@@ -173,3 +173,66 @@ mod tests {
         assert_eq!(tokens_of(s), 0);
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use crate::compaction::json::stringify;
+    use crate::compaction::test_session::proptest_config;
+    use proptest::prelude::*;
+    use serde_json::{json, Value};
+
+    /// Any JSON value: every number shape JavaScript prints its own way, strings of any
+    /// characters (controls and astral ones included), array-index keys.
+    fn any_json() -> impl Strategy<Value = Value> {
+        let number = prop_oneof![
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>().prop_filter_map("finite", |f| {
+                serde_json::Number::from_f64(f).map(Value::Number)
+            }),
+            prop::sample::select(vec![0.1, 1.0, -0.0, 1e21, 1e-7, 5e-324, 1.5e300])
+                .prop_map(|f| json!(f)),
+        ];
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            number,
+            any::<String>().prop_map(Value::from),
+        ];
+        let key = prop_oneof![any::<String>(), (0u32..20).prop_map(|n| n.to_string())];
+        leaf.prop_recursive(4, 40, 6, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::vec((key.clone(), inner), 0..6)
+                    .prop_map(|members| Value::Object(members.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(proptest_config(256))]
+
+        /// The counted `JSON.stringify` length, from the raw text or from a value, is
+        /// the UTF-16 length of the `JSON.stringify` text.
+        #[test]
+        fn stringify_length_is_the_length_of_the_stringify_text(
+            value in any_json(),
+            pretty in any::<bool>(),
+        ) {
+            let raw = if pretty {
+                serde_json::to_string_pretty(&value).unwrap()
+            } else {
+                value.to_string()
+            };
+            let text = stringify(&value);
+            let units = text.encode_utf16().count();
+            prop_assert_eq!(arguments_len(&raw), units);
+            prop_assert_eq!(stringify_len(&value), units);
+            let mut from_raw = String::new();
+            if stringify_raw(&raw, &mut from_raw).is_ok() {
+                prop_assert_eq!(from_raw, text);
+            }
+        }
+    }
+}
