@@ -318,7 +318,7 @@ pub fn run(cli: Cli) -> i32 {
 /// The configured summarizer, or `None` after reporting why it cannot be built.
 fn summarizer_or_report(
     config: &Config,
-) -> Option<std::sync::Arc<dyn crate::pipeline::compact::Summarize>> {
+) -> Option<std::sync::Arc<dyn crate::summarize::Summarize>> {
     crate::summarize::backend::build(config)
         .map_err(|e| eprintln!("compactd: {e}"))
         .ok()

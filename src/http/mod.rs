@@ -18,8 +18,8 @@ use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetReques
 use tower_http::trace::TraceLayer;
 
 use crate::config::Config;
-use crate::pipeline::compact::Summarize;
 use crate::summarize::Prompts;
+use crate::summarize::Summarize;
 
 pub use problem::ApiError;
 

@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use crate::config::Config;
-use crate::pipeline::compact::Summarize;
+use crate::summarize::Summarize;
 
 use super::llm::{Engine, Fallback};
 use super::{extractive, SummarizeError, Summary, SummaryRequest};

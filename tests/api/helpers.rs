@@ -3,8 +3,8 @@ use std::sync::Arc;
 
 use compactd::config::Config;
 use compactd::http::{router, AppState};
-use compactd::pipeline::compact::Summarize;
 use compactd::summarize::Prompts;
+use compactd::summarize::Summarize;
 
 pub struct TestApp {
     pub address: String,
