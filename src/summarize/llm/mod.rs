@@ -8,7 +8,7 @@
 //! * `candidates.rs`: the model candidates built from configuration and which of them
 //!   answer a call (and so whose context window applies);
 //! * `attempt.rs`: one HTTP exchange with one candidate: the request, its endpoint,
-//!   sending it and classifying the answer as a summary or a [`Failure`](attempt::Failure);
+//!   sending it and classifying the answer as a summary or a failure;
 //! * `openai.rs`, `anthropic.rs`: the two wire formats;
 //! * `retry.rs`: which failures are worth another attempt and how long to wait;
 //! * `cache.rs`: the in-memory cache of identical requests.
