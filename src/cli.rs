@@ -506,3 +506,46 @@ fn serve(mut config: Config, listen: Option<std::net::SocketAddr>) -> Result<(),
     runtime.shutdown_timeout(std::time::Duration::from_millis(500));
     result
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn io_error() -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::AddrInUse, "in use")
+    }
+
+    #[test]
+    fn a_server_that_cannot_listen_exits_1() {
+        let addr: std::net::SocketAddr = "127.0.0.1:1".parse().unwrap();
+        let e = CliError::from(StartupError::Bind {
+            addr,
+            source: io_error(),
+        });
+        assert!(matches!(e, CliError::Listen { addr: a, .. } if a == addr));
+        assert_eq!(e.exit_code(), 1);
+        assert_eq!(e.to_string(), "cannot listen on 127.0.0.1:1: in use");
+    }
+
+    #[test]
+    fn a_command_that_cannot_start_exits_2() {
+        let e = CliError::Read {
+            path: PathBuf::from("session.jsonl"),
+            source: io_error(),
+        };
+        assert_eq!(e.exit_code(), 2);
+        assert_eq!(e.to_string(), "cannot read session.jsonl: in use");
+    }
+
+    #[test]
+    fn a_failed_run_exits_1_with_the_servers_problem_document() {
+        let e = RequestError::Summarize(SummarizeError::Timeout);
+        assert_eq!(CliError::from(e).exit_code(), 1);
+        let problem = RequestError::Summarize(SummarizeError::Timeout).problem();
+        assert_eq!(
+            problem.problem_type,
+            "urn:compactd:problem:upstream-timeout"
+        );
+        assert_eq!(problem.status, 504);
+    }
+}

@@ -40,6 +40,8 @@ pub enum StartupError {
 pub struct Application {
     listener: TcpListener,
     address: SocketAddr,
+    router: axum::Router,
+    /// The state the router serves, for the shutdown (grace period, requests in flight).
     state: AppState,
 }
 
@@ -78,6 +80,7 @@ impl Application {
         Ok(Application {
             listener,
             address,
+            router: http::router(state.clone()),
             state,
         })
     }
@@ -96,22 +99,24 @@ impl Application {
     /// requests finish — for at most `shutdown_grace`, or until a second signal.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         let Application {
-            listener, state, ..
+            listener,
+            router,
+            state,
+            ..
         } = self;
         let grace = state.config.shutdown_grace;
         let limiter = state.limiter.clone();
         let limit = state.config.max_concurrency;
         let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
-        let server =
-            axum::serve(listener, http::router(state)).with_graceful_shutdown(async move {
-                shutdown_signal().await;
-                tracing::info!(
-                    in_flight = limit.saturating_sub(limiter.available_permits()),
-                    grace_secs = grace.as_secs_f64(),
-                    "shutdown signal received; finishing in-flight requests"
-                );
-                let _ = stopping_tx.send(());
-            });
+        let server = axum::serve(listener, router).with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            tracing::info!(
+                in_flight = limit.saturating_sub(limiter.available_permits()),
+                grace_secs = grace.as_secs_f64(),
+                "shutdown signal received; finishing in-flight requests"
+            );
+            let _ = stopping_tx.send(());
+        });
         let deadline = async move {
             if stopping_rx.await.is_err() {
                 // The server ended without a signal.
