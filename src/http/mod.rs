@@ -18,8 +18,7 @@ use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetReques
 use tower_http::trace::TraceLayer;
 
 use crate::config::Config;
-use crate::summarize::Prompts;
-use crate::summarize::Summarize;
+use crate::summarize::{Prompts, Summarize};
 
 pub use problem::ApiError;
 
