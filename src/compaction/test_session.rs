@@ -34,11 +34,6 @@ impl SessionText {
         format!("e{i}")
     }
 
-    /// The id the next entry gets.
-    pub fn next_id(&self) -> String {
-        Self::id(self.lines.len())
-    }
-
     /// Any entry: `type` plus its own fields, chained to the previous entry.
     pub fn entry(mut self, kind: &str, fields: Value) -> Self {
         let n = self.lines.len();
