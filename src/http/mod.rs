@@ -1,5 +1,6 @@
 //! The HTTP API: one router, one state, one error type.
 
+mod auth;
 mod branch;
 mod compact;
 mod extract;
@@ -21,6 +22,7 @@ use crate::config::Config;
 use crate::pipeline::compact::Summarize;
 use crate::summarize::Prompts;
 
+pub use auth::ApiKeys;
 pub use problem::ApiError;
 
 /// What every handler shares.
@@ -29,6 +31,8 @@ pub struct AppState {
     pub config: Arc<Config>,
     pub prompts: Arc<Prompts>,
     pub summarizer: Arc<dyn Summarize>,
+    /// Digests of `config.api_keys`.
+    pub api_keys: Arc<ApiKeys>,
     /// Permits for requests in progress (`COMPACTD_MAX_CONCURRENCY`).
     pub limiter: Arc<tokio::sync::Semaphore>,
 }
@@ -39,6 +43,7 @@ impl AppState {
         crate::telemetry::metrics();
         AppState {
             limiter: guard::limiter(config.max_concurrency),
+            api_keys: Arc::new(ApiKeys::new(&config.api_keys)),
             config: Arc::new(config),
             prompts: Arc::new(prompts),
             summarizer,
@@ -68,7 +73,7 @@ pub fn router(state: AppState) -> Router {
         ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
-            guard::authenticate,
+            auth::authenticate,
         ))
         .layer(axum::middleware::from_fn(guard::observe))
         // A bug must still answer with a problem document, not a dropped connection.

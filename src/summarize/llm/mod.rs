@@ -20,11 +20,11 @@ use std::time::{Duration, SystemTime};
 
 use reqwest::header::{HeaderName, HeaderValue, AUTHORIZATION};
 use secrecy::{ExposeSecret, SecretString};
-use serde_json::json;
 use tokio::time::Instant;
 
 use crate::summarize::{SummarizeError, SummarizerKind, Summary, SummaryRequest, Usage};
 
+use crate::config::{redact_url, LlmDescription};
 pub use crate::config::{FallbackPolicy, LlmConfig, ModelConfig, ModelKind, SummarizerChoice};
 
 use cache::SummaryCache;
@@ -53,8 +53,8 @@ pub struct Engine {
     upstream_timeout: Duration,
     deadline: Duration,
     cache: SummaryCache,
-    cache_entries: usize,
-    cache_bytes: u64,
+    /// The configuration's description; `describe` adds what the cache holds now.
+    described: LlmDescription,
     /// Every configured key, to scrub from upstream text before it is logged or returned.
     secrets: Vec<SecretString>,
 }
@@ -292,8 +292,7 @@ impl Engine {
             upstream_timeout: config.upstream_timeout,
             deadline: config.deadline,
             cache: SummaryCache::new(config.cache_entries, config.cache_bytes),
-            cache_entries: config.cache_entries,
-            cache_bytes: config.cache_bytes,
+            described: config.describe(),
             secrets,
         })
     }
@@ -383,31 +382,9 @@ impl Engine {
 
     /// Non-secret description for GET /v1/config: summarizer, fallback, candidates (name, kind, baseUrl, contextWindow, whether a key is set — never the key), timeouts, retries.
     pub fn describe(&self) -> serde_json::Value {
-        let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
-        let candidates: Vec<_> = self
-            .candidates
-            .iter()
-            .map(|c| {
-                json!({
-                    "name": c.name,
-                    "kind": c.kind.as_str(),
-                    "model": c.model,
-                    "baseUrl": c.shown_url,
-                    "contextWindow": c.context_window,
-                    "apiKeySet": c.auth.is_some(),
-                })
-            })
-            .collect();
-        json!({
-            "summarizer": self.summarizer,
-            "fallback": self.fallback_policy,
-            "candidates": candidates,
-            "upstreamTimeoutMs": ms(self.upstream_timeout),
-            "deadlineMs": ms(self.deadline),
-            "retries": self.retries,
-            "backoff": {"baseMs": ms(self.backoff.base), "capMs": ms(self.backoff.cap), "jitter": "full"},
-            "cache": {"maxEntries": self.cache_entries, "maxBytes": self.cache_bytes, "entries": self.cache.len()},
-        })
+        let mut described = self.described.clone();
+        described.cache.entries = self.cache.len();
+        serde_json::to_value(described).expect("a description is plain data")
     }
 
     fn select(&self, model: Option<&str>) -> Result<Selection<'_>, SummarizeError> {
@@ -612,20 +589,6 @@ fn endpoint(base: &reqwest::Url, kind: ModelKind) -> reqwest::Url {
     url
 }
 
-/// A URL fit for logs and answers: no user info, no query, no fragment.
-pub fn redact_url(url: &str) -> String {
-    match reqwest::Url::parse(url) {
-        Ok(mut u) => {
-            let _ = u.set_username("");
-            let _ = u.set_password(None);
-            u.set_query(None);
-            u.set_fragment(None);
-            u.to_string()
-        }
-        Err(_) => "<invalid URL>".to_string(),
-    }
-}
-
 /// The `error.message` (or `error`, or `message`) of an upstream error body, on one line
 /// (to be scrubbed of keys, then shortened).
 fn error_message(body: &[u8]) -> Option<String> {
@@ -651,15 +614,6 @@ fn truncate(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn urls_lose_credentials_and_query() {
-        assert_eq!(
-            redact_url("https://user:pw@example.com/v1?key=abc#x"),
-            "https://example.com/v1"
-        );
-        assert_eq!(redact_url("not a url"), "<invalid URL>");
-    }
 
     #[test]
     fn endpoints() {
