@@ -213,11 +213,17 @@ impl LlmConfig {
             let field = |f: &str| format!("{list}[{i}].{f}");
             let sources = KeySources {
                 own_env: m.api_key_env.as_deref().map(|v| (v, field("api_key_env"))),
-                own_file: m.api_key_file.as_deref().map(|p| (p, field("api_key_file"))),
+                own_file: m
+                    .api_key_file
+                    .as_deref()
+                    .map(|p| (p, field("api_key_file"))),
                 shared_file: shared_file.clone(),
             };
             models.push(ModelConfig {
-                name: m.name.clone().unwrap_or_else(|| m.kind.as_str().to_string()),
+                name: m
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| m.kind.as_str().to_string()),
                 kind: m.kind,
                 model: m.model.clone(),
                 base_url: m

@@ -28,8 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::compaction::Settings as CompactionSettings;
 
 pub use describe::{
-    BackoffDescription, CacheDescription, CandidateDescription, ConfigDescription,
-    LlmDescription,
+    BackoffDescription, CacheDescription, CandidateDescription, ConfigDescription, LlmDescription,
 };
 pub use llm::{
     FallbackPolicy, LlmConfig, ModelConfig, ModelKind, SummarizerChoice,

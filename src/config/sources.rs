@@ -20,8 +20,8 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use figment::value::{Dict, Value};
 use figment::providers::Format;
+use figment::value::{Dict, Value};
 use figment::{Figment, Metadata, Profile, Provider};
 use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
@@ -154,9 +154,8 @@ impl Layers {
         file: Option<&Path>,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Layers, ConfigError> {
-        let mut figment = Figment::from(figment::providers::Serialized::defaults(
-            Settings::default(),
-        ));
+        let mut figment =
+            Figment::from(figment::providers::Serialized::defaults(Settings::default()));
         if let Some(path) = file {
             figment = figment.merge(ConfigFile::read(path)?);
         }
@@ -169,11 +168,8 @@ impl Layers {
 
     /// The settings, or an error naming the first bad one.
     pub fn extract(&self) -> Result<Settings, ConfigError> {
-        let settings: Settings = self
-            .figment
-            .extract_lossy()
-            .map_err(|e| self.error(e))?;
-        if settings.api_keys.is_some() && self.from_file("api_keys") {
+        let settings: Settings = self.figment.extract_lossy().map_err(|e| self.error(e))?;
+        if settings.api_keys.is_some() && self.set_by_file("api_keys") {
             return Err(self.file_error(
                 "api_keys: keys are not read from the config file; name a file of keys with \
                  api_keys_file, or set COMPACTD_API_KEYS",
@@ -185,14 +181,14 @@ impl Layers {
     /// What an error calls the setting `key`: the key if the file set it, else its
     /// environment variable.
     pub fn name(&self, key: &str) -> String {
-        if self.from_file(key) {
+        if self.set_by_file(key) {
             key.to_string()
         } else {
             env_name(key)
         }
     }
 
-    fn from_file(&self, key: &str) -> bool {
+    fn set_by_file(&self, key: &str) -> bool {
         self.figment
             .find_metadata(key)
             .is_some_and(|m| m.name == FILE)
@@ -245,7 +241,8 @@ impl Layers {
     }
 }
 
-/// The TOML file, read at once so that a missing file is an error (figment would skip it).
+/// The TOML file, read at once so that a missing file is an error (figment would skip
+/// it) and a malformed one is reported without quoting it.
 struct ConfigFile {
     path: PathBuf,
     text: String,
@@ -257,6 +254,14 @@ impl ConfigFile {
             path: path.display().to_string(),
             source,
         })?;
+        // Checked here for toml's short message: its full one quotes the offending line,
+        // which may hold a secret.
+        if let Err(e) = toml::from_str::<toml::Table>(&text) {
+            return Err(ConfigError::File {
+                path: path.display().to_string(),
+                message: e.message().to_string(),
+            });
+        }
         Ok(ConfigFile {
             path: path.to_path_buf(),
             text,
@@ -321,7 +326,7 @@ impl Provider for Environment {
 }
 
 /// The keys of [`Settings`], as serde's derive reports them.
-fn setting_keys() -> &'static [&'static str] {
+pub(super) fn setting_keys() -> &'static [&'static str] {
     use serde::de::{self, Visitor};
 
     /// A deserializer that only records the field list it is asked for.
