@@ -3,12 +3,12 @@
 //! setting: the environment variable if the environment set it, the key if the file did.
 //!
 //! Layout:
-//! * [`sources`]: the one declaration of every setting (its file key, its variable and
+//! * `sources`: the one declaration of every setting (its file key, its variable and
 //!   its default) and the layering by figment;
-//! * [`llm`]: the summarizer's configuration, the model candidates and their types;
-//! * [`secrets`]: client keys and upstream keys, and where they are read from;
-//! * [`url`]: checking and redacting model server URLs;
-//! * [`describe`]: the effective non-secret configuration, described once.
+//! * `llm`: the summarizer's configuration, the model candidates and their types;
+//! * `secrets`: client keys and upstream keys, and where they are read from;
+//! * `url`: checking and redacting model server URLs;
+//! * `describe`: the effective non-secret configuration, described once.
 //!
 //! [`Config`] is the typed result the rest of the service reads. It is a plain struct
 //! with public fields, so tests build one with `Config { .., ..Config::default() }`.
@@ -71,7 +71,7 @@ pub struct Config {
 }
 
 impl Default for Config {
-    /// The defaults of [`sources::Settings`], with nothing read from outside.
+    /// The defaults of `sources::Settings`, with nothing read from outside.
     fn default() -> Self {
         Config::from_settings(Settings::default(), &env_name, &|_| None)
             .expect("the defaults are a valid configuration")
