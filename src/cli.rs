@@ -7,7 +7,14 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::config::Config;
 use crate::http::{self, ApiError, AppState};
-use crate::pipeline::{self, BodyFormat, SessionInput, SessionOptions};
+use crate::pipeline::branch::{plan_branch_summary, run_branch_summary, BranchBudget};
+use crate::pipeline::compact::{plan_compaction, run_compaction};
+use crate::pipeline::options::{comma_list, Options};
+use crate::pipeline::prune::plan_prune;
+use crate::pipeline::{
+    prepare_response, BodyFormat, BranchSummaryOptions, CompactOptions, PrepareOptions,
+    PruneOptions, SessionInput,
+};
 use crate::summarize::Prompts;
 
 #[derive(Debug, Parser)]
@@ -130,17 +137,15 @@ pub struct InputArgs {
 }
 
 impl InputArgs {
-    fn options(&self) -> SessionOptions {
-        SessionOptions {
+    /// The flags every command shares, as `/v1/prepare`'s options.
+    fn options(&self) -> PrepareOptions {
+        PrepareOptions {
             leaf_id: self.leaf_id.clone(),
             keep_recent_tokens: self.keep_recent_tokens,
             reserve_tokens: self.reserve_tokens,
             context_window: self.context_window,
-            include_messages: None,
             custom_instructions: self.custom_instructions.clone(),
-            prompt_override: None,
-            additional_context: Vec::new(),
-            ..SessionOptions::default()
+            ..PrepareOptions::default()
         }
     }
 
@@ -197,25 +202,27 @@ pub fn run(cli: Cli) -> i32 {
             model,
             dry_run,
         } => {
-            let mut options = input.options();
-            options.old_leaf_id = Some(from);
-            options.target_id = Some(to);
-            options.replace_instructions = Some(replace_instructions);
-            options.model = model;
+            let shared = input.options();
+            let options = BranchSummaryOptions {
+                old_leaf_id: Some(from),
+                target_id: Some(to),
+                custom_instructions: shared.custom_instructions,
+                replace_instructions: Some(replace_instructions),
+                context_window: shared.context_window,
+                reserve_tokens: shared.reserve_tokens,
+                model,
+                ..BranchSummaryOptions::default()
+            };
             let Some(summarizer) = summarizer_or_report(&config) else {
                 return 2;
             };
             offline(&input, options, |inp, out| {
-                let budget = crate::pipeline::branch::BranchBudget::resolve(
-                    &inp.options,
-                    &*summarizer,
-                    &config,
-                );
-                let plan = crate::pipeline::branch::plan(inp, &prompts, budget)?;
+                let budget = BranchBudget::resolve(&inp.options, &*summarizer, &config);
+                let plan = plan_branch_summary(inp, &prompts, budget)?;
                 if dry_run {
                     return write_json(out, &plan.dry_run(), input.pretty);
                 }
-                let result = block_on(crate::pipeline::branch::run(
+                let result = block_on(run_branch_summary(
                     plan,
                     &prompts,
                     &*summarizer,
@@ -230,22 +237,22 @@ pub fn run(cli: Cli) -> i32 {
             model,
             dry_run,
         } => {
-            let mut options = input.options();
-            options.short_summary = Some(short_summary);
-            options.model = model;
+            let options = CompactOptions {
+                prepare: input.options(),
+                short_summary: Some(short_summary),
+                model,
+                ..CompactOptions::default()
+            };
             let Some(summarizer) = summarizer_or_report(&config) else {
                 return 2;
             };
             offline(&input, options, |inp, out| {
                 if dry_run {
-                    let answer = pipeline::prepare(inp, &prompts, config.settings(), None)?;
+                    let answer = prepare_response(inp, &prompts, config.settings(), None)?;
                     return write_json(out, &answer, input.pretty);
                 }
-                let plan = match crate::pipeline::compact::plan(inp, &prompts, config.settings())? {
-                    Ok(plan) => plan,
-                    Err(nothing) => return Err(ApiError::NothingToCompact(nothing)),
-                };
-                let result = block_on(crate::pipeline::compact::run(
+                let plan = plan_compaction(inp, &prompts, config.settings())?;
+                let result = block_on(run_compaction(
                     plan,
                     &prompts,
                     &*summarizer,
@@ -261,20 +268,16 @@ pub fn run(cli: Cli) -> i32 {
             protected_tools,
             output,
         } => {
-            let mut options = input.options();
-            options.protect_tokens = protect_tokens;
-            options.minimum_savings = minimum_savings;
-            options.protected_tools = protected_tools.map(|t| {
-                t.split(',')
-                    .map(str::trim)
-                    .filter(|n| !n.is_empty())
-                    .map(String::from)
-                    .collect()
-            });
+            let options = PruneOptions {
+                leaf_id: input.leaf_id.clone(),
+                protect_tokens,
+                minimum_savings,
+                protected_tools: protected_tools.as_deref().map(comma_list),
+            };
             let pruned_at = crate::pipeline::prune::now_ms();
             let mut rewritten = None;
             let code = offline_with_body(&input, options, |inp, body, out| {
-                let pruning = crate::pipeline::prune::plan(inp)?;
+                let pruning = plan_prune(inp)?;
                 if output.is_none() {
                     let answer = pruning
                         .response(pruned_at)
@@ -308,7 +311,7 @@ pub fn run(cli: Cli) -> i32 {
                 options.include_messages = Some(false);
             }
             offline(&input, options, |inp, out| {
-                let answer = pipeline::prepare(inp, &prompts, config.settings(), None)?;
+                let answer = prepare_response(inp, &prompts, config.settings(), None)?;
                 write_json(out, &answer, input.pretty)
             })
         }
@@ -348,19 +351,19 @@ fn write_json<T: serde::Serialize>(
 
 /// Reads the file, runs `f` on the parsed input and prints the JSON answer, or the
 /// same problem document the server would send (exit code 1).
-fn offline(
+fn offline<O: Options>(
     args: &InputArgs,
-    options: SessionOptions,
-    f: impl FnOnce(&SessionInput, &mut dyn Write) -> Result<(), ApiError>,
+    options: O,
+    f: impl FnOnce(&SessionInput<O>, &mut dyn Write) -> Result<(), ApiError>,
 ) -> i32 {
     offline_with_body(args, options, |input, _, out| f(input, out))
 }
 
 /// [`offline`], also handing `f` the bytes the input was parsed from.
-fn offline_with_body(
+fn offline_with_body<O: Options>(
     args: &InputArgs,
-    options: SessionOptions,
-    f: impl FnOnce(&SessionInput, &[u8], &mut dyn Write) -> Result<(), ApiError>,
+    options: O,
+    f: impl FnOnce(&SessionInput<O>, &[u8], &mut dyn Write) -> Result<(), ApiError>,
 ) -> i32 {
     let bytes = match args.read() {
         Ok(b) => b,

@@ -2,6 +2,7 @@
 
 mod branch;
 mod compact;
+mod examples;
 mod extract;
 mod guard;
 mod health;
@@ -9,6 +10,7 @@ pub mod openapi;
 mod prepare;
 pub mod problem;
 mod prune;
+mod schemas;
 
 use std::sync::Arc;
 
@@ -49,11 +51,11 @@ impl AppState {
 pub fn router(state: AppState) -> Router {
     let body_limit = state.config.max_body_bytes;
     Router::new()
-        .route("/v1/prepare", post(prepare::prepare))
-        .route("/v1/compact", post(compact::compact))
-        .route("/v1/branch-summary", post(branch::branch_summary))
-        .route("/v1/prune", post(prune::prune))
-        .route("/v1/summarize", post(compact::summarize))
+        .route("/v1/prepare", post(prepare::post_prepare))
+        .route("/v1/compact", post(compact::post_compact))
+        .route("/v1/branch-summary", post(branch::post_branch_summary))
+        .route("/v1/prune", post(prune::post_prune))
+        .route("/v1/summarize", post(compact::post_summarize))
         .route("/v1/config", get(health::config))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))

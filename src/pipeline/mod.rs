@@ -6,8 +6,10 @@ pub mod compact;
 pub mod input;
 pub mod numbers;
 pub mod object_only;
+pub mod options;
 pub mod prepare;
 pub mod prune;
 
-pub use input::{BodyFormat, SessionInput, SessionOptions};
-pub use prepare::{prepare, PrepareResponse};
+pub use input::{BodyFormat, SessionInput};
+pub use options::{BranchSummaryOptions, CompactOptions, PrepareOptions, PruneOptions};
+pub use prepare::{prepare_response, PrepareResponse};
