@@ -249,7 +249,7 @@ fn utf8(body: &[u8]) -> Result<&str, InputError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::options::PrepareOptions;
+    use crate::pipeline::options::{CompactOptions, PrepareOptions};
 
     #[test]
     fn json_body_errors_have_pointers() {
@@ -283,6 +283,58 @@ mod tests {
             matches!(err, InputError::Malformed { line: 2, .. }),
             "{err:?}"
         );
+    }
+
+    fn invalid(body: &str) -> Violation {
+        let err = SessionInput::parse(body.as_bytes(), BodyFormat::Json, CompactOptions::default())
+            .unwrap_err();
+        let InputError::Invalid(mut v) = err else {
+            panic!("{err:?}")
+        };
+        v.remove(0)
+    }
+
+    #[test]
+    fn json_options_errors_have_pointers() {
+        let v = invalid(r#"{"entries":[],"keepRecentTokens":"x"}"#);
+        assert_eq!(v.pointer, "/keepRecentTokens");
+        let v = invalid(r#"{"entries":[],"settings":{"reserveTokens":-1}}"#);
+        assert_eq!(v.pointer, "/settings/reserveTokens");
+        let v = invalid(r#"{"entries":[],"settings":[1,2]}"#);
+        assert_eq!(v.pointer, "/settings");
+        let v = invalid(r#"{"entries":[],"reason":"bored"}"#);
+        assert_eq!(v.pointer, "/reason");
+        let v = invalid(r#"{"entries":[],"additionalContext":null}"#);
+        assert_eq!(v.pointer, "/additionalContext");
+        let v = invalid(r#"{"entries":[],"leafId":"a","leafId":"b"}"#);
+        assert_eq!(
+            (v.pointer.as_str(), v.message.as_str()),
+            ("", "duplicate field `leafId`")
+        );
+        let v = invalid(r#"{"entries":[],"entries":[]}"#);
+        assert_eq!(v.message, "duplicate field `entries`");
+    }
+
+    #[test]
+    fn json_settings_win_and_other_properties_are_ignored() {
+        let body = br#"{"keepRecentTokens":1,"settings":{"keepRecentTokens":2},"reserveTokens":3,
+            "entries":[],"messages":false,"protectTokens":"any","preserveData":[1]}"#;
+        let input = SessionInput::parse(body, BodyFormat::Json, CompactOptions::default()).unwrap();
+        let o = &input.options;
+        assert_eq!(o.prepare.keep_recent_tokens, Some(2));
+        assert_eq!(o.prepare.reserve_tokens, Some(3));
+        assert_eq!(
+            o.prepare.include_messages, None,
+            "`messages` is the query's name"
+        );
+        assert_eq!(o.preserve_data, Some(serde_json::json!([1])));
+        // JSON bodies carry their own options: the query's are not used.
+        let query = CompactOptions {
+            model: Some("m".into()),
+            ..CompactOptions::default()
+        };
+        let input = SessionInput::parse(br#"{"entries":[]}"#, BodyFormat::Json, query).unwrap();
+        assert_eq!(input.options, CompactOptions::default());
     }
 
     #[test]
