@@ -1,4 +1,11 @@
 //! The HTTP API: one router, one state, one error type.
+//!
+//! One module per endpoint family (`prepare`, `compact` with `/v1/summarize`, `branch`,
+//! `prune`, `health`), each handler named for its route (`post_prepare`, …) and calling
+//! the pipeline of the same name. Imports point one way: handlers use `extract` (the
+//! session body and the endpoint's options from `pipeline::options`), `problem`,
+//! `examples` and `schemas`; `openapi` only collects the handlers' annotations and adds
+//! what the guard (`guard.rs`) shares, so no handler imports it.
 
 mod branch;
 mod compact;

@@ -1,5 +1,11 @@
 //! The request pipelines shared by the HTTP API and the command line:
 //! input → session → preparation → (summarizer) → response.
+//!
+//! Each endpoint has one options type (`options`), read from a JSON body or a query
+//! string and given to its pipeline: `prepare_response`, `compact::{plan_compaction,
+//! run_compaction}`, `branch::{plan_branch_summary, run_branch_summary}`,
+//! `prune::plan_prune`. The `plan_*` steps are synchronous (run off the async runtime);
+//! the `run_*` steps call the summarizer.
 
 pub mod branch;
 pub mod compact;
