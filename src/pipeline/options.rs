@@ -88,34 +88,29 @@ impl<'de, O: Options> Deserialize<'de> for QueryOptions<O> {
                 f.write_str("query parameters")
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-                read_map(map, true).map(QueryOptions)
+                read_query(map).map(QueryOptions)
             }
         }
         d.deserialize_map(Query(std::marker::PhantomData))
     }
 }
 
-/// Reads a whole options object (a query string) into `O`, refusing unknown and
-/// repeated keys as serde's derive would.
-pub fn read_map<'de, O: Options, A: MapAccess<'de>>(
-    mut map: A,
-    query: bool,
-) -> Result<O, A::Error> {
+/// Reads a query string into `O`, refusing unknown and repeated keys as serde's derive
+/// would.
+fn read_query<'de, O: Options, A: MapAccess<'de>>(mut map: A) -> Result<O, A::Error> {
     let mut options = O::default();
     let mut seen = Vec::new();
     while let Some(key) = map.next_key::<String>()? {
-        if !read_key(&mut options, &key, &mut map, query, &mut seen)? {
-            if query {
-                return Err(unknown::<O, A::Error>(&key));
-            }
-            map.next_value::<serde::de::IgnoredAny>()?;
+        if !read_key(&mut options, &key, &mut map, true, &mut seen)? {
+            return Err(unknown::<O, A::Error>(&key));
         }
     }
     Ok(options)
 }
 
-/// Reads one key into `options`; `Ok(false)` when it is not one of them.
-pub fn read_key<'de, O: Options, A: MapAccess<'de>>(
+/// Reads one key into `options`; `Ok(false)` when it is not one of them (its value is
+/// then left unread).
+pub(crate) fn read_key<'de, O: Options, A: MapAccess<'de>>(
     options: &mut O,
     key: &str,
     map: &mut A,
