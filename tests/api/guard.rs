@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use compactd::config::ApiKeys;
-use compactd::pipeline::compact::Summarize;
+use compactd::summarize::Summarize;
 use compactd::summarize::{SummarizeError, Summary, SummaryRequest};
 use serde_json::{json, Value};
 

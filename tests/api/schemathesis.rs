@@ -5,7 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use compactd::pipeline::compact::Summarize;
+use compactd::summarize::Summarize;
 use compactd::summarize::{SummarizeError, Summary, SummaryRequest};
 use serde_json::{json, Value};
 

@@ -12,12 +12,14 @@ use std::task::{Context, Poll, Waker};
 
 use compactd::compaction::Settings;
 use compactd::pipeline::branch::{plan_branch_summary, run_branch_summary, BranchBudget};
-use compactd::pipeline::compact::{plan_compaction, run_compaction, Summarize};
+use compactd::pipeline::compact::{plan_compaction, run_compaction};
 use compactd::pipeline::prune::plan_prune;
 use compactd::pipeline::{
     prepare_response, BodyFormat, BranchSummaryOptions, CompactOptions, PruneOptions, SessionInput,
 };
-use compactd::summarize::{extractive, Prompts, SummarizeError, Summary, SummaryRequest};
+use compactd::summarize::{
+    extractive, Prompts, Summarize, SummarizeError, Summary, SummaryRequest,
+};
 
 /// The extractive summarizer, answering at once (so one poll finishes a run).
 pub struct Extractive;
