@@ -7,6 +7,7 @@
 //! `examples` and `schemas`; `openapi` only collects the handlers' annotations and adds
 //! what the guard (`guard.rs`) shares, so no handler imports it.
 
+mod auth;
 mod branch;
 mod compact;
 mod examples;
@@ -29,6 +30,7 @@ use tower_http::trace::TraceLayer;
 use crate::config::Config;
 use crate::summarize::{Prompts, Summarize};
 
+pub use auth::ApiKeys;
 pub use problem::ApiError;
 
 /// What every handler shares.
@@ -37,6 +39,8 @@ pub struct AppState {
     pub config: Arc<Config>,
     pub prompts: Arc<Prompts>,
     pub summarizer: Arc<dyn Summarize>,
+    /// Digests of `config.api_keys`.
+    pub api_keys: Arc<ApiKeys>,
     /// Permits for requests in progress (`COMPACTD_MAX_CONCURRENCY`).
     pub limiter: Arc<tokio::sync::Semaphore>,
 }
@@ -47,6 +51,7 @@ impl AppState {
         crate::telemetry::metrics();
         AppState {
             limiter: guard::limiter(config.max_concurrency),
+            api_keys: Arc::new(ApiKeys::new(&config.api_keys)),
             config: Arc::new(config),
             prompts: Arc::new(prompts),
             summarizer,
@@ -76,7 +81,7 @@ pub fn router(state: AppState) -> Router {
         ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
-            guard::authenticate,
+            auth::authenticate,
         ))
         .layer(axum::middleware::from_fn(guard::observe))
         // A bug must still answer with a problem document, not a dropped connection.
