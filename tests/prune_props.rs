@@ -10,8 +10,8 @@
 use compactd::compaction::context::{context_messages, context_tokens};
 use compactd::compaction::tokens::estimate;
 use compactd::compaction::AgentMessage;
-use compactd::pipeline::prune::plan;
-use compactd::pipeline::{BodyFormat, SessionInput, SessionOptions};
+use compactd::pipeline::prune::plan_prune;
+use compactd::pipeline::{BodyFormat, PruneOptions, SessionInput};
 use compactd::session::{Entry, EntryBody, Role};
 use serde_json::{json, Value};
 
@@ -62,9 +62,10 @@ fn lines(body: &[u8]) -> Vec<&[u8]> {
         .collect()
 }
 
-fn path_of<'s, 'a>(input: &'s SessionInput<'a>) -> Vec<&'s Entry<'a>> {
+fn path_of<'s, 'a>(input: &'s SessionInput<'a, PruneOptions>) -> Vec<&'s Entry<'a>> {
     let s = &input.session;
-    s.path(input.leaf(), input.leaf_pointer)
+    input
+        .path(input.options.leaf_id.as_deref())
         .unwrap()
         .iter()
         .map(|&i| &s.entries[i])
@@ -87,11 +88,11 @@ fn path_tool_tokens(path: &[&Entry]) -> u64 {
 }
 
 /// Checks one session under one set of options; returns how many results were pruned.
-fn check(case: &str, body: &[u8], values: &[Value], options: &SessionOptions) -> usize {
+fn check(case: &str, body: &[u8], values: &[Value], options: &PruneOptions) -> usize {
     let pruned_at = 1_700_000_000_000u64;
     let input = SessionInput::parse(body, BodyFormat::Jsonl, options.clone())
         .unwrap_or_else(|e| panic!("{case}: {e}"));
-    let pruning = plan(&input).unwrap();
+    let pruning = plan_prune(&input).unwrap();
     let path = path_of(&input);
 
     // --- The oracle ---------------------------------------------------------------
@@ -245,7 +246,7 @@ fn check(case: &str, body: &[u8], values: &[Value], options: &SessionOptions) ->
 
     let again = SessionInput::parse(&rewritten, BodyFormat::Jsonl, options.clone())
         .unwrap_or_else(|e| panic!("{case}: the rewritten file does not parse: {e}"));
-    let second = plan(&again).unwrap();
+    let second = plan_prune(&again).unwrap();
     assert!(
         second.changes.is_empty(),
         "{case}: pruning again pruned {}",
@@ -392,7 +393,7 @@ fn tool_result(rng: &mut fastrand::Rng, n: usize) -> String {
 }
 
 /// A generated session file and its options.
-fn generate(seed: u64) -> (String, SessionOptions) {
+fn generate(seed: u64) -> (String, PruneOptions) {
     let mut rng = fastrand::Rng::with_seed(seed);
     let v1 = rng.u8(..5) == 0;
     let mut lines = vec![if v1 {
@@ -471,7 +472,7 @@ fn generate(seed: u64) -> (String, SessionOptions) {
             lines.push(String::new());
         }
     }
-    let options = SessionOptions {
+    let options = PruneOptions {
         leaf_id: (!v1 && rng.u8(..4) == 0).then(|| ids[rng.usize(..ids.len())].clone()),
         protect_tokens: match rng.u8(..10) {
             0 => None,
@@ -494,7 +495,6 @@ fn generate(seed: u64) -> (String, SessionOptions) {
                     .collect(),
             ),
         },
-        ..SessionOptions::default()
     };
     (lines.join("\n") + "\n", options)
 }
@@ -533,8 +533,7 @@ fn real_sessions() {
     for name in ["before-compaction.jsonl", "large-session.jsonl"] {
         let body = std::fs::read(dir.join(name)).unwrap();
         let values = values_of(&body);
-        let input =
-            SessionInput::parse(&body, BodyFormat::Jsonl, SessionOptions::default()).unwrap();
+        let input = SessionInput::parse(&body, BodyFormat::Jsonl, PruneOptions::default()).unwrap();
         let entries = &input.session.entries;
         // The last entry, and leaves spread over the file.
         let mut leaves = vec![None];
@@ -546,12 +545,11 @@ fn real_sessions() {
                 (Some(1_000), Some(0), Some(vec![])),
                 (Some(20_000), Some(5_000), Some(vec!["bash".to_string()])),
             ] {
-                let options = SessionOptions {
+                let options = PruneOptions {
                     leaf_id: leaf.clone(),
                     protect_tokens: protect,
                     minimum_savings: minimum,
                     protected_tools: tools,
-                    ..SessionOptions::default()
                 };
                 let case = format!("{name} leaf {leaf:?} {protect:?}/{minimum:?}");
                 pruned_cases += usize::from(check(&case, &body, &values, &options) > 0);
