@@ -18,8 +18,9 @@ pub struct FileOps {
     pub edited: HashSet<String>,
 }
 
-/// `details` of a compaction or branch summary: the cumulative file lists.
-#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, serde::Deserialize, utoipa::ToSchema)]
+/// `details` of a compaction or branch summary: the cumulative file lists. (Its OpenAPI
+/// schema belongs to the HTTP layer: `http/schemas.rs`.)
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FileLists {
     pub read_files: Vec<String>,

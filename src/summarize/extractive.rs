@@ -2456,13 +2456,15 @@ mod tests {
 
     #[test]
     fn summarizes_a_real_session() {
-        use crate::pipeline::{prepare, BodyFormat, PrepareResponse, SessionInput, SessionOptions};
+        use crate::pipeline::{
+            prepare_response, BodyFormat, PrepareOptions, PrepareResponse, SessionInput,
+        };
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../shared/fixtures/pi-sessions/before-compaction.jsonl");
         let body = std::fs::read(path).expect("fixture");
         let input =
-            SessionInput::parse(&body, BodyFormat::Jsonl, SessionOptions::default()).unwrap();
-        let prepared = prepare(
+            SessionInput::parse(&body, BodyFormat::Jsonl, PrepareOptions::default()).unwrap();
+        let prepared = prepare_response(
             &input,
             &Prompts::builtin(),
             crate::compaction::Settings::default(),

@@ -201,7 +201,7 @@ async fn the_spec_states_u64_bounds_and_every_answer_shape() {
 #[tokio::test]
 async fn the_spec_marks_exactly_the_open_routes() {
     let app = spawn_app_with(|c| {
-        c.api_keys = compactd::config::ApiKeys::new(["k-123456"]);
+        c.api_keys = compactd::config::ClientKeys::new(["k-123456"]);
     })
     .await;
     let spec: Value = app

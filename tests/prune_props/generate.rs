@@ -2,7 +2,7 @@
 //! session (entry kinds, sizes, parents, compactions, tool-result shapes, options) is
 //! drawn and shrunk by proptest; the text is rendered from it.
 
-use compactd::pipeline::SessionOptions;
+use compactd::pipeline::PruneOptions;
 use proptest::prelude::*;
 use proptest::sample::Index;
 
@@ -278,7 +278,7 @@ pub fn session() -> impl Strategy<Value = SessionGen> {
 impl SessionGen {
     /// The session file and its options. A v1 file has no ids, so no compactions (a v1
     /// compaction addresses its kept entry by line) and no leaf.
-    pub fn render(&self) -> (String, SessionOptions) {
+    pub fn render(&self) -> (String, PruneOptions) {
         let version = if self.v1 { "" } else { r#""version":3,"# };
         let mut lines = vec![format!(
             r#"{{"type":"session",{version}"id":"gen","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/r"}}"#
@@ -338,12 +338,11 @@ impl SessionGen {
                 lines.push(String::new());
             }
         }
-        let options = SessionOptions {
+        let options = PruneOptions {
             leaf_id: self.leaf.filter(|_| !self.v1).map(|i| i.get(&ids).clone()),
             protect_tokens: self.protect_tokens,
             minimum_savings: self.minimum_savings,
             protected_tools: self.protected_tools.clone(),
-            ..SessionOptions::default()
         };
         (lines.join("\n") + "\n", options)
     }

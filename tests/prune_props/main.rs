@@ -13,8 +13,8 @@
 use compactd::compaction::context::{context_messages, context_tokens};
 use compactd::compaction::tokens::estimate;
 use compactd::compaction::AgentMessage;
-use compactd::pipeline::prune::plan;
-use compactd::pipeline::{BodyFormat, SessionInput, SessionOptions};
+use compactd::pipeline::prune::plan_prune;
+use compactd::pipeline::{BodyFormat, PruneOptions, SessionInput};
 use compactd::session::{Entry, EntryBody, Role};
 use proptest::test_runner::{Config, RngSeed, TestRunner};
 use serde_json::{json, Value};
@@ -71,9 +71,10 @@ fn lines(body: &[u8]) -> Vec<&[u8]> {
         .collect()
 }
 
-fn path_of<'s, 'a>(input: &'s SessionInput<'a>) -> Vec<&'s Entry<'a>> {
+fn path_of<'s, 'a>(input: &'s SessionInput<'a, PruneOptions>) -> Vec<&'s Entry<'a>> {
     let s = &input.session;
-    s.path(input.leaf(), input.leaf_pointer)
+    input
+        .path(input.options.leaf_id.as_deref())
         .unwrap()
         .iter()
         .map(|&i| &s.entries[i])
@@ -96,11 +97,11 @@ fn path_tool_tokens(path: &[&Entry]) -> u64 {
 }
 
 /// Checks one session under one set of options; returns how many results were pruned.
-fn check(case: &str, body: &[u8], values: &[Value], options: &SessionOptions) -> usize {
+fn check(case: &str, body: &[u8], values: &[Value], options: &PruneOptions) -> usize {
     let pruned_at = 1_700_000_000_000u64;
     let input = SessionInput::parse(body, BodyFormat::Jsonl, options.clone())
         .unwrap_or_else(|e| panic!("{case}: {e}"));
-    let pruning = plan(&input).unwrap();
+    let pruning = plan_prune(&input).unwrap();
     let path = path_of(&input);
 
     // --- The oracle ---------------------------------------------------------------
@@ -254,7 +255,7 @@ fn check(case: &str, body: &[u8], values: &[Value], options: &SessionOptions) ->
 
     let again = SessionInput::parse(&rewritten, BodyFormat::Jsonl, options.clone())
         .unwrap_or_else(|e| panic!("{case}: the rewritten file does not parse: {e}"));
-    let second = plan(&again).unwrap();
+    let second = plan_prune(&again).unwrap();
     assert!(
         second.changes.is_empty(),
         "{case}: pruning again pruned {}",
@@ -368,8 +369,7 @@ fn real_sessions() {
     for name in fixtures::ALL {
         let body = fixtures::read(name).into_bytes();
         let values = values_of(&body);
-        let input =
-            SessionInput::parse(&body, BodyFormat::Jsonl, SessionOptions::default()).unwrap();
+        let input = SessionInput::parse(&body, BodyFormat::Jsonl, PruneOptions::default()).unwrap();
         let entries = &input.session.entries;
         // The last entry, and leaves spread over the file.
         let mut leaves = vec![None];
@@ -381,12 +381,11 @@ fn real_sessions() {
                 (Some(1_000), Some(0), Some(vec![])),
                 (Some(20_000), Some(5_000), Some(vec!["bash".to_string()])),
             ] {
-                let options = SessionOptions {
+                let options = PruneOptions {
                     leaf_id: leaf.clone(),
                     protect_tokens: protect,
                     minimum_savings: minimum,
                     protected_tools: tools,
-                    ..SessionOptions::default()
                 };
                 let case = format!("{name} leaf {leaf:?} {protect:?}/{minimum:?}");
                 pruned_cases += usize::from(check(&case, &body, &values, &options) > 0);

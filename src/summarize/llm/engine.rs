@@ -12,7 +12,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::json;
 use tokio::time::Instant;
 
 use super::attempt::{self, Answer, Failure};
@@ -20,7 +19,7 @@ use super::cache::SummaryCache;
 use super::candidates::{Candidate, Candidates, Selection};
 use super::retry::Backoff;
 use super::{FallbackPolicy, LlmConfig, Secrets, SummarizerChoice};
-use crate::config::ConfigError;
+use crate::config::{ConfigError, LlmDescription};
 use crate::summarize::{Summarize, SummarizeError, SummarizerKind, Summary, SummaryRequest};
 
 /// The extractive summarizer, injected by the caller (it lives elsewhere).
@@ -58,8 +57,8 @@ pub struct Engine {
     upstream_timeout: Duration,
     deadline: Duration,
     cache: SummaryCache,
-    cache_entries: usize,
-    cache_bytes: u64,
+    /// The configuration's description; `describe` adds what the cache holds now.
+    described: LlmDescription,
     /// Every configured key, to scrub from upstream text before it is logged or returned.
     secrets: Secrets,
 }
@@ -127,8 +126,7 @@ impl Engine {
             upstream_timeout: config.upstream_timeout,
             deadline: config.deadline,
             cache: SummaryCache::new(config.cache_entries, config.cache_bytes),
-            cache_entries: config.cache_entries,
-            cache_bytes: config.cache_bytes,
+            described: config.describe(),
             secrets,
         })
     }
@@ -215,32 +213,9 @@ impl Engine {
 
     /// Non-secret description for GET /v1/config: summarizer, fallback, candidates (name, kind, baseUrl, contextWindow, whether a key is set — never the key), timeouts, retries.
     pub fn describe(&self) -> serde_json::Value {
-        let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
-        let candidates: Vec<_> = self
-            .candidates
-            .list
-            .iter()
-            .map(|c| {
-                json!({
-                    "name": c.name,
-                    "kind": c.kind.as_str(),
-                    "model": c.model,
-                    "baseUrl": c.shown_url,
-                    "contextWindow": c.context_window,
-                    "apiKeySet": c.auth.is_some(),
-                })
-            })
-            .collect();
-        json!({
-            "summarizer": self.candidates.summarizer,
-            "fallback": self.fallback_policy,
-            "candidates": candidates,
-            "upstreamTimeoutMs": ms(self.upstream_timeout),
-            "deadlineMs": ms(self.deadline),
-            "retries": self.retries,
-            "backoff": {"baseMs": ms(self.backoff.base), "capMs": ms(self.backoff.cap), "jitter": "full"},
-            "cache": {"maxEntries": self.cache_entries, "maxBytes": self.cache_bytes, "entries": self.cache.len()},
-        })
+        let mut described = self.described.clone();
+        described.cache.entries = self.cache.len();
+        serde_json::to_value(described).expect("a description is plain data")
     }
 
     fn extractive(&self, req: &SummaryRequest, retries: u32) -> Summary {

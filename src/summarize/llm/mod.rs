@@ -52,6 +52,7 @@ mod retry;
 
 use secrecy::{ExposeSecret, SecretString};
 
+use crate::config::redact_url;
 pub use crate::config::{FallbackPolicy, LlmConfig, ModelConfig, ModelKind, SummarizerChoice};
 pub use engine::{Engine, EngineError, Fallback};
 
@@ -76,20 +77,6 @@ impl Secrets {
     }
 }
 
-/// A URL fit for logs and answers: no user info, no query, no fragment.
-pub fn redact_url(url: &str) -> String {
-    match reqwest::Url::parse(url) {
-        Ok(mut u) => {
-            let _ = u.set_username("");
-            let _ = u.set_password(None);
-            u.set_query(None);
-            u.set_fragment(None);
-            u.to_string()
-        }
-        Err(_) => "<invalid URL>".to_string(),
-    }
-}
-
 /// At most `max` characters, with an ellipsis when shortened.
 fn truncate(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {
@@ -101,15 +88,6 @@ fn truncate(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn urls_lose_credentials_and_query() {
-        assert_eq!(
-            redact_url("https://user:pw@example.com/v1?key=abc#x"),
-            "https://example.com/v1"
-        );
-        assert_eq!(redact_url("not a url"), "<invalid URL>");
-    }
 
     #[test]
     fn long_texts_are_shortened() {
