@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::pipeline::compact::{self, CompactPlan, NothingToCompact};
 use crate::pipeline::{self, BodyFormat};
 use crate::session::{InputError, Violation};
-use crate::summarize::{extractive, SummarizerKind, SummaryRequest, Usage};
+use crate::summarize::{RequestKind, SummarizerKind, SummaryRequest, Usage};
 
 use super::extract::SessionBody;
 use super::problem::ApiError;
@@ -112,7 +112,7 @@ fn remote_request(bytes: &[u8]) -> Result<SummarizeRequest, ApiError> {
 }
 
 async fn summarize_remote(state: &AppState, req: SummarizeRequest) -> Result<Response, ApiError> {
-    let kind = extractive::detect_kind(&req.prompt);
+    let kind = RequestKind::detect(&req.prompt);
     let request = SummaryRequest {
         kind,
         system_prompt: if req.system_prompt.trim().is_empty() {
