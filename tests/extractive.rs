@@ -5,7 +5,9 @@
 mod fixtures;
 
 use compactd::compaction::Settings;
-use compactd::pipeline::{prepare, BodyFormat, PrepareResponse, SessionInput, SessionOptions};
+use compactd::pipeline::{
+    prepare_response, BodyFormat, PrepareOptions, PrepareResponse, SessionInput,
+};
 use compactd::session::text::utf16_len;
 use compactd::summarize::extractive::summarize;
 use compactd::summarize::{Prompts, RequestKind};
@@ -35,10 +37,11 @@ fn summarizes_a_real_session() {
     let input = SessionInput::parse(
         body.as_bytes(),
         BodyFormat::Jsonl,
-        SessionOptions::default(),
+        PrepareOptions::default(),
     )
     .unwrap();
-    let prepared = prepare(&input, &Prompts::builtin(), Settings::default(), None).unwrap();
+    let prepared =
+        prepare_response(&input, &Prompts::builtin(), Settings::default(), None).unwrap();
     let PrepareResponse::Compactable(c) = prepared else {
         panic!("not compactable")
     };
