@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::pipeline::compact::{plan_compaction, run_compaction, CompactPlan};
 use crate::pipeline::{prepare_response, BodyFormat, CompactOptions, PrepareOptions};
 use crate::session::{InputError, Violation};
-use crate::summarize::{extractive, SummarizerKind, SummaryRequest, Usage};
+use crate::summarize::{RequestKind, SummarizerKind, SummaryRequest, Usage};
 
 use super::examples;
 use super::extract::SessionBody;
@@ -129,7 +129,7 @@ async fn summarize_remote(
     state: &AppState,
     (req, prompt): (SummarizeRequest, String),
 ) -> Result<Response, ApiError> {
-    let kind = extractive::detect_kind(&prompt);
+    let kind = RequestKind::detect(&prompt);
     let request = SummaryRequest {
         kind,
         system_prompt: if req.system_prompt.trim().is_empty() {
