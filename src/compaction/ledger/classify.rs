@@ -95,7 +95,7 @@ const DECISION: &[&str] = &[
 
 #[rustfmt::skip]
 const COMMITMENT: &[&str] = &[
-    "use", "using", "go with", "switch", "chose", "picked", "will", "'ll", "let's", "lets",
+    "use", "go with", "switch to", "i'll", "we'll", "i will", "we will", "let's", "lets",
 ];
 
 #[rustfmt::skip]
@@ -107,9 +107,19 @@ const TENTATIVE: &[&str] = &[
 
 #[rustfmt::skip]
 const COPULAS: &[&str] = &[
-    "is", "are", "was", "were", "=", ":", "runs on", "listens on", "lives in", "lives at",
-    "located", "called", "named", "hosted", "stored", "points to", "is at", "uses", "'s",
+    "is", "are", "was", "were", "=", ": ", "runs on", "listens on", "lives in", "lives at",
+    "located", "called", "named", "hosted", "stored", "points to", "is at", "uses",
 ];
+
+/// Words a request may open with before its verb: "ok, read …", "alright, let's …".
+#[rustfmt::skip]
+const OPENERS: &[&str] = &[
+    "ok", "okay", "alright", "so", "and", "now", "also", "then", "btw", "please", "hey", "right",
+    "well", "yes", "no", "actually", "first", "next", "finally", "great", "cool", "thanks",
+];
+
+/// Longer sentences are narration, not a fact to keep.
+const FACT_WORDS: usize = 30;
 
 /// First words of a request, not of a statement of fact.
 #[rustfmt::skip]
@@ -174,8 +184,11 @@ fn is_decision(f: &str) -> bool {
     if f.contains('?') || TENTATIVE.iter().any(|p| has_phrase(f, p)) {
         return false;
     }
+    // "X instead of Y" is a decision only with a commitment in imperative position
+    // ("Use X instead of Y", "I'll use X instead"), not in a description ("the file
+    // uses chalk instead of the theme").
     DECISION.iter().any(|p| has_phrase(f, p))
-        || (has_phrase(f, "instead of") && COMMITMENT.iter().any(|p| has_phrase(f, p)))
+        || (has_phrase(f, "instead of") && COMMITMENT.iter().any(|p| imperative(f, p)))
 }
 
 fn is_constraint(f: &str, sentence: &str) -> bool {
@@ -221,16 +234,16 @@ fn is_fact(f: &str, sentence: &str) -> bool {
     if vals.iter().any(|v| is_credential_name(v)) {
         return true;
     }
-    if vals.is_empty() {
+    let ws = words(f);
+    if vals.is_empty() || ws.len() > FACT_WORDS {
         return false;
     }
-    let first = words(f).into_iter().next().unwrap_or_default();
-    if IMPERATIVES.contains(&first.as_str()) {
+    let first = ws.iter().find(|w| !OPENERS.contains(&w.as_str()));
+    if first.is_some_and(|w| IMPERATIVES.contains(&w.as_str())) {
         return false;
     }
     COPULAS.iter().any(|c| match *c {
-        "=" | ":" => f.contains(c),
-        "'s" => f.contains("'s "),
+        "=" | ": " => f.contains(c),
         _ => has_phrase(f, c),
     })
 }
@@ -420,6 +433,11 @@ mod tests {
         assert_eq!(kind("Project: acme-billing"), Some(Kind::Fact));
         assert_eq!(kind("The key lives in STRIPE_API_KEY"), Some(Kind::Fact));
         assert_eq!(kind("Fix the bug in src/parser.rs."), None);
+        assert_eq!(
+            kind("ok, read src/a.rs and tell me if there are bugs"),
+            None
+        );
+        assert_eq!(kind("alright, let's tackle main-new.ts."), None);
         assert_eq!(kind("Is the host db.internal?"), None);
     }
 
@@ -439,6 +457,9 @@ mod tests {
         ));
         assert!(!is_assistant_decision("Should I switch to tokio?"));
         assert!(!is_assistant_decision("I suggest we go with option B."));
+        assert!(!is_assistant_decision(
+            "The file uses chalk instead of the theme system."
+        ));
     }
 
     #[test]

@@ -31,7 +31,7 @@ use super::kind::{Kind, Origin};
 use super::model::{Ledger, PinnedItem};
 use super::secrets::redact;
 use super::statements::{pieces, statements, Statement, SENTENCE_CHARS};
-use super::subject::error_subject;
+use super::subject::{command_key, error_subject};
 use super::values::values;
 use super::words::{clip, collapse_ws, sentences};
 
@@ -205,6 +205,9 @@ fn tool_result(
         return;
     }
     let redacted = redact(output);
+    if !is_failure(call, &redacted) {
+        return;
+    }
     let line = error_line(&redacted);
     let text = format!("`{tool}`{call_text} failed: {line}");
     let mut vals = values(&line);
@@ -219,9 +222,52 @@ fn tool_result(
     ));
 }
 
-/// The line of an error output that says what went wrong.
+/// Whether an error result is a failure worth pinning: not a run the user aborted, not
+/// a search that found nothing (`grep` exits with 1 on no match).
+fn is_failure(call: Option<&str>, output: &str) -> bool {
+    let out = output.trim().to_lowercase();
+    let aborted = |l: &str| {
+        matches!(
+            l,
+            "command aborted" | "aborted" | "interrupted" | "cancelled" | "canceled"
+        )
+    };
+    if out.lines().any(|l| aborted(l.trim())) {
+        return false;
+    }
+    let program = call
+        .map(command_key)
+        .and_then(|c| c.split_whitespace().next().map(str::to_string))
+        .unwrap_or_default();
+    let searcher = matches!(
+        program.as_str(),
+        "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack" | "test" | "[" | "diff" | "cmp"
+    );
+    let said_nothing = out
+        .lines()
+        .map(str::trim)
+        .all(|l| l.is_empty() || l == "(no output)" || l.contains("exited with code 1"));
+    !(searcher && said_nothing)
+}
+
+/// Lines a tool's output carries that say nothing about the failure (an IDE's Node
+/// debugger announcing itself, an empty-output marker).
+const NOISE_LINES: &[&str] = &[
+    "debugger attached",
+    "waiting for the debugger",
+    "js-debug",
+    "(no output)",
+];
+
+/// The line of an error output that says what went wrong: the first line naming an
+/// error, else the last line (failures are reported at the end).
 fn error_line(output: &str) -> String {
-    let lines = || output.lines().map(str::trim).filter(|l| !l.is_empty());
+    let lines = || {
+        output.lines().map(str::trim).filter(|l| {
+            let f = l.to_lowercase();
+            !l.is_empty() && !NOISE_LINES.iter().any(|n| f.contains(n))
+        })
+    };
     let telling = lines().find(|l| {
         let f = l.to_lowercase();
         [
@@ -236,7 +282,7 @@ fn error_line(output: &str) -> String {
         .iter()
         .any(|w| f.contains(w))
     });
-    let line = telling.or_else(|| lines().next()).unwrap_or("(no output)");
+    let line = telling.or_else(|| lines().last()).unwrap_or("(no output)");
     clip(&collapse_ws(line), ERROR_LINE_CHARS)
 }
 
@@ -509,6 +555,59 @@ mod tests {
             )]
         );
         assert_eq!(l.items()[0].values, ["src/a.rs"]);
+    }
+
+    #[test]
+    fn aborted_runs_and_searches_that_found_nothing_are_not_errors() {
+        let l = extract(
+            &[
+                tool("t1", true, "sleep 5", "Command aborted"),
+                tool(
+                    "t2",
+                    true,
+                    "grep -n foo src/a.rs",
+                    "Command exited with code 1",
+                ),
+                tool("t3", true, "cd /x && rg foo | head", ""),
+                tool(
+                    "t4",
+                    true,
+                    "grep -n x a.rs",
+                    "(no output)\n\nCommand exited with code 1",
+                ),
+            ],
+            NO_FILES,
+        );
+        assert!(l.is_empty());
+    }
+
+    #[test]
+    fn a_rerun_from_another_directory_resolves_the_error() {
+        let l = extract(
+            &[
+                tool(
+                    "t1",
+                    true,
+                    "cd /repo && npm run check 2>&1 | head -40",
+                    "error TS2739",
+                ),
+                tool("t2", false, "npm run check", "ok"),
+            ],
+            NO_FILES,
+        );
+        assert!(l.is_empty());
+    }
+
+    #[test]
+    fn the_error_line_names_the_error_or_is_the_last_line() {
+        assert_eq!(
+            error_line("Debugger attached.\nbuilding\nexit status 2"),
+            "exit status 2"
+        );
+        assert_eq!(
+            error_line("a\nTypeError: x is undefined\nb"),
+            "TypeError: x is undefined"
+        );
     }
 
     #[test]

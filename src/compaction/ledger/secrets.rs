@@ -99,6 +99,11 @@ pub fn looks_like_secret(token: &str) -> bool {
     {
         return true;
     }
+    if t.starts_with(['/', '~', '.']) {
+        // A path: its segments may be random (temporary directories), its whole is not
+        // a key.
+        return t.split('/').any(is_high_entropy);
+    }
     is_jwt(t) || is_high_entropy(t)
 }
 
@@ -368,6 +373,10 @@ mod tests {
         assert!(!looks_like_secret("keepRecentTokensForCompaction2"));
         assert!(!looks_like_secret("x86_64-unknown-linux-gnu"));
         assert!(!looks_like_secret("STRIPE_API_KEY"));
+        assert!(!looks_like_secret(
+            "/var/folders/g_/lq6n3w0x7k1bnymxd3n3g4s40000gn/T/TemporaryItems/Screenshot"
+        ));
+        assert!(looks_like_secret("/tmp/q8Zr3LmV0xT7pW2nK9bY4cF6"));
     }
 
     #[test]

@@ -38,12 +38,33 @@ pub(super) fn subject_of(kind: Kind, text: &str, values: &[String]) -> String {
     }
 }
 
-/// The key for an error: its tool and, when known, the command or argument it ran.
+/// The key for an error: its tool and, when known, the command or argument it ran,
+/// normalized so that reruns of one command match ([`command_key`]).
 pub(super) fn error_subject(tool: &str, call: Option<&str>) -> String {
     match call {
-        Some(c) => format!("error:{tool} {}", super::words::collapse_ws(c)),
+        Some(c) => format!("error:{tool} {}", command_key(c)),
         None => format!("error:{tool}"),
     }
+}
+
+/// A command without what does not change what it runs: leading `cd DIR &&`, output
+/// redirection `2>&1`, and everything from the first pipe (`| head -40`, `| tail`).
+pub(super) fn command_key(command: &str) -> String {
+    let mut c = super::words::collapse_ws(command);
+    loop {
+        let Some(rest) = c.strip_prefix("cd ") else {
+            break;
+        };
+        let Some(at) = rest.find(" && ").or_else(|| rest.find("; ")) else {
+            break;
+        };
+        let skip = if rest[at..].starts_with(" && ") { 4 } else { 2 };
+        c = rest[at + skip..].to_string();
+    }
+    if let Some(at) = c.find(" | ") {
+        c.truncate(at);
+    }
+    c.replace(" 2>&1", "").trim().to_string()
 }
 
 fn label(text: &str, values: &[String]) -> Option<String> {

@@ -91,7 +91,9 @@ fn contains_bounded(hay: &str, needle: &str) -> bool {
     hay.match_indices(needle).any(|(i, _)| {
         let before = hay[..i].chars().next_back();
         let after = hay[i + needle.len()..].chars().next();
-        !(first && before.is_some_and(is_word_char)) && !(last && after.is_some_and(is_word_char))
+        let glued_before = first && before.is_some_and(is_word_char);
+        let glued_after = last && after.is_some_and(is_word_char);
+        !(glued_before || glued_after)
     })
 }
 

@@ -55,21 +55,100 @@ pub(super) fn fold(s: &str) -> String {
     s.to_lowercase().replace(['\u{2019}', '\u{2018}'], "'")
 }
 
-/// The sentences of a text, in order, outside fenced code blocks.
+/// The sentences of a text, in order, outside fenced code blocks and pasted machine
+/// output (see [`is_machine_line`]; a paragraph that is mostly machine output is
+/// skipped whole, so the prose lines inside a pasted log go too).
 pub(super) fn sentences(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut in_fence = false;
+    let mut paragraph: Vec<&str> = Vec::new();
     for line in text.lines() {
         if line.trim_start().starts_with("```") {
             in_fence = !in_fence;
+            flush_paragraph(&mut paragraph, &mut out);
             continue;
         }
         if in_fence {
             continue;
         }
-        split_line(strip_marker(line.trim()), &mut out);
+        if line.trim().is_empty() {
+            flush_paragraph(&mut paragraph, &mut out);
+        } else {
+            paragraph.push(line);
+        }
     }
+    flush_paragraph(&mut paragraph, &mut out);
     out
+}
+
+fn flush_paragraph<'a>(paragraph: &mut Vec<&'a str>, out: &mut Vec<&'a str>) {
+    let machine = paragraph.iter().filter(|l| is_machine_line(l)).count();
+    if machine * 2 < paragraph.len() || paragraph.len() == 1 {
+        for line in paragraph.iter().filter(|l| !is_machine_line(l)) {
+            split_line(strip_marker(line.trim()), out);
+        }
+    }
+    paragraph.clear();
+}
+
+/// A line of pasted machine output rather than prose: a stack frame, a shell prompt, a
+/// log or error line, JSON, escaped text, or a line with fewer letters than other
+/// characters.
+pub(super) fn is_machine_line(line: &str) -> bool {
+    let t = line.trim();
+    let starts = |ps: &[&str]| ps.iter().any(|p| t.starts_with(p));
+    if starts(&[
+        "➜",
+        "❯",
+        "$ ",
+        "% ",
+        ">>> ",
+        "npm ERR",
+        "Traceback",
+        "File \"",
+    ]) {
+        return true;
+    }
+    // A line-numbered listing ("132       x = 1", "8 - **Fix**", "+314 - Tips").
+    let numbered = t.trim_start_matches('+').trim_start();
+    let digits = numbered.bytes().take_while(u8::is_ascii_digit).count();
+    let after = &numbered[digits..];
+    if digits > 0
+        && (after.starts_with("  ") || after.starts_with(" - ") || after.starts_with('\t'))
+    {
+        return true;
+    }
+    // A stack frame: "at fn (file.js:12:5)".
+    if t.starts_with("at ")
+        && t.contains(':')
+        && t.ends_with(|c: char| c == ')' || c.is_ascii_digit())
+    {
+        return true;
+    }
+    if starts(&[
+        "Error:",
+        "error:",
+        "error[",
+        "Error [",
+        "warning:",
+        "TypeError",
+        "SyntaxError",
+    ]) {
+        return true;
+    }
+    if t.contains("{\"") || t.contains("\\\"") || t.contains("\\n") || t.contains("\":") {
+        return true;
+    }
+    // "[theme] Detected …", "[INFO] …": a log prefix.
+    if t.starts_with('[') && t.find(']').is_some_and(|i| i > 1 && !t[1..i].contains(' ')) {
+        return true;
+    }
+    let letters = t.chars().filter(|c| c.is_alphabetic()).count();
+    let others = t
+        .chars()
+        .filter(|c| !c.is_alphabetic() && !c.is_whitespace())
+        .count();
+    t.chars().count() >= 12 && letters < others
 }
 
 /// Removes a list or quote marker: `- `, `* `, `+ `, `> `, `1. `, `1) `.
@@ -275,6 +354,34 @@ mod tests {
     fn fenced_code_yields_no_sentences() {
         let s = sentences("Look:\n```\nyou must not see this\n```\nDone.");
         assert_eq!(s, ["Look:", "Done."]);
+    }
+
+    #[test]
+    fn pasted_machine_output_yields_no_sentences() {
+        let text = "Why does this fail?\n\
+                    Error: ENOENT: no such file\n\
+                    at readFileSync (node:fs:443:20)\n\
+                    path: '/x/package.json'\n\
+                    \n\
+                    [theme] Detected truecolor mode\n\
+                    ➜  pi-mono git:(main) npx tsx cli.ts\n\
+                    {\"type\":\"message\"}\n\
+                    \n\
+                    Please fix it. Use at least 3 retries.";
+        assert_eq!(
+            sentences(text),
+            ["Please fix it.", "Use at least 3 retries."]
+        );
+    }
+
+    #[test]
+    fn a_prose_paragraph_keeps_its_prose_lines() {
+        let text =
+            "Fix this.\nIt fails with code 2.\nSee the log.\nError: boom\n132     let x = 1;";
+        assert_eq!(
+            sentences(text),
+            ["Fix this.", "It fails with code 2.", "See the log."]
+        );
     }
 
     #[test]
