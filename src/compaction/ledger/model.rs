@@ -24,13 +24,18 @@
 //!   fields get defaults (a missing id or subject is recomputed), a bare array is taken as
 //!   the item list, and an item that cannot be read (unknown kind, no text) is skipped
 //!   rather than losing the whole ledger. Writing always emits `version` and every field.
+//! * Secrets are never pinned, also when a ledger comes from elsewhere: reading redacts
+//!   the texts and drops values that look like keys.
 //! * Superseded items are kept, with what superseded them, so a reader sees why a value
 //!   changed; [`Ledger::prune_superseded`] bounds them when a caller wants to.
+
+use std::borrow::Cow;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use super::kind::{Kind, Origin};
+use super::secrets::{looks_like_secret, redact, REDACTED};
 use super::subject::subject_of;
 use super::words::collapse_ws;
 
@@ -217,6 +222,12 @@ impl Ledger {
             if item.text.trim().is_empty() {
                 continue;
             }
+            // A ledger written by someone else is held to the same rule: no secrets.
+            if let Cow::Owned(clean) = redact(&item.text) {
+                item.text = clean;
+            }
+            item.values
+                .retain(|v| !v.contains(REDACTED) && !looks_like_secret(v));
             if item.subject.is_empty() {
                 item.subject = subject_of(item.kind, &item.text, &item.values);
             }
@@ -355,6 +366,15 @@ mod tests {
         assert!(item.is_active());
         assert!(item.values.is_empty() && item.source_ids.is_empty());
         assert_eq!(item.subject, "push main");
+    }
+
+    #[test]
+    fn secrets_in_a_ledger_read_back_are_redacted() {
+        let pinned = json!([{"kind": "fact", "text": "token=ghp_abcdefghijklmnopqrstuvwxyz0123",
+                             "values": ["ghp_abcdefghijklmnopqrstuvwxyz0123", "token"]}]);
+        let l = Ledger::from_pinned(&pinned);
+        assert_eq!(l.items()[0].text, "token=[REDACTED]");
+        assert_eq!(l.items()[0].values, ["token"]);
     }
 
     #[test]

@@ -229,3 +229,117 @@ fn merge_keeps_previous_items_first_and_dedupes_with_all_source_ids() {
     let rule = m.active().find(|i| i.kind == Kind::Rule).unwrap();
     assert_eq!(rule.source_ids, ["e1", "e9"]);
 }
+
+/// Twenty standing instructions of the kinds the issue measured (safety rules, hard
+/// constraints, facts with values, preferences, decisions, the goal), each in its own
+/// message: every one is pinned, with the kind and the values a summary must keep.
+#[test]
+fn twenty_planted_instructions_are_pinned_with_their_values() {
+    let planted: &[(&str, Kind, &[&str])] = &[
+        (
+            "Never run `git push --force` on this repo.",
+            Kind::Rule,
+            &["git push --force"],
+        ),
+        (
+            "Do not delete anything under /var/lib/postgres.",
+            Kind::Rule,
+            &["/var/lib/postgres"],
+        ),
+        (
+            "Always ask before running database migrations.",
+            Kind::Rule,
+            &[],
+        ),
+        (
+            "You must not commit secrets to the repository.",
+            Kind::Rule,
+            &[],
+        ),
+        (
+            "The monthly cloud budget is $1,200; do not exceed it.",
+            Kind::Constraint,
+            &["$1,200"],
+        ),
+        (
+            "Keep every response under 300 words.",
+            Kind::Constraint,
+            &["300 words"],
+        ),
+        (
+            "The API rate limit is 50 requests per second.",
+            Kind::Constraint,
+            &["50 requests"],
+        ),
+        ("Deadline: Friday 17:00 UTC.", Kind::Constraint, &["17:00"]),
+        (
+            "Only modify files in packages/billing/.",
+            Kind::Constraint,
+            &["packages/billing/"],
+        ),
+        (
+            "The production database host is db-prod-7.internal:5432.",
+            Kind::Fact,
+            &["db-prod-7.internal:5432"],
+        ),
+        (
+            "Our staging URL is https://staging.example.org/app.",
+            Kind::Fact,
+            &["https://staging.example.org/app"],
+        ),
+        ("The project ID is proj-88213.", Kind::Fact, &["proj-88213"]),
+        (
+            "The deploy token is stored in DEPLOY_TOKEN.",
+            Kind::Fact,
+            &["DEPLOY_TOKEN"],
+        ),
+        (
+            "The customer is Globex Corporation.",
+            Kind::Fact,
+            &["Globex Corporation"],
+        ),
+        ("We use Node 20.11.1 in CI.", Kind::Preference, &["20.11.1"]),
+        ("I prefer small, focused commits.", Kind::Preference, &[]),
+        ("Please use pnpm, not npm.", Kind::Preference, &[]),
+        (
+            "I'd rather you write tests with vitest.",
+            Kind::Preference,
+            &[],
+        ),
+        (
+            "Let's go with PostgreSQL 16 instead of MySQL.",
+            Kind::Decision,
+            &["PostgreSQL", "16", "MySQL"],
+        ),
+        (
+            "Migrate the billing service to the new payments API by the end of the sprint.",
+            Kind::Objective,
+            &[],
+        ),
+    ];
+    let ids: Vec<String> = (0..planted.len()).map(|n| format!("u{n}")).collect();
+    let sources: Vec<Source<'_>> = planted
+        .iter()
+        .zip(&ids)
+        .map(|((text, _, _), id)| user(id, text))
+        .collect();
+    let l = extract(&sources, NO_FILES);
+    assert_eq!(l.active().count(), planted.len());
+    for ((text, kind, values), id) in planted.iter().zip(&ids) {
+        let item = l
+            .active()
+            .find(|i| i.source_ids == [id.clone()])
+            .unwrap_or_else(|| panic!("not pinned: {text}"));
+        assert_eq!((item.kind, item.text.as_str()), (*kind, *text));
+        for v in *values {
+            assert!(
+                item.values.iter().any(|x| x == v),
+                "{text}: {v} not in {:?}",
+                item.values
+            );
+        }
+    }
+    // A summary that drops all of them gets all twenty back, within 1,000 tokens.
+    let c = check_summary("Work continued.", &l, 1000);
+    assert_eq!(c.retention.reinserted, 20);
+}
