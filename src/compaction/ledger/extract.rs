@@ -282,7 +282,9 @@ fn error_line(output: &str) -> String {
         .iter()
         .any(|w| f.contains(w))
     });
-    let line = telling.or_else(|| lines().last()).unwrap_or("(no output)");
+    let line = telling
+        .or_else(|| lines().next_back())
+        .unwrap_or("(no output)");
     clip(&collapse_ws(line), ERROR_LINE_CHARS)
 }
 

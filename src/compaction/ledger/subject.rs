@@ -51,10 +51,7 @@ pub(super) fn error_subject(tool: &str, call: Option<&str>) -> String {
 /// redirection `2>&1`, and everything from the first pipe (`| head -40`, `| tail`).
 pub(super) fn command_key(command: &str) -> String {
     let mut c = super::words::collapse_ws(command);
-    loop {
-        let Some(rest) = c.strip_prefix("cd ") else {
-            break;
-        };
+    while let Some(rest) = c.strip_prefix("cd ") {
         let Some(at) = rest.find(" && ").or_else(|| rest.find("; ")) else {
             break;
         };
