@@ -12,14 +12,15 @@
 //! * **Cancelling** ("never mind", "scratch that", "undo", "stop"): the items of the most
 //!   recent user statement that produced any (all active user items sharing its newest
 //!   source id, or just the newest item when ids are unknown) are superseded by the
-//!   cancellation. Files and errors are never cancelled: they are what happened.
+//!   cancellation, and what they had replaced is in force again. Files and errors are
+//!   never cancelled: they are what happened.
 //! * **Resolving**: a later success of the same tool and command supersedes its open
 //!   errors.
 //! * **Merging** a newer ledger into an older one is pushing the newer items in order,
 //!   so supersession works across rounds exactly as within one.
 
 use super::kind::{Kind, Origin};
-use super::model::{Ledger, PinnedItem, SupersededBy};
+use super::model::{Ledger, PinnedItem, Status, SupersededBy};
 use super::subject::same_topic;
 use super::words::clip;
 
@@ -104,16 +105,30 @@ impl Ledger {
         ids
     }
 
-    /// Supersedes the given active items by a cancellation.
+    /// Supersedes the given active items by a cancellation, and puts back in force what
+    /// they had replaced: "use port 9090" then "never mind" leaves port 8080.
     pub fn cancel(&mut self, ids: &[String], said: &str, entry_id: Option<&str>) {
         let by = SupersededBy {
             item_id: None,
             text: clip(said.trim(), QUOTE_CHARS),
             entry_id: entry_id.map(str::to_string),
         };
+        let cancelled: Vec<String> = self
+            .active()
+            .filter(|i| ids.contains(&i.id))
+            .map(|i| i.id.clone())
+            .collect();
         for item in self.items_mut().iter_mut() {
-            if item.is_active() && ids.contains(&item.id) {
+            if cancelled.contains(&item.id) {
                 item.supersede(by.clone());
+            } else if item
+                .superseded_by
+                .as_ref()
+                .and_then(|b| b.item_id.as_ref())
+                .is_some_and(|id| cancelled.contains(id))
+            {
+                item.status = Status::Active;
+                item.superseded_by = None;
             }
         }
     }
@@ -217,6 +232,19 @@ mod tests {
             l.items()[1].superseded_by.as_ref().unwrap().text,
             "never mind"
         );
+    }
+
+    #[test]
+    fn never_mind_after_a_change_restores_what_it_replaced() {
+        let mut l = Ledger::default();
+        l.push(item(Kind::Preference, "use port 8080", &["8080"], "e1"));
+        l.push(item(Kind::Preference, "use port 9090", &["9090"], "e2"));
+        l.cancel_latest("never mind", Some("e3"));
+        assert_eq!(
+            texts(&l),
+            [("use port 8080", true), ("use port 9090", false)]
+        );
+        assert!(l.items()[0].superseded_by.is_none());
     }
 
     #[test]
