@@ -19,14 +19,19 @@
 //! * **Preference**: "I prefer", "I'd rather", "I'd like you to", "please use", "stick
 //!   to/with", and an imperative "use …" that is short or carries a value ("use port
 //!   8080"). Misses preferences stated as likes ("tabs are nicer").
-//! * **Fact**: a sentence with a value and a copula or assignment ("is", "are", "=", ":",
-//!   "runs on", "listens on", "lives in", "called", …) that is not a question and does not
-//!   start with a common imperative verb, or any sentence naming a credential
-//!   (`STRIPE_API_KEY`). Misses facts without a recognizable value.
+//! * **Fact**: a sentence of at most 30 words with a value and a copula or assignment
+//!   ("is", "are", "=", ": ", "runs on", "listens on", "lives in", "called", …) that is
+//!   not a question and does not open (after "ok", "alright", "so", …) with a common
+//!   imperative verb, or any sentence naming a credential (`STRIPE_API_KEY`). Misses facts
+//!   without a recognizable value; pins some opinions with a file name in them ("i think
+//!   parser.ts is broken").
 //! * **Decision** (user or assistant): "we decided", "decided to", "let's go with", "let's
-//!   use", "going with", "settled on", "we'll use", "switch(ed) to", "X instead of Y" with a
-//!   commitment verb. Never in a question or beside "could/might/maybe/suggest/propose/
-//!   recommend/option/consider/would you/should I", so a proposal is not a decision.
+//!   use", "going with", "settled on", "we'll use", "switch(ed) to", and "X instead of Y"
+//!   when a commitment ("use", "go with", "I'll", "let's", …) stands in imperative
+//!   position ("Use X instead of Y", not "the file uses X instead of Y"). Never in a
+//!   question or beside "could/might/maybe/suggest/propose/recommend/option/consider/
+//!   would you/should I", so a proposal is not a decision. Misses decisions stated as
+//!   plain facts ("the export is CSV now").
 //! * **Cancellation**: a sentence that is, or begins with, "never mind", "nvm", "forget
 //!   that/it", "scratch that", "ignore that", "disregard that", "cancel that", "undo
 //!   (that)", "stop", "don't do that", "no wait", "strike that" followed by nothing or a

@@ -27,18 +27,16 @@
 use std::collections::HashSet;
 
 use super::classify::{is_assistant_decision, is_real_request};
+use super::errors::tool_result;
 use super::kind::{Kind, Origin};
 use super::model::{Ledger, PinnedItem};
 use super::secrets::redact;
 use super::statements::{pieces, statements, Statement, SENTENCE_CHARS};
-use super::subject::{command_key, error_subject};
 use super::values::values;
-use super::words::{clip, collapse_ws, sentences};
+use super::words::{clip, sentences};
 
 /// The longest objective pinned, in characters.
 pub const OBJECTIVE_CHARS: usize = 1000;
-const ERROR_LINE_CHARS: usize = 240;
-const ERROR_VALUES: usize = 4;
 
 /// One message of what is being summarized.
 #[derive(Debug, Clone, Copy)]
@@ -185,107 +183,6 @@ fn assistant(ledger: &mut Ledger, text: &str, entry_id: Option<&str>) {
             ));
         }
     }
-}
-
-fn tool_result(
-    ledger: &mut Ledger,
-    is_error: bool,
-    tool: &str,
-    call: Option<&str>,
-    output: &str,
-    entry_id: Option<&str>,
-) {
-    let subject = error_subject(tool, call);
-    let call_text = call
-        .map(|c| format!(" `{}`", clip(&collapse_ws(&redact(c)), 120)))
-        .unwrap_or_default();
-    if !is_error {
-        let said = format!("`{tool}`{call_text} succeeded later");
-        ledger.resolve_errors(&subject, &said, entry_id);
-        return;
-    }
-    let redacted = redact(output);
-    if !is_failure(call, &redacted) {
-        return;
-    }
-    let line = error_line(&redacted);
-    let text = format!("`{tool}`{call_text} failed: {line}");
-    let mut vals = values(&line);
-    vals.truncate(ERROR_VALUES);
-    ledger.push(PinnedItem::new(
-        Kind::Error,
-        Origin::Tool,
-        text,
-        vals,
-        Some(subject),
-        entry_id,
-    ));
-}
-
-/// Whether an error result is a failure worth pinning: not a run the user aborted, not
-/// a search that found nothing (`grep` exits with 1 on no match).
-fn is_failure(call: Option<&str>, output: &str) -> bool {
-    let out = output.trim().to_lowercase();
-    let aborted = |l: &str| {
-        matches!(
-            l,
-            "command aborted" | "aborted" | "interrupted" | "cancelled" | "canceled"
-        )
-    };
-    if out.lines().any(|l| aborted(l.trim())) {
-        return false;
-    }
-    let program = call
-        .map(command_key)
-        .and_then(|c| c.split_whitespace().next().map(str::to_string))
-        .unwrap_or_default();
-    let searcher = matches!(
-        program.as_str(),
-        "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack" | "test" | "[" | "diff" | "cmp"
-    );
-    let said_nothing = out
-        .lines()
-        .map(str::trim)
-        .all(|l| l.is_empty() || l == "(no output)" || l.contains("exited with code 1"));
-    !(searcher && said_nothing)
-}
-
-/// Lines a tool's output carries that say nothing about the failure (an IDE's Node
-/// debugger announcing itself, an empty-output marker).
-const NOISE_LINES: &[&str] = &[
-    "debugger attached",
-    "waiting for the debugger",
-    "js-debug",
-    "(no output)",
-];
-
-/// The line of an error output that says what went wrong: the first line naming an
-/// error, else the last line (failures are reported at the end).
-fn error_line(output: &str) -> String {
-    let lines = || {
-        output.lines().map(str::trim).filter(|l| {
-            let f = l.to_lowercase();
-            !l.is_empty() && !NOISE_LINES.iter().any(|n| f.contains(n))
-        })
-    };
-    let telling = lines().find(|l| {
-        let f = l.to_lowercase();
-        [
-            "error",
-            "failed",
-            "panicked",
-            "exception",
-            "fatal",
-            "denied",
-            "not found",
-        ]
-        .iter()
-        .any(|w| f.contains(w))
-    });
-    let line = telling
-        .or_else(|| lines().next_back())
-        .unwrap_or("(no output)");
-    clip(&collapse_ws(line), ERROR_LINE_CHARS)
 }
 
 #[cfg(test)]
@@ -533,83 +430,6 @@ mod tests {
             },
             text,
         }
-    }
-
-    #[test]
-    fn an_error_with_no_later_success_stays_open() {
-        let l = extract(
-            &[
-                tool(
-                    "t1",
-                    true,
-                    "cargo test",
-                    "running 3 tests\nerror[E0308]: mismatched types in src/a.rs",
-                ),
-                tool("t2", false, "ls", "a b"),
-            ],
-            NO_FILES,
-        );
-        assert_eq!(
-            active(&l),
-            [(
-                Kind::Error,
-                "`bash` `cargo test` failed: error[E0308]: mismatched types in src/a.rs"
-            )]
-        );
-        assert_eq!(l.items()[0].values, ["src/a.rs"]);
-    }
-
-    #[test]
-    fn aborted_runs_and_searches_that_found_nothing_are_not_errors() {
-        let l = extract(
-            &[
-                tool("t1", true, "sleep 5", "Command aborted"),
-                tool(
-                    "t2",
-                    true,
-                    "grep -n foo src/a.rs",
-                    "Command exited with code 1",
-                ),
-                tool("t3", true, "cd /x && rg foo | head", ""),
-                tool(
-                    "t4",
-                    true,
-                    "grep -n x a.rs",
-                    "(no output)\n\nCommand exited with code 1",
-                ),
-            ],
-            NO_FILES,
-        );
-        assert!(l.is_empty());
-    }
-
-    #[test]
-    fn a_rerun_from_another_directory_resolves_the_error() {
-        let l = extract(
-            &[
-                tool(
-                    "t1",
-                    true,
-                    "cd /repo && npm run check 2>&1 | head -40",
-                    "error TS2739",
-                ),
-                tool("t2", false, "npm run check", "ok"),
-            ],
-            NO_FILES,
-        );
-        assert!(l.is_empty());
-    }
-
-    #[test]
-    fn the_error_line_names_the_error_or_is_the_last_line() {
-        assert_eq!(
-            error_line("Debugger attached.\nbuilding\nexit status 2"),
-            "exit status 2"
-        );
-        assert_eq!(
-            error_line("a\nTypeError: x is undefined\nb"),
-            "TypeError: x is undefined"
-        );
     }
 
     #[test]

@@ -24,7 +24,8 @@
 //! words, stems) · `secrets` (redaction) · `values` (the exact strings to keep) · `kind`
 //! · `subject` (what a statement is about) · `model` (items, ledger, JSON) · `classify`
 //! (sentence kinds, chit-chat, cancellations) · `supersede` (push, cancel, resolve,
-//! merge) · `statements` (a user message as statements) · `extract` · `verify` · `restore` (re-insertion and retention).
+//! merge) · `statements` (a user message as statements) · `errors` (open
+//! errors) · `extract` · `verify` · `restore` (re-insertion and retention).
 //!
 //! Design decisions shared by all of them:
 //! * Heuristics are hand-written phrase lists and token shapes, not regular expressions
@@ -37,6 +38,7 @@
 //!   rule trigger is pinned even when it might be a remark.
 
 mod classify;
+mod errors;
 mod extract;
 mod kind;
 mod model;
