@@ -21,6 +21,8 @@
 //!   the latest user statement of the conversation (previous rounds included).
 //! * An error is open until a later result of the same tool and command succeeds; errors
 //!   resolved within the round are dropped, older ones are kept as superseded.
+//! * At most [`MAX_SUPERSEDED`] superseded items are kept, the newest: enough to show
+//!   what changed, bounded however long the session runs.
 //! * Modified files are pinned once each and keep their place (they are restated every
 //!   round; moving them would make them look newer than they are).
 
@@ -37,6 +39,9 @@ use super::words::{clip, sentences};
 
 /// The longest objective pinned, in characters.
 pub const OBJECTIVE_CHARS: usize = 1000;
+/// Superseded items kept (the newest): every request supersedes the previous objective,
+/// so without a bound `details.pinned` would grow with the session.
+pub const MAX_SUPERSEDED: usize = 64;
 
 /// One message of what is being summarized.
 #[derive(Debug, Clone, Copy)]
@@ -106,6 +111,7 @@ pub fn update<S: AsRef<str>>(
     ledger
         .items_mut()
         .retain(|i| i.kind != Kind::Error || i.is_active() || before.contains(&i.id));
+    ledger.prune_superseded(MAX_SUPERSEDED);
     ledger
 }
 
@@ -460,6 +466,18 @@ mod tests {
         );
         let second = update(first, &[u("e3", "never mind")], NO_FILES);
         assert_eq!(active(&second), [(Kind::Rule, "Always use tabs.")]);
+    }
+
+    #[test]
+    fn superseded_items_are_bounded() {
+        let requests: Vec<String> = (0..MAX_SUPERSEDED + 10)
+            .map(|n| format!("Add feature number {n} to the app."))
+            .collect();
+        let sources: Vec<Source<'_>> = requests.iter().map(|r| u("e", r)).collect();
+        let l = extract(&sources, NO_FILES);
+        assert_eq!(l.len(), MAX_SUPERSEDED + 1);
+        assert_eq!(l.active().count(), 1);
+        assert!(l.items()[0].text.contains("number 9 "));
     }
 
     #[test]

@@ -54,7 +54,7 @@ mod words;
 #[cfg(test)]
 mod tests;
 
-pub use extract::{extract, update, Source, SourceRole, OBJECTIVE_CHARS};
+pub use extract::{extract, update, Source, SourceRole, MAX_SUPERSEDED, OBJECTIVE_CHARS};
 pub use kind::{Kind, Origin};
 pub use model::{Ledger, PinnedItem, Status, SupersededBy, LEDGER_VERSION};
 pub use restore::{

@@ -343,3 +343,55 @@ fn twenty_planted_instructions_are_pinned_with_their_values() {
     let c = check_summary("Work continued.", &l, 1000);
     assert_eq!(c.retention.reinserted, 20);
 }
+
+/// A fake model that paraphrases: it keeps the words of what it is given but lower-cases
+/// everything and loses every digit, and drops the second half of the lines.
+fn paraphrase(input: &str) -> String {
+    let lines: Vec<&str> = input.lines().collect();
+    lines[..lines.len() / 2]
+        .iter()
+        .map(|l| l.to_lowercase().replace(|c: char| c.is_ascii_digit(), ""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Five rounds with the paraphrasing model, each summarizing the previous summary plus
+/// the round's conversation: after every round the checked summary carries every active
+/// item, and the items whose values the model mangled are the ones restored.
+#[test]
+fn a_paraphrasing_model_loses_nothing_over_five_rounds() {
+    let conversation: String = planted()
+        .iter()
+        .map(|s| format!("{}\n", s.text))
+        .collect::<String>();
+    let mut details = json!({});
+    let mut summary = String::new();
+    for round in 0..5 {
+        let sources = if round == 0 { planted() } else { vec![] };
+        let ledger = update(Ledger::from_details(&details), &sources, &["src/export.ts"]);
+        let input = if round == 0 {
+            conversation.clone()
+        } else {
+            summary.clone()
+        };
+        let c = check_summary(&paraphrase(&input), &ledger, 2000);
+        let text = SummaryText::new(&c.summary);
+        assert!(
+            ledger.active().all(|i| text.carries(i)),
+            "round {round}:\n{}",
+            c.summary
+        );
+        assert!(c.retention.left_out.is_empty());
+        let restored: Vec<Kind> = c
+            .reinserted_ids
+            .iter()
+            .map(|id| ledger.get(id).unwrap().kind)
+            .collect();
+        assert!(
+            restored.contains(&Kind::Constraint),
+            "the $500 lost its digits: {restored:?}"
+        );
+        details = json!({"pinned": ledger.to_value()});
+        summary = c.summary;
+    }
+}
