@@ -158,12 +158,13 @@ const STATE_QUESTION: &[&str] = &[
 ];
 
 /// What a sentence of the user states, if anything worth pinning.
-pub(super) fn classify_user(sentence: &str) -> Option<Kind> {
+/// `vals` are the sentence's values (see `values`), found once by the caller.
+pub(super) fn classify_user(sentence: &str, vals: &[String]) -> Option<Kind> {
     let f = fold(sentence);
     if is_decision(&f) {
         return Some(Kind::Decision);
     }
-    if is_constraint(&f, sentence) {
+    if is_constraint(&f, vals) {
         return Some(Kind::Constraint);
     }
     if RULE_IMPERATIVE.iter().any(|p| imperative(&f, p))
@@ -171,10 +172,10 @@ pub(super) fn classify_user(sentence: &str) -> Option<Kind> {
     {
         return Some(Kind::Rule);
     }
-    if is_preference(&f, sentence) {
+    if is_preference(&f, vals) {
         return Some(Kind::Preference);
     }
-    if is_fact(&f, sentence) {
+    if is_fact(&f, vals) {
         return Some(Kind::Fact);
     }
     None
@@ -196,7 +197,7 @@ fn is_decision(f: &str) -> bool {
         || (has_phrase(f, "instead of") && COMMITMENT.iter().any(|p| imperative(f, p)))
 }
 
-fn is_constraint(f: &str, sentence: &str) -> bool {
+fn is_constraint(f: &str, vals: &[String]) -> bool {
     if has_phrase(f, "exceed") || has_phrase(f, "go over") || has_phrase(f, "go above") {
         return true;
     }
@@ -204,7 +205,7 @@ fn is_constraint(f: &str, sentence: &str) -> bool {
         return true;
     }
     let numeric = || {
-        values(sentence).iter().any(|v| {
+        vals.iter().any(|v| {
             v.chars()
                 .next()
                 .is_some_and(|c| c.is_ascii_digit() || "$€£¥".contains(c))
@@ -221,21 +222,20 @@ fn is_constraint(f: &str, sentence: &str) -> bool {
     })
 }
 
-fn is_preference(f: &str, sentence: &str) -> bool {
+fn is_preference(f: &str, vals: &[String]) -> bool {
     if PREFERENCE
         .iter()
         .any(|p| imperative(f, p) || f.starts_with(p))
     {
         return true;
     }
-    imperative(f, "use") && (words(f).len() <= 8 || !values(sentence).is_empty())
+    imperative(f, "use") && (words(f).len() <= 8 || !vals.is_empty())
 }
 
-fn is_fact(f: &str, sentence: &str) -> bool {
+fn is_fact(f: &str, vals: &[String]) -> bool {
     if f.trim_end().ends_with('?') {
         return false;
     }
-    let vals = values(sentence);
     if vals.iter().any(|v| is_credential_name(v)) {
         return true;
     }
@@ -353,8 +353,9 @@ pub(super) fn is_real_request(text: &str) -> bool {
     if ws.is_empty() {
         return false;
     }
-    let has_values = !values(text).is_empty();
-    if ws.len() <= 2 && !has_values {
+    // Values are looked for only in short texts, where they decide.
+    let has_values = || !values(text).is_empty();
+    if ws.len() <= 2 && !has_values() {
         return false;
     }
     if ws.iter().all(|w| CHITCHAT.contains(&w.as_str())) {
@@ -363,7 +364,7 @@ pub(super) fn is_real_request(text: &str) -> bool {
     let state_question = f.trim_end().ends_with('?')
         && ws.len() <= 6
         && STATE_QUESTION.contains(&ws[0].as_str())
-        && !has_values;
+        && !has_values();
     !state_question
 }
 
@@ -396,7 +397,7 @@ mod tests {
     use super::*;
 
     fn kind(s: &str) -> Option<Kind> {
-        classify_user(s)
+        classify_user(s, &values(s))
     }
 
     #[test]

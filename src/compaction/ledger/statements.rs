@@ -25,6 +25,7 @@ pub(super) const SENTENCE_CHARS: usize = 500;
 pub(super) struct Piece<'a> {
     pub text: &'a str,
     pub kind: Option<Kind>,
+    pub values: Vec<String>,
     pub cancel: bool,
 }
 
@@ -37,35 +38,37 @@ pub(super) enum Statement {
 pub(super) fn pieces(text: &str) -> Vec<Piece<'_>> {
     let mut out = Vec::new();
     for s in sentences(text) {
-        if let Some(rest) = cancellation(s) {
-            out.push(Piece {
-                text: s,
-                kind: None,
-                cancel: true,
-            });
-            if !rest.is_empty() {
+        match cancellation(s) {
+            Some(rest) => {
                 out.push(Piece {
-                    text: rest,
-                    kind: classify(rest),
-                    cancel: false,
+                    text: s,
+                    kind: None,
+                    values: Vec::new(),
+                    cancel: true,
                 });
+                if !rest.is_empty() {
+                    out.push(piece(rest));
+                }
             }
-        } else {
-            out.push(Piece {
-                text: s,
-                kind: classify(s),
-                cancel: false,
-            });
+            None => out.push(piece(s)),
         }
     }
     out
 }
 
-fn classify(s: &str) -> Option<Kind> {
-    if s.chars().count() > SENTENCE_CHARS {
-        return None;
+fn piece(s: &str) -> Piece<'_> {
+    let values = values(s);
+    let kind = if s.chars().count() > SENTENCE_CHARS {
+        None
+    } else {
+        classify_user(s, &values)
+    };
+    Piece {
+        text: s,
+        kind,
+        values,
+        cancel: false,
     }
-    classify_user(s)
 }
 
 /// Groups pieces into statements (joining a rule with the sentence its value is in);
@@ -89,7 +92,7 @@ pub(super) fn statements(pieces: &[Piece<'_>]) -> (Vec<Statement>, Vec<bool>) {
             continue;
         };
         let ruleish = matches!(kind, Kind::Rule | Kind::Constraint | Kind::Preference);
-        let valueless = values(p.text).is_empty();
+        let valueless = p.values.is_empty();
         let prev = i.checked_sub(1).filter(|&j| !pieces[j].cancel);
         if ruleish && valueless && refers_back(p.text) {
             if let Some(j) = prev {
@@ -122,7 +125,7 @@ pub(super) fn statements(pieces: &[Piece<'_>]) -> (Vec<Statement>, Vec<bool>) {
             !n.cancel
                 && matches!(n.kind, None | Some(Kind::Fact))
                 && starts_with_reference(n.text)
-                && !values(n.text).is_empty()
+                && !n.values.is_empty()
         });
         let (text, used) = match next {
             Some(n) if valueless && matches!(kind, Kind::Rule | Kind::Constraint) => {
