@@ -33,9 +33,10 @@
 //!   rule per test). Each file's docs say what its heuristic catches and misses.
 //! * Pinned text is verbatim (the sentence as the user wrote it, secrets redacted); only
 //!   error items are composed (`` `tool` `command` failed: <line> ``).
-//! * Precision over recall where the cost of a false item is a longer summary, recall
-//!   over precision where the cost of a miss is a broken rule: a sentence with a
-//!   rule trigger is pinned even when it might be a remark.
+//! * When in doubt about a user's sentence with a rule trigger, pin it: a false item
+//!   costs a line in the summary, a missed rule costs a broken rule. Pasted machine
+//!   output (logs, stack traces, JSON, line-numbered listings) is never read as prose.
+//! * The ledger is bounded: at most `MAX_SUPERSEDED` superseded items are kept.
 
 mod classify;
 mod errors;
