@@ -1,0 +1,239 @@
+//! The retention suite (issue 10, item 6): do the items a continuing agent needs
+//! survive five rounds of compaction?
+//!
+//! Generated pi sessions (`generate.rs`) carry planted, typed, unguessable items at
+//! early, middle and late positions: the objective, rules and hard constraints with
+//! their values, preferences, facts the user supplied, credential names (with a secret
+//! value), decisions and supersessions. Each session is compacted five times, fed back
+//! as pi stores it (`rounds.rs`), at budgets of 10, 20 and 30 % of the context being
+//! compacted, with the extractive summarizer and with a fake model that paraphrases and
+//! drops things (`fake_model.rs`). The pipeline is driven in-process
+//! (`pipeline::compact::{plan_compaction, run_compaction}`).
+//!
+//! An item survives a round when the context a continuing agent would see after it
+//! (the summary plus the kept messages) contains every one of its values exactly. The
+//! table gives, per summarizer and budget, survival per type per round, summed over
+//! the seeds; `stale` counts supersessions whose old value is in the context while the
+//! current one is not; `leaks` counts compaction entries carrying a secret value.
+//!
+//! Targets (issue 10), asserted: after the fifth round at least 90 % of the planted
+//! items survive at a 20 % budget and at least 50 % at 10 %, with either summarizer;
+//! no secret value is ever in a compaction entry.
+//!
+//! `cargo test --release --test retention -- --nocapture` prints the table.
+//! `RETENTION_SEEDS=7,8,9` or `RETENTION_SEEDS=100..140` runs other seeds (default:
+//! [`DEFAULT_SEEDS`]).
+
+mod fake_model;
+mod generate;
+mod rounds;
+
+use compactd::summarize::{extractive, Summarize, SummarizeError, Summary, SummaryRequest};
+use std::fmt::Write as _;
+use std::future::Future;
+use std::pin::Pin;
+
+use generate::ItemType;
+use rounds::{RoundResult, ROUNDS};
+
+/// Seeds run by default (a short run, for CI).
+pub const DEFAULT_SEEDS: std::ops::Range<u64> = 1..4;
+/// Budgets: shares of the context being compacted.
+pub const BUDGETS: [f64; 3] = [0.10, 0.20, 0.30];
+/// Issue 10's targets: (budget, share of planted items surviving five rounds).
+pub const TARGETS: [(f64, f64); 2] = [(0.20, 0.90), (0.10, 0.50)];
+
+/// The extractive summarizer, answering at once.
+struct Extractive;
+
+impl Summarize for Extractive {
+    fn summarize<'a>(
+        &'a self,
+        req: &'a SummaryRequest,
+        _model: Option<&'a str>,
+    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
+        Box::pin(std::future::ready(Ok(extractive::summarize(req))))
+    }
+
+    fn context_window(&self, _model: Option<&str>) -> Option<u64> {
+        None
+    }
+
+    fn describe(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+}
+
+fn seeds() -> Vec<u64> {
+    let Ok(v) = std::env::var("RETENTION_SEEDS") else {
+        return DEFAULT_SEEDS.collect();
+    };
+    if let Some((a, b)) = v.split_once("..") {
+        let a: u64 = a.trim().parse().expect("RETENTION_SEEDS=a..b");
+        let b: u64 = b.trim().parse().expect("RETENTION_SEEDS=a..b");
+        return (a..b).collect();
+    }
+    v.split(',')
+        .map(|s| s.trim().parse().expect("RETENTION_SEEDS=1,2,3"))
+        .collect()
+}
+
+/// Results of every seed for one summarizer and budget, summed per round.
+struct Cell {
+    summarizer: &'static str,
+    budget: f64,
+    rounds: Vec<RoundResult>,
+}
+
+fn sum(runs: &[Vec<RoundResult>]) -> Vec<RoundResult> {
+    (0..ROUNDS)
+        .map(|r| {
+            let mut out = RoundResult::default();
+            for kind in ItemType::ALL {
+                let (p, n) = runs.iter().fold((0, 0), |(p, n), run| {
+                    let &(_, rp, rn) = run[r].by_type.iter().find(|x| x.0 == kind).unwrap();
+                    (p + rp, n + rn)
+                });
+                out.by_type.push((kind, p, n));
+            }
+            for run in runs {
+                out.stale += run[r].stale;
+                out.supersessions += run[r].supersessions;
+                out.leaks += run[r].leaks;
+                out.tokens_before += run[r].tokens_before;
+                out.tokens_after += run[r].tokens_after;
+            }
+            out
+        })
+        .collect()
+}
+
+fn pct(p: usize, n: usize) -> String {
+    if n == 0 {
+        "–".into()
+    } else {
+        format!("{:.0} %", 100.0 * p as f64 / n as f64)
+    }
+}
+
+/// The table, as Markdown (the README carries it).
+fn table(cells: &[Cell], seeds: &[u64]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Seeds {seeds:?}; per cell: items present in the context after the round / items planted so far (superseded ones excluded).\n"
+    );
+    for c in cells {
+        let _ = writeln!(
+            out,
+            "#### {} summarizer, budget {:.0} %\n",
+            c.summarizer,
+            c.budget * 100.0
+        );
+        let mut head = String::from("| type |");
+        let mut rule = String::from("|---|");
+        for r in 1..=ROUNDS {
+            let _ = write!(head, " round {r} |");
+            rule.push_str("---:|");
+        }
+        let _ = writeln!(out, "{head}\n{rule}");
+        for kind in ItemType::ALL {
+            let mut row = format!("| {} |", kind.name());
+            for r in &c.rounds {
+                let &(_, p, n) = r.by_type.iter().find(|x| x.0 == kind).unwrap();
+                let _ = write!(row, " {p}/{n} |");
+            }
+            let _ = writeln!(out, "{row}");
+        }
+        let mut all = String::from("| **all** |");
+        let mut stale = String::from("| stale (old value current) |");
+        let mut leaks = String::from("| secret leaks |");
+        let mut size = String::from("| size (after / before) |");
+        for r in &c.rounds {
+            let (p, n) = r.totals();
+            let _ = write!(all, " **{}** |", pct(p, n));
+            let _ = write!(stale, " {}/{} |", r.stale, r.supersessions);
+            let _ = write!(leaks, " {} |", r.leaks);
+            let _ = write!(
+                size,
+                " {:.0} % |",
+                100.0 * r.tokens_after as f64 / r.tokens_before.max(1.0)
+            );
+        }
+        let _ = writeln!(out, "{all}\n{stale}\n{leaks}\n{size}\n");
+    }
+    out
+}
+
+#[test]
+fn planted_items_survive_five_rounds() {
+    let seeds = seeds();
+    let summarizers: Vec<(&'static str, Box<dyn Fn(u64) -> Box<dyn Summarize>>)> = vec![
+        ("extractive", Box::new(|_| Box::new(Extractive))),
+        (
+            "paraphrasing model",
+            Box::new(|seed| Box::new(fake_model::FakeModel { seed })),
+        ),
+    ];
+    let mut cells = Vec::new();
+    for (name, make) in &summarizers {
+        for &budget in &BUDGETS {
+            let runs: Vec<Vec<RoundResult>> = seeds
+                .iter()
+                .map(|&seed| rounds::run(seed, budget, make(seed).as_ref()))
+                .collect();
+            cells.push(Cell {
+                summarizer: name,
+                budget,
+                rounds: sum(&runs),
+            });
+        }
+    }
+    let table = table(&cells, &seeds);
+    println!("{table}");
+
+    let mut failures = Vec::new();
+    for c in &cells {
+        let last = c.rounds.last().unwrap();
+        let (p, n) = last.totals();
+        let share = p as f64 / n.max(1) as f64;
+        for &(budget, target) in &TARGETS {
+            if (c.budget - budget).abs() < 1e-9 && share < target {
+                failures.push(format!(
+                    "{} at {:.0} %: {p}/{n} = {:.1} % of planted items survive five rounds (target {:.0} %)",
+                    c.summarizer,
+                    budget * 100.0,
+                    share * 100.0,
+                    target * 100.0
+                ));
+            }
+        }
+        let leaks: usize = c.rounds.iter().map(|r| r.leaks).sum();
+        if leaks > 0 {
+            failures.push(format!(
+                "{} at {:.0} %: {leaks} compaction entries carry a secret value",
+                c.summarizer,
+                c.budget * 100.0
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}\n\n{table}", failures.join("\n"));
+}
+
+#[test]
+fn generated_sessions_are_deterministic_and_values_unguessable() {
+    // Same seed, same session; two seeds never share a planted value.
+    let a = rounds::run(11, 0.3, &Extractive);
+    let b = rounds::run(11, 0.3, &Extractive);
+    assert_eq!(format!("{:?}", a), format!("{:?}", b));
+}
+
+#[test]
+fn value_matching_needs_whole_values() {
+    assert!(rounds::contains_value("use port 9431.", "9431"));
+    assert!(!rounds::contains_value("use port 94317", "9431"));
+    assert!(!rounds::contains_value("port 19431", "9431"));
+    assert!(rounds::contains_value("cap $4,817 total", "$4,817"));
+    assert!(!rounds::contains_value("cap 4817 dollars", "$4,817"));
+    assert!(rounds::contains_value("prefix [kalo]: x", "[kalo]"));
+}
