@@ -20,7 +20,7 @@ use std::hash::{Hash, Hasher};
 use std::pin::Pin;
 
 use compactd::summarize::{
-    SummarizeError, Summarize, SummarizerKind, Summary, SummaryRequest, Usage,
+    Summarize, SummarizeError, SummarizerKind, Summary, SummaryRequest, Usage,
 };
 
 /// Probability that a sentence is lost entirely.
@@ -144,7 +144,7 @@ impl FakeModel {
         let conversation = block(&req.prompt, "conversation").unwrap_or(&req.prompt);
         let mut tools = 0usize;
         for part in conversation.split("\n\n[") {
-            let part = part.trim_start_matches('[');
+            let part = part.trim().trim_start_matches('[');
             if let Some(text) = part
                 .strip_prefix("User]: ")
                 .or_else(|| part.strip_prefix("Assistant]: "))

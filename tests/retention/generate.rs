@@ -177,7 +177,10 @@ pub fn item(g: &mut Gen, kind: ItemType, round: usize) -> Planted {
         ItemType::Rule => match g.rng.u32(..4) {
             0 => {
                 let v = format!("${}", Gen::grouped(g.four()));
-                (format!("Budget cap is {v} total. Never exceed it."), vec![v])
+                (
+                    format!("Budget cap is {v} total. Never exceed it."),
+                    vec![v],
+                )
             }
             1 => {
                 let host = format!("{}-{}", g.word(), g.rng.u32(10..99));
@@ -215,10 +218,7 @@ pub fn item(g: &mut Gen, kind: ItemType, round: usize) -> Planted {
                 ),
                 _ => {
                     let v = Gen::grouped(n);
-                    (
-                        format!("You must keep the bundle under {v} KB."),
-                        vec![v],
-                    )
+                    (format!("You must keep the bundle under {v} KB."), vec![v])
                 }
             }
         }
@@ -234,7 +234,9 @@ pub fn item(g: &mut Gen, kind: ItemType, round: usize) -> Planted {
                     vec![format!("feature/{w}")],
                 ),
                 _ => (
-                    format!("I'd rather have log lines prefixed with {w}: than with the module name."),
+                    format!(
+                        "I'd rather have log lines prefixed with {w}: than with the module name."
+                    ),
                     vec![format!("{w}:")],
                 ),
             }
@@ -282,10 +284,7 @@ pub fn item(g: &mut Gen, kind: ItemType, round: usize) -> Planted {
         ItemType::Decision => {
             let w = g.word();
             match g.rng.u32(..3) {
-                0 => (
-                    format!("Let's go with {w} as the queue name."),
-                    vec![w],
-                ),
+                0 => (format!("Let's go with {w} as the queue name."), vec![w]),
                 1 => {
                     let p = format!("/var/cache/{w}.db");
                     (
@@ -421,7 +420,10 @@ fn grep_hits(g: &mut Gen) -> String {
     (0..g.rng.usize(3..12))
         .map(|_| {
             let f = g.pick(&FILES);
-            format!("{f}:{}:  const rows = await db.query(sql, params);", g.rng.u32(1..400))
+            format!(
+                "{f}:{}:  const rows = await db.query(sql, params);",
+                g.rng.u32(1..400)
+            )
         })
         .collect::<Vec<_>>()
         .join("\n")
@@ -524,7 +526,9 @@ impl SessionWriter {
         }
         let mut content = vec![json!({"type": "text", "text": format!("Let me look at {file}.")})];
         content.extend(calls);
-        self.push_message(json!({"role": "assistant", "content": content, "stopReason": "toolUse"}));
+        self.push_message(
+            json!({"role": "assistant", "content": content, "stopReason": "toolUse"}),
+        );
         for (id, name, out) in results {
             self.push_message(json!({
                 "role": "toolResult", "toolCallId": id, "toolName": name,

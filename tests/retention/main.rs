@@ -22,7 +22,8 @@
 //!
 //! `cargo test --release --test retention -- --nocapture` prints the table.
 //! `RETENTION_SEEDS=7,8,9` or `RETENTION_SEEDS=100..140` runs other seeds (default:
-//! [`DEFAULT_SEEDS`]).
+//! [`DEFAULT_SEEDS`]). `RETENTION_DEBUG=seed/round` prints that round's context and
+//! planted items.
 
 mod fake_model;
 mod generate;
@@ -100,6 +101,8 @@ fn sum(runs: &[Vec<RoundResult>]) -> Vec<RoundResult> {
                 out.stale += run[r].stale;
                 out.supersessions += run[r].supersessions;
                 out.leaks += run[r].leaks;
+                out.first_round.0 += run[r].first_round.0;
+                out.first_round.1 += run[r].first_round.1;
                 out.tokens_before += run[r].tokens_before;
                 out.tokens_after += run[r].tokens_after;
             }
@@ -146,12 +149,14 @@ fn table(cells: &[Cell], seeds: &[u64]) -> String {
             let _ = writeln!(out, "{row}");
         }
         let mut all = String::from("| **all** |");
+        let mut first = String::from("| planted in round 1 |");
         let mut stale = String::from("| stale (old value current) |");
         let mut leaks = String::from("| secret leaks |");
         let mut size = String::from("| size (after / before) |");
         for r in &c.rounds {
             let (p, n) = r.totals();
             let _ = write!(all, " **{}** |", pct(p, n));
+            let _ = write!(first, " {} |", pct(r.first_round.0, r.first_round.1));
             let _ = write!(stale, " {}/{} |", r.stale, r.supersessions);
             let _ = write!(leaks, " {} |", r.leaks);
             let _ = write!(
@@ -160,7 +165,7 @@ fn table(cells: &[Cell], seeds: &[u64]) -> String {
                 100.0 * r.tokens_after as f64 / r.tokens_before.max(1.0)
             );
         }
-        let _ = writeln!(out, "{all}\n{stale}\n{leaks}\n{size}\n");
+        let _ = writeln!(out, "{all}\n{first}\n{stale}\n{leaks}\n{size}\n");
     }
     out
 }
@@ -168,19 +173,16 @@ fn table(cells: &[Cell], seeds: &[u64]) -> String {
 #[test]
 fn planted_items_survive_five_rounds() {
     let seeds = seeds();
-    let summarizers: Vec<(&'static str, Box<dyn Fn(u64) -> Box<dyn Summarize>>)> = vec![
-        ("extractive", Box::new(|_| Box::new(Extractive))),
-        (
-            "paraphrasing model",
-            Box::new(|seed| Box::new(fake_model::FakeModel { seed })),
-        ),
-    ];
+    let summarizers = ["extractive", "paraphrasing model"];
     let mut cells = Vec::new();
-    for (name, make) in &summarizers {
+    for name in summarizers {
         for &budget in &BUDGETS {
             let runs: Vec<Vec<RoundResult>> = seeds
                 .iter()
-                .map(|&seed| rounds::run(seed, budget, make(seed).as_ref()))
+                .map(|&seed| match name {
+                    "extractive" => rounds::run(seed, budget, &Extractive),
+                    _ => rounds::run(seed, budget, &fake_model::FakeModel { seed }),
+                })
                 .collect();
             cells.push(Cell {
                 summarizer: name,

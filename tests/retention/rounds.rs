@@ -52,6 +52,8 @@ pub struct RoundResult {
     pub supersessions: usize,
     /// 1 when this round's compaction entry (summary or details) carries a secret value.
     pub leaks: usize,
+    /// Items planted in the first round: (present, measured).
+    pub first_round: (usize, usize),
     pub tokens_before: f64,
     pub tokens_after: u64,
 }
@@ -146,9 +148,9 @@ fn segment(
         let at = at.min(turns - 1);
         if kind == ItemType::Supersession {
             // A later round sometimes supersedes an older subject's current value.
-            let older = tracked.iter_mut().find(|t| {
-                t.item.kind == ItemType::Supersession && t.superseded_in.is_none()
-            });
+            let older = tracked
+                .iter_mut()
+                .find(|t| t.item.kind == ItemType::Supersession && t.superseded_in.is_none());
             if let (Some(prev), true) = (older, round > 1 && g.rng.bool()) {
                 let v = g.four().to_string();
                 let text = prev.item.text.replace(&prev.item.values[0], &v);
@@ -225,7 +227,10 @@ fn context_text(session: &str, summary: &str, prompts: &Prompts) -> String {
     )
     .expect("the fed-back session parses");
     let positions = input.path(None).expect("the session has a path");
-    let path: Vec<_> = positions.iter().map(|&i| &input.session.entries[i]).collect();
+    let path: Vec<_> = positions
+        .iter()
+        .map(|&i| &input.session.entries[i])
+        .collect();
     let kept: Vec<AgentMessage> = context_messages(&path)
         .into_iter()
         .filter(|m| !matches!(m, AgentMessage::CompactionSummary(_)))
@@ -278,6 +283,14 @@ pub fn run(seed: u64, f: f64, summarizer: &dyn Summarize) -> Vec<RoundResult> {
         let entry_text = result.entry.to_string();
         w.append_entry(result.entry.clone());
         let context = context_text(&w.text(), &result.summary, &prompts);
+        if std::env::var("RETENTION_DEBUG").is_ok_and(|v| v == format!("{seed}/{round}")) {
+            eprintln!(
+                "--- seed {seed} round {round} budget {f}: context ---\n{context}\n--- items ---"
+            );
+            for t in &tracked {
+                eprintln!("{:?} {:?}", t.item.kind, t.item.values);
+            }
+        }
 
         let mut r = RoundResult {
             tokens_before,
@@ -297,6 +310,15 @@ pub fn run(seed: u64, f: f64, summarizer: &dyn Summarize) -> Vec<RoundResult> {
         }
         for t in tracked
             .iter()
+            .filter(|t| t.item.round == 1 && t.superseded_in.is_none())
+        {
+            r.first_round.1 += 1;
+            if t.item.values.iter().all(|v| contains_value(&context, v)) {
+                r.first_round.0 += 1;
+            }
+        }
+        for t in tracked
+            .iter()
             .filter(|t| !t.old_values.is_empty() && t.superseded_in.is_none())
         {
             r.supersessions += 1;
@@ -306,7 +328,10 @@ pub fn run(seed: u64, f: f64, summarizer: &dyn Summarize) -> Vec<RoundResult> {
                 r.stale += 1;
             }
         }
-        let secrets: Vec<&String> = tracked.iter().filter_map(|t| t.item.secret.as_ref()).collect();
+        let secrets: Vec<&String> = tracked
+            .iter()
+            .filter_map(|t| t.item.secret.as_ref())
+            .collect();
         r.leaks = usize::from(secrets.iter().any(|v| entry_text.contains(v.as_str())));
         results.push(r);
     }
