@@ -170,11 +170,26 @@ pub fn objective(g: &mut Gen) -> Planted {
     }
 }
 
-/// One item of `kind` (not the objective, not a supersession).
-pub fn item(g: &mut Gen, kind: ItemType, round: usize) -> Planted {
+/// How many phrasings (each its own subject) a kind has. A session uses each at most
+/// once: a second "Budget cap is ..." would supersede the first, not add an item.
+pub fn variants(kind: ItemType) -> u32 {
+    match kind {
+        ItemType::Objective => 1,
+        ItemType::Rule => 4,
+        ItemType::Constraint => 5,
+        ItemType::Preference => 5,
+        ItemType::Fact => 4,
+        ItemType::Credential => 2,
+        ItemType::Decision => 5,
+        ItemType::Supersession => 3,
+    }
+}
+
+/// One item of `kind` in phrasing `variant` (not the objective, not a supersession).
+pub fn item(g: &mut Gen, kind: ItemType, variant: u32, round: usize) -> Planted {
     let mut secret = None;
     let (text, values) = match kind {
-        ItemType::Rule => match g.rng.u32(..4) {
+        ItemType::Rule => match variant {
             0 => {
                 let v = format!("${}", Gen::grouped(g.four()));
                 (
@@ -203,7 +218,7 @@ pub fn item(g: &mut Gen, kind: ItemType, round: usize) -> Planted {
         },
         ItemType::Constraint => {
             let n = g.four();
-            match g.rng.u32(..4) {
+            match variant {
                 0 => (
                     format!("Hard limit: the export must finish in under {n} ms per page."),
                     vec![n.to_string()],
@@ -216,15 +231,19 @@ pub fn item(g: &mut Gen, kind: ItemType, round: usize) -> Planted {
                     format!("Memory on the worker has to stay below {n} MiB, no exceptions."),
                     vec![n.to_string()],
                 ),
-                _ => {
+                3 => {
                     let v = Gen::grouped(n);
                     (format!("You must keep the bundle under {v} KB."), vec![v])
                 }
+                _ => (
+                    format!("No single request may take more than {n} tokens, that's a hard cap."),
+                    vec![n.to_string()],
+                ),
             }
         }
         ItemType::Preference => {
             let w = g.word();
-            match g.rng.u32(..3) {
+            match variant {
                 0 => (
                     format!("I prefer commit messages that start with [{w}]."),
                     vec![format!("[{w}]")],
@@ -233,15 +252,26 @@ pub fn item(g: &mut Gen, kind: ItemType, round: usize) -> Planted {
                     format!("Please name new branches feature/{w}-something, I like it that way."),
                     vec![format!("feature/{w}")],
                 ),
-                _ => (
+                2 => (
                     format!(
                         "I'd rather have log lines prefixed with {w}: than with the module name."
                     ),
                     vec![format!("{w}:")],
                 ),
+                3 => (
+                    format!("I like test files named after the feature, like {w}.spec.ts."),
+                    vec![format!("{w}.spec.ts")],
+                ),
+                _ => {
+                    let code = format!("{}-E{}", w.to_uppercase(), g.rng.u32(100..999));
+                    (
+                        format!("My preference: error codes in the form {code}."),
+                        vec![code],
+                    )
+                }
             }
         }
-        ItemType::Fact => match g.rng.u32(..4) {
+        ItemType::Fact => match variant {
             0 => {
                 let url = format!(
                     "https://{}.{}.dev/api/v{}",
@@ -276,14 +306,18 @@ pub fn item(g: &mut Gen, kind: ItemType, round: usize) -> Planted {
             let name = format!("{}_API_TOKEN", g.word().to_uppercase());
             let value = format!("sk_live_{}", g.alnum(28));
             secret = Some(value.clone());
-            (
-                format!("The token is in the {name} environment variable; for now its value is {value}."),
-                vec![name],
-            )
+            let text = if variant == 0 {
+                format!("The token is in the {name} environment variable; for now its value is {value}.")
+            } else {
+                format!(
+                    "For the payment sandbox, export {name}={value} before running the e2e suite."
+                )
+            };
+            (text, vec![name])
         }
         ItemType::Decision => {
             let w = g.word();
-            match g.rng.u32(..3) {
+            match variant {
                 0 => (format!("Let's go with {w} as the queue name."), vec![w]),
                 1 => {
                     let p = format!("/var/cache/{w}.db");
@@ -292,9 +326,22 @@ pub fn item(g: &mut Gen, kind: ItemType, round: usize) -> Planted {
                         vec![p],
                     )
                 }
-                _ => (
+                2 => (
                     format!("We decided to call the new crate {w}-core."),
                     vec![format!("{w}-core")],
+                ),
+                3 => {
+                    let v = g.version();
+                    (
+                        format!("We'll target Node {v} for the build, decided."),
+                        vec![v],
+                    )
+                }
+                _ => (
+                    format!(
+                        "Final answer on the schema: the table is {w}_events, partitioned by day."
+                    ),
+                    vec![format!("{w}_events")],
                 ),
             }
         }
@@ -310,11 +357,11 @@ pub fn item(g: &mut Gen, kind: ItemType, round: usize) -> Planted {
     }
 }
 
-/// A supersession: the old statement and the newer one (the item).
-pub fn supersession(g: &mut Gen, round: usize) -> (String, Planted) {
+/// A supersession on subject `variant`: the old statement and the newer one (the item).
+pub fn supersession(g: &mut Gen, variant: u32, round: usize) -> (String, Planted) {
     let (a, b) = (g.four(), g.four());
     let b = if a == b { a % 9000 + 1000 } else { b };
-    let (old, new) = match g.rng.u32(..3) {
+    let (old, new) = match variant {
         0 => (
             format!("Use port {a} for the dev server."),
             format!("Change of plan: use port {b} for the dev server instead."),
@@ -541,7 +588,7 @@ impl SessionWriter {
     /// tool work, and a closing assistant line.
     pub fn turn(&mut self, g: &mut Gen, planted: &[String], assistant_planted: &[String]) {
         let file = g.pick(&FILES);
-        let chit_chat = planted.is_empty() && g.rng.u32(..6) == 0;
+        let chit_chat = planted.is_empty() && assistant_planted.is_empty() && g.rng.u32(..6) == 0;
         let request = if chit_chat {
             g.pick(&CHIT_CHAT).to_string()
         } else {

@@ -27,6 +27,7 @@
 
 mod fake_model;
 mod generate;
+mod ledger_check;
 mod rounds;
 
 use compactd::summarize::{extractive, Summarize, SummarizeError, Summary, SummaryRequest};
@@ -238,4 +239,18 @@ fn value_matching_needs_whole_values() {
     assert!(rounds::contains_value("cap $4,817 total", "$4,817"));
     assert!(!rounds::contains_value("cap 4817 dollars", "$4,817"));
     assert!(rounds::contains_value("prefix [kalo]: x", "[kalo]"));
+}
+
+#[test]
+fn the_ledger_pins_every_planted_item() {
+    let mut misses = Vec::new();
+    let (mut pinned, mut planted) = (0, 0);
+    for seed in seeds() {
+        let (p, n, m) = ledger_check::pinned_share(seed);
+        pinned += p;
+        planted += n;
+        misses.extend(m.into_iter().map(|m| format!("seed {seed}: {m}")));
+    }
+    println!("the ledger pins {pinned}/{planted} planted items");
+    assert!(misses.is_empty(), "{}", misses.join("\n"));
 }

@@ -87,13 +87,34 @@ pub fn contains_value(hay: &str, value: &str) -> bool {
     false
 }
 
-/// Appends one round's conversation: `turns` turns with `items` planted at early,
-/// middle and late positions. Returns the new tracked items.
-fn segment(
+/// The phrasings not used yet in a session, shuffled: a session uses each once.
+pub struct Deck(Vec<(ItemType, u32)>);
+
+impl Deck {
+    pub fn new(g: &mut Gen) -> Self {
+        let mut all: Vec<(ItemType, u32)> = ItemType::ALL
+            .iter()
+            .filter(|&&k| k != ItemType::Objective)
+            .flat_map(|&k| (0..generate::variants(k)).map(move |v| (k, v)))
+            .collect();
+        g.rng.shuffle(&mut all);
+        Deck(all)
+    }
+
+    fn take(&mut self, kind: ItemType) -> Option<u32> {
+        let i = self.0.iter().position(|&(k, _)| k == kind)?;
+        Some(self.0.remove(i).1)
+    }
+}
+
+/// Appends one round's conversation with its planted items at early, middle and late
+/// turns. Returns the new tracked items (and marks the ones a new statement replaced).
+pub fn segment(
     g: &mut Gen,
     w: &mut SessionWriter,
     round: usize,
     tracked: &mut [Tracked],
+    deck: &mut Deck,
 ) -> Vec<Tracked> {
     let (turns, mut kinds) = if round == 1 {
         (
@@ -146,13 +167,20 @@ fn segment(
         let zone = n % 3;
         let at = zone * third + g.rng.usize(..third) + usize::from(zone == 0 && round == 1);
         let at = at.min(turns - 1);
+        let variant = deck.take(kind);
         if kind == ItemType::Supersession {
-            // A later round sometimes supersedes an older subject's current value.
-            let older = tracked
-                .iter_mut()
-                .find(|t| t.item.kind == ItemType::Supersession && t.superseded_in.is_none());
-            if let (Some(prev), true) = (older, round > 1 && g.rng.bool()) {
-                let v = g.four().to_string();
+            let Some(variant) = variant else {
+                // Every subject is in use: a new value for the oldest current one.
+                let prev = tracked
+                    .iter_mut()
+                    .find(|t| t.item.kind == ItemType::Supersession && t.superseded_in.is_none())
+                    .expect("a subject in use");
+                let v = loop {
+                    let v = g.four().to_string();
+                    if v != prev.item.values[0] && !prev.old_values.contains(&v) {
+                        break v;
+                    }
+                };
                 let text = prev.item.text.replace(&prev.item.values[0], &v);
                 prev.superseded_in = Some(round);
                 let mut old_values = prev.old_values.clone();
@@ -170,8 +198,8 @@ fn segment(
                     superseded_in: None,
                 });
                 continue;
-            }
-            let (old, item) = generate::supersession(g, round);
+            };
+            let (old, item) = generate::supersession(g, variant, round);
             let first = g.rng.usize(..(at.max(1)));
             user_at[first.min(at)].push(old);
             user_at[at].push(item.text.clone());
@@ -182,7 +210,19 @@ fn segment(
             });
             continue;
         }
-        let item = generate::item(g, kind, round);
+        let (kind, variant) = match variant {
+            Some(v) => (kind, v),
+            // This kind's phrasings are used up: any unused one.
+            None => match deck
+                .0
+                .iter()
+                .position(|&(k, _)| k != ItemType::Supersession && k != ItemType::Credential)
+            {
+                Some(i) => deck.0.remove(i),
+                None => continue,
+            },
+        };
+        let item = generate::item(g, kind, variant, round);
         if kind == ItemType::Decision && g.rng.u32(..3) == 0 {
             assistant_at[at].push(item.text.clone());
         } else {
@@ -250,9 +290,10 @@ pub fn run(seed: u64, f: f64, summarizer: &dyn Summarize) -> Vec<RoundResult> {
     let mut g = Gen::new(seed);
     let mut w = SessionWriter::new(seed);
     let mut tracked: Vec<Tracked> = Vec::new();
+    let mut deck = Deck::new(&mut g);
     let mut results = Vec::new();
     for round in 1..=ROUNDS {
-        let new = segment(&mut g, &mut w, round, &mut tracked);
+        let new = segment(&mut g, &mut w, round, &mut tracked, &mut deck);
         tracked.extend(new);
         let session = w.text();
         let input = SessionInput::parse(

@@ -17,16 +17,18 @@
 //!   "under/within/below/above/up to/over" directly before a number, any "exceed" or
 //!   "go over", and "only …" in imperative position ("Only touch files under src/").
 //! * **Preference**: "I prefer", "I'd rather", "I'd like you to", "please use", "stick
-//!   to/with", and an imperative "use …" that is short or carries a value ("use port
-//!   8080"). Misses preferences stated as likes ("tabs are nicer").
+//!   to/with", "I like it that way", and an imperative "use …" that is short or carries
+//!   a value ("use port 8080"). Misses preferences stated as likes ("tabs are nicer").
 //! * **Fact**: a sentence of at most 30 words with a value and a copula or assignment
-//!   ("is", "are", "=", ": ", "runs on", "listens on", "lives in", "called", …) that is
-//!   not a question and does not open (after "ok", "alright", "so", …) with a common
-//!   imperative verb, or any sentence naming a credential (`STRIPE_API_KEY`). Misses facts
+//!   ("is", "are", "should be", "=", ": ", "runs on", "listens on", "lives in", "called",
+//!   …) that is not a question and does not open (after "ok", "alright", "so", …) with a
+//!   common imperative verb (a first word with a colon is a label: "Update: the TTL
+//!   should be 30 seconds" is a fact), or any sentence naming a credential (`STRIPE_API_KEY`). Misses facts
 //!   without a recognizable value; pins some opinions with a file name in them ("i think
 //!   parser.ts is broken").
 //! * **Decision** (user or assistant): "we decided", "decided to", "let's go with", "let's
-//!   use", "going with", "settled on", "we'll use", "switch(ed) to", and "X instead of Y"
+//!   use", "going with", "settled on", "we'll use", "we'll target", "final answer",
+//!   "switch(ed) to", and "X instead of Y"
 //!   when a commitment ("use", "go with", "I'll", "let's", …) stands in imperative
 //!   position ("Use X instead of Y", not "the file uses X instead of Y"). Never in a
 //!   question or beside "could/might/maybe/suggest/propose/recommend/option/consider/
@@ -37,6 +39,9 @@
 //!   (that)", "stop", "don't do that", "no wait", "strike that" followed by nothing or a
 //!   comma/dash; the rest of the sentence ("never mind, use 9090") is a statement of its
 //!   own. "Stop the server" is a request, not a cancellation.
+//! * **Goal** (an objective that a plain request does not replace): "goal", "objective",
+//!   "the task", "I want you to", "I need you to", "we need", "the plan is". Misses goals
+//!   stated as plain requests (then the next request replaces them, as before).
 //! * **Chit-chat** (not an objective): every word from a small vocabulary of thanks,
 //!   praise, assent and "go on" ("wow, it works", "thanks!", "ok continue"), at most two
 //!   words without a value, or a short yes/no question about the state ("are we all
@@ -86,7 +91,7 @@ const LIMIT_BEFORE_NUMBER: &[&str] = &["under", "within", "below", "above", "up 
 const PREFERENCE: &[&str] = &[
     "i prefer", "i'd prefer", "i would prefer", "i'd rather", "i would rather",
     "i'd like you to", "i would like you to", "please use", "please stick", "stick to",
-    "stick with", "prefer",
+    "stick with", "prefer", "i like it that way", "the way i like it", "i like it when",
 ];
 
 #[rustfmt::skip]
@@ -95,7 +100,7 @@ const DECISION: &[&str] = &[
     "decision:", "the decision is", "let's go with", "lets go with", "let's use", "lets use",
     "let's stick with", "we'll go with", "we will go with", "i'll go with", "going with",
     "settled on", "we'll use", "we will use", "we chose", "we picked", "switch to",
-    "switching to", "switched to",
+    "switching to", "switched to", "we'll target", "we will target", "final answer",
 ];
 
 #[rustfmt::skip]
@@ -114,6 +119,7 @@ const TENTATIVE: &[&str] = &[
 const COPULAS: &[&str] = &[
     "is", "are", "was", "were", "=", ": ", "runs on", "listens on", "lives in", "lives at",
     "located", "called", "named", "hosted", "stored", "points to", "is at", "uses",
+    "should be", "will be",
 ];
 
 /// Words a request may open with before its verb: "ok, read …", "alright, let's …".
@@ -156,6 +162,21 @@ const CHITCHAT: &[&str] = &[
 const STATE_QUESTION: &[&str] = &[
     "are", "is", "did", "does", "do", "have", "has", "was", "were", "am",
 ];
+
+/// Cues of a stated goal, not a step towards it.
+#[rustfmt::skip]
+const GOAL_CUES: &[&str] = &[
+    "goal", "objective", "the task", "our task", "that's the task", "i want you to",
+    "i need you to", "we need", "the plan is", "mission",
+];
+
+/// Whether an objective states the session's goal ("Goal: build …", "I want you to
+/// migrate …", "We need a rate limiter …; that's the task") rather than a next step
+/// ("Check x.ts for unused imports"): a plain request does not replace a goal.
+pub(super) fn is_goal(objective: &str) -> bool {
+    let f = fold(objective);
+    GOAL_CUES.iter().any(|c| has_phrase(&f, c))
+}
 
 /// What a sentence of the user states, if anything worth pinning.
 /// `vals` are the sentence's values (see `values`), found once by the caller.
@@ -243,7 +264,15 @@ fn is_fact(f: &str, vals: &[String]) -> bool {
     if vals.is_empty() || ws.len() > FACT_WORDS {
         return false;
     }
-    let first = ws.iter().find(|w| !OPENERS.contains(&w.as_str()));
+    // A first word with a colon is a label ("Update: the TTL is …"), not a verb.
+    let label = ws
+        .first()
+        .filter(|w| f.trim_start().starts_with(&format!("{w}:")))
+        .is_some();
+    let first = ws
+        .iter()
+        .skip(usize::from(label))
+        .find(|w| !OPENERS.contains(&w.as_str()));
     if first.is_some_and(|w| IMPERATIVES.contains(&w.as_str())) {
         return false;
     }

@@ -16,7 +16,8 @@
 //! * The objective is the latest user message that is a real request (not chit-chat, not
 //!   only rules or a cancellation), without the sentences pinned as something else; it is
 //!   clipped to [`OBJECTIVE_CHARS`]. A message that is only chit-chat leaves the previous
-//!   objective in force.
+//!   objective in force, and a stated goal stays in force beside the latest request
+//!   until another goal is stated.
 //! * A cancellation withdraws the statement just before it in the same message, or else
 //!   the latest user statement of the conversation (previous rounds included).
 //! * An error is open until a later result of the same tool and command succeeds; errors
@@ -503,5 +504,89 @@ mod tests {
             NO_FILES,
         );
         assert!(l.is_empty());
+    }
+
+    #[test]
+    fn a_stated_goal_stays_beside_the_latest_request() {
+        let l = extract(
+            &[
+                u("e1", "Goal: build a CSV exporter for the billing service."),
+                u(
+                    "e2",
+                    "Read src/rows.ts and tell me what it does with nulls.",
+                ),
+                u("e3", "Check src/pool.ts for unused imports."),
+            ],
+            NO_FILES,
+        );
+        assert_eq!(
+            active(&l),
+            [
+                (
+                    Kind::Objective,
+                    "Goal: build a CSV exporter for the billing service."
+                ),
+                (Kind::Objective, "Check src/pool.ts for unused imports.")
+            ]
+        );
+    }
+
+    #[test]
+    fn a_new_goal_replaces_the_stated_goal() {
+        let l = extract(
+            &[
+                u("e1", "I want you to migrate the API to async."),
+                u("e2", "New goal: add a rate limiter."),
+            ],
+            NO_FILES,
+        );
+        assert_eq!(
+            active(&l),
+            [(Kind::Objective, "New goal: add a rate limiter.")]
+        );
+    }
+
+    #[test]
+    fn a_setting_that_should_be_a_value_is_a_fact_and_a_label_is_not_a_verb() {
+        let l = extract(
+            &[
+                u("e1", "The cache TTL should be 3816 seconds."),
+                u(
+                    "e2",
+                    "Update: the cache TTL should be 2963 seconds from now on.",
+                ),
+            ],
+            NO_FILES,
+        );
+        let facts: Vec<&str> = l
+            .active()
+            .filter(|i| i.kind == Kind::Fact)
+            .map(|i| i.text.as_str())
+            .collect();
+        assert_eq!(
+            facts,
+            ["Update: the cache TTL should be 2963 seconds from now on."]
+        );
+    }
+
+    #[test]
+    fn targets_final_answers_and_liked_conventions_are_pinned() {
+        let l = extract(
+            &[
+                u("e1", "We'll target Node 6.17.806 for the build, decided."),
+                u("e2", "Final answer on the schema: the table is ab_events."),
+                u(
+                    "e3",
+                    "Please name new branches feature/kelvo-x, I like it that way.",
+                ),
+            ],
+            NO_FILES,
+        );
+        let kinds: Vec<Kind> = l
+            .active()
+            .filter(|i| i.kind != Kind::Objective)
+            .map(|i| i.kind)
+            .collect();
+        assert_eq!(kinds, [Kind::Decision, Kind::Decision, Kind::Preference]);
     }
 }

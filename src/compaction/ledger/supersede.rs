@@ -6,7 +6,8 @@
 //!   and moves to the end (it is now the newest).
 //! * **Replacing**: a new active statement supersedes every older active statement of the
 //!   same subject and topic (see `subject`); a new objective supersedes the previous
-//!   objective; a new error supersedes an older error of the same tool and command.
+//!   objective, except that a stated goal is replaced only by another goal (a plain
+//!   request beside it is the next step, see `classify::is_goal`); a new error supersedes an older error of the same tool and command.
 //!   An assistant's decision only ever replaces an assistant's decision: what the
 //!   assistant says never overrides what the user stated.
 //! * **Cancelling** ("never mind", "scratch that", "undo", "stop"): the items of the most
@@ -19,6 +20,7 @@
 //! * **Merging** a newer ledger into an older one is pushing the newer items in order,
 //!   so supersession works across rounds exactly as within one.
 
+use super::classify::is_goal;
 use super::kind::{Kind, Origin};
 use super::model::{Ledger, PinnedItem, Status, SupersededBy};
 use super::subject::same_topic;
@@ -33,7 +35,8 @@ pub(super) fn supersedes(new: &PinnedItem, old: &PinnedItem) -> bool {
         return false;
     }
     match (new.kind, old.kind) {
-        (Kind::Objective, Kind::Objective) => true,
+        // A plain request is a step: it replaces the previous step, never a stated goal.
+        (Kind::Objective, Kind::Objective) => !is_goal(&old.text) || is_goal(&new.text),
         (Kind::Error, Kind::Error) => new.subject == old.subject,
         (a, b) if a.is_statement() && b.is_statement() => {
             if new.origin == Origin::Assistant
