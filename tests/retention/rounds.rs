@@ -18,6 +18,7 @@
 //! adds a turn-prefix summary, so it is not exactly `f`).
 
 use compactd::compaction::context::context_messages;
+use compactd::compaction::ledger::PINNED_HEADING;
 use compactd::compaction::{serialize_conversation, AgentMessage, Settings};
 use compactd::pipeline::compact::{plan_compaction, run_compaction, PlanError};
 use compactd::pipeline::{BodyFormat, CompactOptions, SessionInput};
@@ -50,8 +51,10 @@ pub struct RoundResult {
     pub stale: usize,
     /// Supersessions measured.
     pub supersessions: usize,
-    /// 1 when this round's compaction entry (summary or details) carries a secret value.
-    pub leaks: usize,
+    /// 1 when this round's summary text carries a secret value.
+    pub secret_in_summary: usize,
+    /// 1 when this round's `details` or restored pinned section carries a secret value.
+    pub secret_in_pinned: usize,
     /// Items planted in the first round: (present, measured).
     pub first_round: (usize, usize),
     pub tokens_before: f64,
@@ -321,7 +324,11 @@ pub fn run(seed: u64, f: f64, summarizer: &dyn Summarize) -> Vec<RoundResult> {
                 time::OffsetDateTime::UNIX_EPOCH,
             ))
             .expect("the fake summarizers never fail");
-        let entry_text = result.entry.to_string();
+        let details_text = result.entry["details"].to_string();
+        let restored = result
+            .summary
+            .find(PINNED_HEADING)
+            .map_or("", |at| &result.summary[at..]);
         w.append_entry(result.entry.clone());
         let context = context_text(&w.text(), &result.summary, &prompts);
         if std::env::var("RETENTION_DEBUG").is_ok_and(|v| v == format!("{seed}/{round}")) {
@@ -347,6 +354,16 @@ pub fn run(seed: u64, f: f64, summarizer: &dyn Summarize) -> Vec<RoundResult> {
                 .iter()
                 .filter(|t| t.item.values.iter().all(|v| contains_value(&context, v)))
                 .count();
+            if std::env::var("RETENTION_MISSING").is_ok() {
+                for t in &measured {
+                    if !t.item.values.iter().all(|v| contains_value(&context, v)) {
+                        eprintln!(
+                            "missing: seed {seed} budget {f} round {round}: {}",
+                            t.item.text
+                        );
+                    }
+                }
+            }
             r.by_type.push((kind, present, measured.len()));
         }
         for t in tracked
@@ -373,7 +390,10 @@ pub fn run(seed: u64, f: f64, summarizer: &dyn Summarize) -> Vec<RoundResult> {
             .iter()
             .filter_map(|t| t.item.secret.as_ref())
             .collect();
-        r.leaks = usize::from(secrets.iter().any(|v| entry_text.contains(v.as_str())));
+        let has_secret =
+            |text: &str| usize::from(secrets.iter().any(|v| text.contains(v.as_str())));
+        r.secret_in_summary = has_secret(&result.summary);
+        r.secret_in_pinned = has_secret(&details_text).max(has_secret(restored));
         results.push(r);
     }
     results

@@ -6,6 +6,10 @@
 //!   (any run of white space matches any other; `500 MB` also matches `500MB`), and on
 //!   token boundaries (`8080` is not found in `18080`, `$500` not in `$5000`). The wording
 //!   around the values may differ freely.
+//! * An item whose values are all file paths (`src/export.ts`: a request naming the file
+//!   it is about) must also pass the word test below: the summary's file lists carry the
+//!   path whatever happened to the request ("Goal: build the exporter for the nimbus
+//!   service. Read src/rows.ts." is not kept by a line `src/rows.ts`).
 //! * An item without values is present when the summary shares enough of its
 //!   *distinctive words* (stemmed content words of four or more characters, or with a
 //!   digit; see `words::distinctive_words`): at least 60 % of them, rounded up, and at
@@ -46,6 +50,7 @@ impl SummaryText {
             self.carries_words(&item.text)
         } else {
             item.values.iter().all(|v| self.contains_value(v))
+                && (!item.values.iter().all(|v| is_file_path(v)) || self.carries_words(&item.text))
         }
     }
 
@@ -79,6 +84,20 @@ impl SummaryText {
 /// Whether the item is carried by `summary`.
 pub fn is_present(item: &PinnedItem, summary: &str) -> bool {
     SummaryText::new(summary).carries(item)
+}
+
+/// `src/rows.ts`, `README.md`: a file name with a short alphabetic extension (not a
+/// version, a URL or a host name).
+fn is_file_path(v: &str) -> bool {
+    if v.contains("://") {
+        return false;
+    }
+    let name = v.rsplit(['/', '\\']).next().unwrap_or(v);
+    name.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty()
+            && (1..=4).contains(&ext.len())
+            && ext.chars().all(|c| c.is_ascii_alphabetic())
+    })
 }
 
 fn is_word_char(c: char) -> bool {
@@ -115,6 +134,24 @@ mod tests {
         assert!(!is_present(&it, "The cap is $5000."));
         let two = item("Use port 9090 on db.internal", &["9090", "db.internal"]);
         assert!(!is_present(&two, "Port 9090."));
+    }
+
+    #[test]
+    fn an_item_whose_values_are_only_file_paths_needs_its_words_too() {
+        let it = item(
+            "Goal: build a CSV exporter for the mernaldu billing service. Read src/rows.ts.",
+            &["src/rows.ts"],
+        );
+        assert!(!is_present(&it, "<read-files>\nsrc/rows.ts\n</read-files>"));
+        assert!(is_present(
+            &it,
+            "Goal: the mernaldu billing service needs a CSV exporter; read src/rows.ts."
+        ));
+        // Versions, hosts and URLs are not file paths.
+        assert!(!is_file_path("3.31.972"));
+        assert!(!is_file_path("db-x.internal"));
+        assert!(!is_file_path("https://x.dev/a.ts"));
+        assert!(is_file_path("README.md"));
     }
 
     #[test]
