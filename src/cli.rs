@@ -336,7 +336,7 @@ fn execute(cli: Cli) -> Result<(), CliError> {
             let summarizer = crate::summarize::backend::build(&config)?;
             offline(&input, options, |inp, out| {
                 let budget = BranchBudget::resolve(&inp.options, &*summarizer, &config);
-                let plan = plan_branch_summary(inp, &prompts, budget)?;
+                let plan = plan_branch_summary(inp, &prompts, budget, config.checking())?;
                 if dry_run {
                     return write_json(out, &plan.dry_run(), input.pretty);
                 }
@@ -367,7 +367,7 @@ fn execute(cli: Cli) -> Result<(), CliError> {
                     let answer = prepare_response(inp, &prompts, config.settings(), None)?;
                     return write_json(out, &answer, input.pretty);
                 }
-                let plan = plan_compaction(inp, &prompts, config.settings())?;
+                let plan = plan_compaction(inp, &prompts, config.settings(), config.checking())?;
                 let result = block_on(run_compaction(
                     plan,
                     &prompts,
