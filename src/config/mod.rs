@@ -84,6 +84,12 @@ impl Default for Config {
     }
 }
 
+/// A share as the operator wrote it: figment reads a decimal from the environment as
+/// an `f32` first (`0.1` → 0.10000000149…), so shares keep six decimals.
+fn share_of(value: f64) -> f64 {
+    (value * 1e6).round() / 1e6
+}
+
 /// Checked compaction's settings, as the pipeline takes them (issue 10): whether to
 /// pin and verify, the restored section's share of a summary's output budget, and the
 /// saving `madeProgress` requires.
@@ -192,8 +198,8 @@ impl Config {
             branch_reserve_tokens: s.branch_reserve_tokens,
             context_window: s.context_window,
             pin: s.pin,
-            pin_budget_share: s.pin_budget_share,
-            min_progress: s.min_progress,
+            pin_budget_share: share_of(s.pin_budget_share),
+            min_progress: share_of(s.min_progress),
             prompts_dir: s.prompts_dir,
             log_format: s.log_format,
             llm,
