@@ -71,6 +71,9 @@ pub enum Command {
         /// Answer like `prepare`, call no model.
         #[arg(long)]
         dry_run: bool,
+        /// No pinned ledger, no verification of the summary (pin: false).
+        #[arg(long)]
+        no_pin: bool,
     },
     /// Summarize the branch left when going back from --from to --to, like
     /// POST /v1/branch-summary.
@@ -92,6 +95,9 @@ pub enum Command {
         /// Show what would be summarized; call no model.
         #[arg(long)]
         dry_run: bool,
+        /// No pinned ledger, no verification of the summary (pin: false).
+        #[arg(long)]
+        no_pin: bool,
     },
     /// Prune old tool outputs of a session file, like POST /v1/prune: prints the changed
     /// entries, or with -o writes the whole file with them replaced.
@@ -321,6 +327,7 @@ fn execute(cli: Cli) -> Result<(), CliError> {
             replace_instructions,
             model,
             dry_run,
+            no_pin,
         } => {
             let shared = input.options();
             let options = BranchSummaryOptions {
@@ -331,6 +338,7 @@ fn execute(cli: Cli) -> Result<(), CliError> {
                 context_window: shared.context_window,
                 reserve_tokens: shared.reserve_tokens,
                 model,
+                pin: no_pin.then_some(false),
                 ..BranchSummaryOptions::default()
             };
             let summarizer = crate::summarize::backend::build(&config)?;
@@ -354,11 +362,13 @@ fn execute(cli: Cli) -> Result<(), CliError> {
             short_summary,
             model,
             dry_run,
+            no_pin,
         } => {
             let options = CompactOptions {
                 prepare: input.options(),
                 short_summary: Some(short_summary),
                 model,
+                pin: no_pin.then_some(false),
                 ..CompactOptions::default()
             };
             let summarizer = crate::summarize::backend::build(&config)?;
