@@ -1,11 +1,14 @@
 //! Properties of tool-output pruning over seeded generated sessions and the real ones.
 //!
 //! Every case is checked against an independent oracle written over `serde_json`
-//! values (ALGORITHM.md §10): the exact set of pruned results and `tokensSaved`. Then
+//! values (docs/algorithm.md, "Pruning"): the exact set of pruned results and `tokensSaved`. Then
 //! the changes are applied (the file rewritten as `compactd prune -o` does) and:
 //! unchanged lines are byte-identical, changed lines differ only in `content` and
 //! `prunedAt`, pruning again changes nothing, and the context estimate never grows.
 //! A failing case prints its seed; `PRUNE_SEED=n` replays one.
+
+#[path = "support/fixtures.rs"]
+mod fixtures;
 
 use compactd::compaction::context::{context_messages, context_tokens};
 use compactd::compaction::tokens::estimate;
@@ -527,11 +530,9 @@ fn generated_sessions() {
 
 #[test]
 fn real_sessions() {
-    let dir =
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/pi-sessions");
     let mut pruned_cases = 0;
-    for name in ["before-compaction.jsonl", "large-session.jsonl"] {
-        let body = std::fs::read(dir.join(name)).unwrap();
+    for name in fixtures::ALL {
+        let body = std::fs::read(fixtures::path(name)).unwrap();
         let values = values_of(&body);
         let input =
             SessionInput::parse(&body, BodyFormat::Jsonl, SessionOptions::default()).unwrap();
