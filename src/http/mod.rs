@@ -1,5 +1,6 @@
 //! The HTTP API: one router, one state, one error type.
 
+mod auth;
 mod branch;
 mod compact;
 mod extract;
@@ -18,9 +19,9 @@ use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetReques
 use tower_http::trace::TraceLayer;
 
 use crate::config::Config;
-use crate::pipeline::compact::Summarize;
-use crate::summarize::Prompts;
+use crate::summarize::{Prompts, Summarize};
 
+pub use auth::ApiKeys;
 pub use problem::ApiError;
 
 /// What every handler shares.
@@ -29,6 +30,8 @@ pub struct AppState {
     pub config: Arc<Config>,
     pub prompts: Arc<Prompts>,
     pub summarizer: Arc<dyn Summarize>,
+    /// Digests of `config.api_keys`.
+    pub api_keys: Arc<ApiKeys>,
     /// Permits for requests in progress (`COMPACTD_MAX_CONCURRENCY`).
     pub limiter: Arc<tokio::sync::Semaphore>,
 }
@@ -39,6 +42,7 @@ impl AppState {
         crate::telemetry::metrics();
         AppState {
             limiter: guard::limiter(config.max_concurrency),
+            api_keys: Arc::new(ApiKeys::new(&config.api_keys)),
             config: Arc::new(config),
             prompts: Arc::new(prompts),
             summarizer,
@@ -68,7 +72,7 @@ pub fn router(state: AppState) -> Router {
         ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
-            guard::authenticate,
+            auth::authenticate,
         ))
         .layer(axum::middleware::from_fn(guard::observe))
         // A bug must still answer with a problem document, not a dropped connection.
@@ -93,61 +97,4 @@ pub async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| ApiError::Internal(format!("worker failed: {e}")))?
-}
-
-/// Serves until SIGINT/SIGTERM, then stops accepting connections and lets in-flight
-/// requests finish — for at most `shutdown_grace`, or until a second signal.
-pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
-    let grace = state.config.shutdown_grace;
-    let limiter = state.limiter.clone();
-    let limit = state.config.max_concurrency;
-    let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = axum::serve(listener, router(state)).with_graceful_shutdown(async move {
-        shutdown_signal().await;
-        tracing::info!(
-            in_flight = limit.saturating_sub(limiter.available_permits()),
-            grace_secs = grace.as_secs_f64(),
-            "shutdown signal received; finishing in-flight requests"
-        );
-        let _ = stopping_tx.send(());
-    });
-    let deadline = async move {
-        if stopping_rx.await.is_err() {
-            // The server ended without a signal.
-            return std::future::pending().await;
-        }
-        tokio::select! {
-            _ = tokio::time::sleep(grace) => {
-                tracing::warn!("shutdown grace period over; abandoning in-flight requests");
-            }
-            _ = shutdown_signal() => {
-                tracing::warn!("second shutdown signal; abandoning in-flight requests");
-            }
-        }
-    };
-    tokio::select! {
-        result = std::future::IntoFuture::into_future(server) => result,
-        () = deadline => Ok(()),
-    }
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
-    }
 }

@@ -7,9 +7,9 @@ use crate::compaction::branch::{collect, prepare_branch};
 use crate::compaction::file_ops::{format_file_lists, FileLists};
 use crate::compaction::serialize_conversation;
 use crate::session::{truncate_for_message, InputError, Violation};
-use crate::summarize::{SummarizeError, SummarizerKind, SummaryRequest, Usage};
+use crate::summarize::{Summarize, SummarizeError, SummarizerKind, SummaryRequest, Usage};
 
-use super::compact::{iso_timestamp, Summarize};
+use super::compact::iso_timestamp;
 use super::input::SessionInput;
 use crate::summarize::Prompts;
 

@@ -2,9 +2,6 @@
 //! a split turn, chunked when the summarizer's window is small), and the
 //! CompactionResult with a ready-to-append `compaction` entry.
 
-use std::future::Future;
-use std::pin::Pin;
-
 use serde::Serialize;
 
 use crate::compaction::file_ops::{format_file_lists, FileLists};
@@ -15,27 +12,12 @@ use crate::compaction::{serialize_conversation, NotCompactable, Settings};
 use crate::session::text::utf16_len;
 use crate::session::{Entry, InputError};
 use crate::summarize::{
-    PromptOptions, Prompts, RequestKind, SummarizeError, SummarizerKind, Summary, SummaryRequest,
-    Usage,
+    PromptOptions, Prompts, RequestKind, Summarize, SummarizeError, SummarizerKind, Summary,
+    SummaryRequest, Usage,
 };
 
 use super::input::{CompactReason, SessionInput};
 use super::numbers::JsNumber;
-
-/// What `/v1/compact` needs from a summarizer.
-pub trait Summarize: Send + Sync {
-    fn summarize<'a>(
-        &'a self,
-        req: &'a SummaryRequest,
-        model: Option<&'a str>,
-    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>>;
-
-    /// Context window of the model that would answer, if any (extractive: none).
-    fn context_window(&self, model: Option<&str>) -> Option<u64>;
-
-    /// Non-secret description for `GET /v1/config`.
-    fn describe(&self) -> serde_json::Value;
-}
 
 /// Everything the summarizer stage needs, owned (preparation runs on a blocking
 /// thread; the model calls run on the async runtime).

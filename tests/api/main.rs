@@ -15,3 +15,5 @@ mod robustness;
 mod schemathesis;
 mod shutdown;
 mod upstream;
+#[path = "../support/upstreams.rs"]
+mod upstreams;

@@ -12,9 +12,11 @@ use std::task::{Context, Poll, Waker};
 
 use compactd::compaction::Settings;
 use compactd::pipeline::branch::{self, BranchBudget};
-use compactd::pipeline::compact::{self, Summarize};
+use compactd::pipeline::compact;
 use compactd::pipeline::{self, prune, BodyFormat, SessionInput, SessionOptions};
-use compactd::summarize::{extractive, Prompts, SummarizeError, Summary, SummaryRequest};
+use compactd::summarize::{
+    extractive, Prompts, Summarize, SummarizeError, Summary, SummaryRequest,
+};
 
 /// The extractive summarizer, answering at once (so one poll finishes a run).
 pub struct Extractive;
