@@ -13,8 +13,14 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::config::{Config, ConfigError};
 use crate::http;
-use crate::pipeline::compact::NothingToCompact;
-use crate::pipeline::{self, BodyFormat, SessionInput, SessionOptions};
+use crate::pipeline::branch::{plan_branch_summary, run_branch_summary, BranchBudget};
+use crate::pipeline::compact::{plan_compaction, run_compaction, NothingToCompact, PlanError};
+use crate::pipeline::options::{comma_list, Options};
+use crate::pipeline::prune::plan_prune;
+use crate::pipeline::{
+    prepare_response, BodyFormat, BranchSummaryOptions, CompactOptions, PrepareOptions,
+    PruneOptions, SessionInput,
+};
 use crate::session::InputError;
 use crate::startup::{Application, StartupError};
 use crate::summarize::llm::EngineError;
@@ -141,17 +147,15 @@ pub struct InputArgs {
 }
 
 impl InputArgs {
-    fn options(&self) -> SessionOptions {
-        SessionOptions {
+    /// The flags every command shares, as `/v1/prepare`'s options.
+    fn options(&self) -> PrepareOptions {
+        PrepareOptions {
             leaf_id: self.leaf_id.clone(),
             keep_recent_tokens: self.keep_recent_tokens,
             reserve_tokens: self.reserve_tokens,
             context_window: self.context_window,
-            include_messages: None,
             custom_instructions: self.custom_instructions.clone(),
-            prompt_override: None,
-            additional_context: Vec::new(),
-            ..SessionOptions::default()
+            ..PrepareOptions::default()
         }
     }
 
@@ -221,6 +225,15 @@ pub enum RequestError {
     /// A failure of this process (writing the answer, the runtime), not of the input.
     #[error("{0}")]
     Internal(String),
+}
+
+impl From<PlanError> for RequestError {
+    fn from(e: PlanError) -> Self {
+        match e {
+            PlanError::Input(e) => RequestError::Input(e),
+            PlanError::NothingToCompact(n) => RequestError::NothingToCompact(n),
+        }
+    }
 }
 
 impl From<StartupError> for CliError {
@@ -309,23 +322,25 @@ fn execute(cli: Cli) -> Result<(), CliError> {
             model,
             dry_run,
         } => {
-            let mut options = input.options();
-            options.old_leaf_id = Some(from);
-            options.target_id = Some(to);
-            options.replace_instructions = Some(replace_instructions);
-            options.model = model;
+            let shared = input.options();
+            let options = BranchSummaryOptions {
+                old_leaf_id: Some(from),
+                target_id: Some(to),
+                custom_instructions: shared.custom_instructions,
+                replace_instructions: Some(replace_instructions),
+                context_window: shared.context_window,
+                reserve_tokens: shared.reserve_tokens,
+                model,
+                ..BranchSummaryOptions::default()
+            };
             let summarizer = crate::summarize::backend::build(&config)?;
             offline(&input, options, |inp, out| {
-                let budget = crate::pipeline::branch::BranchBudget::resolve(
-                    &inp.options,
-                    &*summarizer,
-                    &config,
-                );
-                let plan = crate::pipeline::branch::plan(inp, &prompts, budget)?;
+                let budget = BranchBudget::resolve(&inp.options, &*summarizer, &config);
+                let plan = plan_branch_summary(inp, &prompts, budget)?;
                 if dry_run {
                     return write_json(out, &plan.dry_run(), input.pretty);
                 }
-                let result = block_on(crate::pipeline::branch::run(
+                let result = block_on(run_branch_summary(
                     plan,
                     &prompts,
                     &*summarizer,
@@ -340,18 +355,20 @@ fn execute(cli: Cli) -> Result<(), CliError> {
             model,
             dry_run,
         } => {
-            let mut options = input.options();
-            options.short_summary = Some(short_summary);
-            options.model = model;
+            let options = CompactOptions {
+                prepare: input.options(),
+                short_summary: Some(short_summary),
+                model,
+                ..CompactOptions::default()
+            };
             let summarizer = crate::summarize::backend::build(&config)?;
             offline(&input, options, |inp, out| {
                 if dry_run {
-                    let answer = pipeline::prepare(inp, &prompts, config.settings(), None)?;
+                    let answer = prepare_response(inp, &prompts, config.settings(), None)?;
                     return write_json(out, &answer, input.pretty);
                 }
-                let plan = crate::pipeline::compact::plan(inp, &prompts, config.settings())?
-                    .map_err(RequestError::NothingToCompact)?;
-                let result = block_on(crate::pipeline::compact::run(
+                let plan = plan_compaction(inp, &prompts, config.settings())?;
+                let result = block_on(run_compaction(
                     plan,
                     &prompts,
                     &*summarizer,
@@ -367,20 +384,16 @@ fn execute(cli: Cli) -> Result<(), CliError> {
             protected_tools,
             output,
         } => {
-            let mut options = input.options();
-            options.protect_tokens = protect_tokens;
-            options.minimum_savings = minimum_savings;
-            options.protected_tools = protected_tools.map(|t| {
-                t.split(',')
-                    .map(str::trim)
-                    .filter(|n| !n.is_empty())
-                    .map(String::from)
-                    .collect()
-            });
+            let options = PruneOptions {
+                leaf_id: input.leaf_id.clone(),
+                protect_tokens,
+                minimum_savings,
+                protected_tools: protected_tools.as_deref().map(comma_list),
+            };
             let pruned_at = crate::pipeline::prune::now_ms();
             let mut rewritten = None;
             offline_with_body(&input, options, |inp, body, out| {
-                let pruning = crate::pipeline::prune::plan(inp)?;
+                let pruning = plan_prune(inp)?;
                 if output.is_none() {
                     let answer = pruning.response(pruned_at).map_err(|e| {
                         RequestError::Internal(format!("cannot rewrite an entry: {e}"))
@@ -408,7 +421,7 @@ fn execute(cli: Cli) -> Result<(), CliError> {
                 options.include_messages = Some(false);
             }
             offline(&input, options, |inp, out| {
-                let answer = pipeline::prepare(inp, &prompts, config.settings(), None)?;
+                let answer = prepare_response(inp, &prompts, config.settings(), None)?;
                 write_json(out, &answer, input.pretty)
             })
         }
@@ -439,19 +452,19 @@ fn write_json<T: serde::Serialize>(
 
 /// Reads the file, runs `f` on the parsed input and prints the JSON answer; a failure of
 /// the run is reported as the problem document the server would send.
-fn offline(
+fn offline<O: Options>(
     args: &InputArgs,
-    options: SessionOptions,
-    f: impl FnOnce(&SessionInput, &mut dyn Write) -> Result<(), RequestError>,
+    options: O,
+    f: impl FnOnce(&SessionInput<O>, &mut dyn Write) -> Result<(), RequestError>,
 ) -> Result<(), CliError> {
     offline_with_body(args, options, |input, _, out| f(input, out))
 }
 
 /// [`offline`], also handing `f` the bytes the input was parsed from.
-fn offline_with_body(
+fn offline_with_body<O: Options>(
     args: &InputArgs,
-    options: SessionOptions,
-    f: impl FnOnce(&SessionInput, &[u8], &mut dyn Write) -> Result<(), RequestError>,
+    options: O,
+    f: impl FnOnce(&SessionInput<O>, &[u8], &mut dyn Write) -> Result<(), RequestError>,
 ) -> Result<(), CliError> {
     let bytes = args.read().map_err(|source| CliError::Read {
         path: args.file.clone(),

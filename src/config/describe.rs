@@ -139,3 +139,66 @@ impl ModelConfig {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `GET /v1/config` answers this document: its names are part of the API.
+    #[test]
+    fn the_description_keeps_its_names() {
+        let mut llm = LlmConfig::default();
+        llm.models.push(ModelConfig {
+            name: "local".into(),
+            kind: ModelKind::Openai,
+            model: "m".into(),
+            base_url: "http://user:pw@127.0.0.1:1/v1?token=t".into(),
+            context_window: 1000,
+            api_key: Some("sk-SECRET".into()),
+        });
+        let config = Config::default();
+        let v = serde_json::to_value(config.describe(llm.describe())).unwrap();
+        let keys: Vec<_> = v.as_object().unwrap().keys().cloned().collect();
+        assert_eq!(
+            keys,
+            [
+                "listen",
+                "maxBodyBytes",
+                "maxEntries",
+                "maxConcurrency",
+                "requestTimeoutSecs",
+                "shutdownGraceSecs",
+                "keepRecentTokens",
+                "reserveTokens",
+                "branchReserveTokens",
+                "contextWindow",
+                "promptsDir",
+                "logFormat",
+                "summarizer"
+            ]
+        );
+        assert_eq!(v["listen"], "127.0.0.1:8080");
+        assert_eq!(v["logFormat"], "pretty");
+        let s = &v["summarizer"];
+        assert_eq!(
+            s["candidates"][0],
+            serde_json::json!({"name": "local", "kind": "openai", "model": "m",
+                "baseUrl": "http://127.0.0.1:1/v1", "contextWindow": 1000, "apiKeySet": true})
+        );
+        assert_eq!(
+            s["backoff"],
+            serde_json::json!({"baseMs": 250, "capMs": 8000, "jitter": "full"})
+        );
+        assert_eq!(
+            s["cache"],
+            serde_json::json!({"maxEntries": 1024, "maxBytes": 33554432, "entries": 0})
+        );
+        assert_eq!(s["upstreamTimeoutMs"], 60_000);
+        assert_eq!(s["deadlineMs"], 108_000);
+        assert_eq!(
+            (s["summarizer"].as_str(), s["fallback"].as_str()),
+            (Some("extractive"), Some("extractive"))
+        );
+        assert!(!v.to_string().contains("SECRET") && !v.to_string().contains("pw"));
+    }
+}

@@ -1,8 +1,16 @@
 //! The HTTP API: one router, one state, one error type.
+//!
+//! One module per endpoint family (`prepare`, `compact` with `/v1/summarize`, `branch`,
+//! `prune`, `health`), each handler named for its route (`post_prepare`, …) and calling
+//! the pipeline of the same name. Imports point one way: handlers use `extract` (the
+//! session body and the endpoint's options from `pipeline::options`), `problem`,
+//! `examples` and `schemas`; `openapi` only collects the handlers' annotations and adds
+//! what the guard (`guard.rs`) shares, so no handler imports it.
 
 mod auth;
 mod branch;
 mod compact;
+mod examples;
 mod extract;
 mod guard;
 mod health;
@@ -10,6 +18,7 @@ pub mod openapi;
 mod prepare;
 pub mod problem;
 mod prune;
+mod schemas;
 
 use std::sync::Arc;
 
@@ -53,11 +62,11 @@ impl AppState {
 pub fn router(state: AppState) -> Router {
     let body_limit = state.config.max_body_bytes;
     Router::new()
-        .route("/v1/prepare", post(prepare::prepare))
-        .route("/v1/compact", post(compact::compact))
-        .route("/v1/branch-summary", post(branch::branch_summary))
-        .route("/v1/prune", post(prune::prune))
-        .route("/v1/summarize", post(compact::summarize))
+        .route("/v1/prepare", post(prepare::post_prepare))
+        .route("/v1/compact", post(compact::post_compact))
+        .route("/v1/branch-summary", post(branch::post_branch_summary))
+        .route("/v1/prune", post(prune::post_prune))
+        .route("/v1/summarize", post(compact::post_summarize))
         .route("/v1/config", get(health::config))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::compaction::file_ops::{format_file_lists, FileLists};
 use crate::compaction::message::for_context;
-use crate::compaction::prepare::prepare as prepare_core;
+use crate::compaction::prepare::prepare_compaction;
 use crate::compaction::tokens::estimate;
 use crate::compaction::{serialize_conversation, NotCompactable, Settings};
 use crate::session::text::utf16_len;
@@ -16,8 +16,9 @@ use crate::summarize::{
     SummaryRequest, Usage,
 };
 
-use super::input::{CompactReason, SessionInput};
+use super::input::SessionInput;
 use super::numbers::JsNumber;
+use super::options::{CompactOptions, CompactReason};
 
 /// Everything the summarizer stage needs, owned (preparation runs on a blocking
 /// thread; the model calls run on the async runtime).
@@ -57,25 +58,34 @@ pub struct NothingToCompact {
     pub tokens_before: f64,
 }
 
+/// Why a compaction has no plan.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// Not a valid session, or an unknown `leafId` (422).
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// The session has nothing to compact (409).
+    #[error("nothing to compact")]
+    NothingToCompact(NothingToCompact),
+}
+
 /// Prepares a compaction and keeps what the summarizer stage needs.
-pub fn plan(
-    input: &SessionInput,
+pub fn plan_compaction(
+    input: &SessionInput<CompactOptions>,
     prompts: &Prompts,
     defaults: Settings,
-) -> Result<Result<CompactPlan, NothingToCompact>, InputError> {
+) -> Result<CompactPlan, PlanError> {
+    let o = &input.options;
     let session = &input.session;
-    let positions = session.path(input.leaf(), input.leaf_pointer)?;
+    let positions = input.path(o.prepare.leaf_id.as_deref())?;
     let path: Vec<&Entry> = positions.iter().map(|&i| &session.entries[i]).collect();
-    let settings = input.options.settings(defaults);
-    let prep = match prepare_core(&path, settings) {
-        Ok(p) => p,
-        Err((reason, tokens_before)) => {
-            return Ok(Err(NothingToCompact {
-                reason,
-                tokens_before,
-            }))
-        }
-    };
+    let settings = o.prepare.settings(defaults);
+    let prep = prepare_compaction(&path, settings).map_err(|(reason, tokens_before)| {
+        PlanError::NothingToCompact(NothingToCompact {
+            reason,
+            tokens_before,
+        })
+    })?;
     let w = &prompts.wrappers;
     let history_parts = prep
         .history_messages()
@@ -89,8 +99,7 @@ pub fn plan(
         .filter_map(|e| for_context(e))
         .map(estimate)
         .sum();
-    let o = &input.options;
-    Ok(Ok(CompactPlan {
+    Ok(CompactPlan {
         settings,
         first_kept_entry_id: prep.first_kept().id().unwrap_or_default().to_string(),
         tokens_before: prep.tokens_before,
@@ -102,15 +111,15 @@ pub fn plan(
         details: prep.file_ops.lists(),
         kept_tokens,
         leaf_id: path.last().and_then(|e| e.id()).map(str::to_string),
-        custom_instructions: o.custom_instructions.clone(),
-        prompt_override: o.prompt_override.clone(),
-        additional_context: o.additional_context.clone(),
+        custom_instructions: o.prepare.custom_instructions.clone(),
+        prompt_override: o.prepare.prompt_override.clone(),
+        additional_context: o.prepare.additional_context.clone(),
         short_summary: o.short_summary.unwrap_or(false),
         preserve_data: o.preserve_data.clone(),
         model: o.model.clone(),
         reason: o.reason,
         taken_ids: session.owned_ids(),
-    }))
+    })
 }
 
 /// The answer of `/v1/compact`.
@@ -169,7 +178,7 @@ fn tokens_of(text: &str) -> u64 {
 }
 
 /// Runs the summarizer calls of a plan and builds the result.
-pub async fn run(
+pub async fn run_compaction(
     plan: CompactPlan,
     prompts: &Prompts,
     summarizer: &dyn Summarize,
