@@ -4,6 +4,8 @@ mod branch;
 mod checked;
 mod compact;
 mod errors;
+#[path = "../support/fixtures.rs"]
+mod fixtures;
 mod guard;
 mod health;
 mod helpers;
