@@ -146,7 +146,10 @@ impl PartialSchema for Retention {
             .required("pinned")
             .property("present", count("Items the summary carried by itself."))
             .required("present")
-            .property("reinserted", count("Items restored in the closing section."))
+            .property(
+                "reinserted",
+                count("Items restored in the closing section."),
+            )
             .required("reinserted")
             .property(
                 "leftOut",

@@ -44,14 +44,17 @@ pub fn record(retention: &Retention) {
         ("left_out", retention.left_out.len()),
     ];
     for (outcome, n) in counts {
-        metrics::counter!("compactd_pinned_items_total", "outcome" => outcome)
-            .increment(n as u64);
+        metrics::counter!("compactd_pinned_items_total", "outcome" => outcome).increment(n as u64);
     }
 }
 
 /// `madeProgress` and, when false, why: the context must shrink by at least
 /// `min_progress` (a share of `tokens_before`).
-pub fn progress(tokens_before: f64, tokens_after: u64, min_progress: f64) -> (bool, Option<String>) {
+pub fn progress(
+    tokens_before: f64,
+    tokens_after: u64,
+    min_progress: f64,
+) -> (bool, Option<String>) {
     let after = tokens_after as f64;
     let limit = tokens_before * (1.0 - min_progress.clamp(0.0, 1.0));
     if after <= limit && after < tokens_before {

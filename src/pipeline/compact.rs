@@ -273,8 +273,7 @@ pub async fn run_compaction(
             return Ok((text, Tally::default(), 0));
         }
         let mut t = Tally::default();
-        let (text, n) =
-            summarize_history(&plan, prompts, summarizer, &opts, pin, &mut t).await?;
+        let (text, n) = summarize_history(&plan, prompts, summarizer, &opts, pin, &mut t).await?;
         Ok::<_, SummarizeError>((text, t, n))
     };
     let summary = match &plan.turn_prefix {
@@ -457,7 +456,13 @@ async fn summarize_history(
         previous = Some(match pin {
             // The final pass is verified with the whole summary.
             Some(ledger) if !rest.is_empty() => {
-                verify(&s.text, ledger, req.max_tokens, plan.checking.pin_budget_share).summary
+                verify(
+                    &s.text,
+                    ledger,
+                    req.max_tokens,
+                    plan.checking.pin_budget_share,
+                )
+                .summary
             }
             _ => s.text,
         });

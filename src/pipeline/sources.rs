@@ -130,7 +130,11 @@ fn stored(
         Role::ToolResult => {
             let raw = entry.message_raw()?;
             let r: ResultFields = serde_json::from_str(raw.get()).unwrap_or_default();
-            let call = r.tool_call_id.as_ref().and_then(|id| calls.get(id)).cloned();
+            let call = r
+                .tool_call_id
+                .as_ref()
+                .and_then(|id| calls.get(id))
+                .cloned();
             Some((
                 OwnedRole::ToolResult {
                     is_error: r.is_error == Some(true),
@@ -215,8 +219,10 @@ fn remember_calls(m: &Message, entry: &Entry, calls: &mut HashMap<String, String
         if block.get("type").and_then(Value::as_str) != Some("toolCall") {
             continue;
         }
-        let (Some(id), Some(args)) = (block.get("id").and_then(Value::as_str), block.get("arguments"))
-        else {
+        let (Some(id), Some(args)) = (
+            block.get("id").and_then(Value::as_str),
+            block.get("arguments"),
+        ) else {
             continue;
         };
         let ran = ["command", "path", "file_path", "pattern", "url"]

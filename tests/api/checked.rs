@@ -102,8 +102,10 @@ impl SessionWriter {
     }
 
     fn assistant(&mut self, text: &str) -> String {
-        self.push(json!({"role": "assistant", "content": [{"type": "text", "text": text}],
-            "stopReason": "stop"}))
+        self.push(
+            json!({"role": "assistant", "content": [{"type": "text", "text": text}],
+            "stopReason": "stop"}),
+        )
     }
 
     /// An entry as an answer gives it (`parentId` already set), appended as is.
@@ -150,7 +152,10 @@ const PLANTED: [&str; 4] = [
 
 async fn compact(app: &crate::helpers::TestApp, query: &str, session: &str) -> Value {
     let res = app
-        .post_jsonl(&format!("/v1/compact?keepRecentTokens=1000{query}"), session.to_string())
+        .post_jsonl(
+            &format!("/v1/compact?keepRecentTokens=1000{query}"),
+            session.to_string(),
+        )
         .await;
     assert_eq!(res.status().as_u16(), 200);
     res.json().await.unwrap()
@@ -179,14 +184,20 @@ async fn a_model_that_drops_everything_still_carries_every_pinned_item() {
     let retention = &body["retention"];
     assert_counts_add_up(retention);
     assert!(retention["pinned"].as_u64().unwrap() >= 4, "{retention}");
-    assert_eq!(retention["present"], 0, "the model kept nothing: {retention}");
+    assert_eq!(
+        retention["present"], 0,
+        "the model kept nothing: {retention}"
+    );
     assert_eq!(retention["reinserted"], retention["pinned"]);
     assert_eq!(retention["leftOut"], json!([]));
     // The ledger is in the answer's details and in the entry to append.
     let pinned = &body["entry"]["details"]["pinned"];
     assert_eq!(pinned["version"], 1);
     let items = pinned["items"].as_array().unwrap();
-    assert!(items.iter().any(|i| i["text"] == "Never push to main."), "{pinned}");
+    assert!(
+        items.iter().any(|i| i["text"] == "Never push to main."),
+        "{pinned}"
+    );
     assert_eq!(&body["details"]["pinned"], pinned);
     assert!(body["details"]["readFiles"].is_array());
     // The same in a JSON body.
@@ -200,6 +211,12 @@ async fn a_model_that_drops_everything_still_carries_every_pinned_item() {
         .await
         .unwrap();
     assert_eq!(json_body["retention"], body["retention"]);
+    // Metrics count the outcomes.
+    let metrics = app.get("/metrics").await.text().await.unwrap();
+    for outcome in ["pinned", "present", "reinserted", "left_out"] {
+        let series = format!("compactd_pinned_items_total{{outcome=\"{outcome}\"}}");
+        assert!(metrics.contains(&series), "{series} missing");
+    }
 }
 
 #[tokio::test]
@@ -221,7 +238,10 @@ async fn pinned_items_survive_a_second_round_through_details_pinned() {
     let second = compact(&app, "", &session.text()).await;
     let summary = second["summary"].as_str().unwrap();
     for item in ["$500", "Never push to main.", "https://staging.acme.io/v2"] {
-        assert!(summary.contains(item), "{item} lost in round two: {summary}");
+        assert!(
+            summary.contains(item),
+            "{item} lost in round two: {summary}"
+        );
     }
     assert_counts_add_up(&second["retention"]);
     let second_items = second["entry"]["details"]["pinned"]["items"]
