@@ -233,3 +233,88 @@ fn remember_calls(m: &Message, entry: &Entry, calls: &mut HashMap<String, String
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::compaction::message::for_compaction;
+    use crate::compaction::test_session::{parse, path, SessionText};
+
+    fn sources(text: &SessionText) -> Vec<OwnedSource> {
+        let jsonl = text.jsonl();
+        let session = parse(&jsonl);
+        let entries = path(&session);
+        sources_of(
+            entries
+                .iter()
+                .filter_map(|e| for_compaction(e).map(|m| (m, *e))),
+        )
+    }
+
+    #[test]
+    fn messages_map_to_sources_with_their_entry_ids() {
+        let text = SessionText::new()
+            .user("Never push to main.")
+            .assistant_blocks(json!([
+                {"type": "thinking", "thinking": "hmm"},
+                {"type": "text", "text": "Running the tests."},
+                {"type": "toolCall", "id": "call", "name": "bash", "arguments": {"command": "npm test"}}
+            ]))
+            .message(json!({
+                "role": "toolResult", "toolCallId": "call", "toolName": "bash",
+                "content": [{"type": "text", "text": "FAIL: 2 tests"}], "isError": true
+            }))
+            .bash("cargo build", "error[E0425]")
+            .custom_message("an extension's note")
+            .branch_summary("Tried another approach.");
+        let s = sources(&text);
+        let roles: Vec<_> = s.iter().map(|s| (s.entry_id.as_deref(), &s.role)).collect();
+        assert_eq!(roles.len(), 5, "{s:?}");
+        assert_eq!(roles[0], (Some("e0"), &OwnedRole::User));
+        assert_eq!(s[1].text, "Running the tests.", "thinking is left out");
+        assert_eq!(
+            s[2].role,
+            OwnedRole::ToolResult {
+                is_error: true,
+                tool_name: "bash".into(),
+                call: Some("npm test".into()),
+            }
+        );
+        assert_eq!(s[2].entry_id.as_deref(), Some("e2"));
+        // A user's `!` command with exit code 0 is a success.
+        assert_eq!(
+            s[3].role,
+            OwnedRole::ToolResult {
+                is_error: false,
+                tool_name: "bash".into(),
+                call: Some("cargo build".into()),
+            }
+        );
+        assert_eq!(s[4].role, OwnedRole::Summary);
+    }
+
+    #[test]
+    fn the_previous_ledger_is_read_from_details_pinned() {
+        let ledger = ledger_of(
+            Ledger::default(),
+            &[OwnedSource {
+                entry_id: Some("u1".into()),
+                role: OwnedRole::User,
+                text: "Never push to main.".into(),
+            }],
+            &["src/a.rs".to_string()],
+        );
+        let text = SessionText::new().user("hi").entry(
+            "compaction",
+            json!({"summary": "s", "firstKeptEntryId": "e0", "tokensBefore": 1,
+                "details": {"readFiles": [], "modifiedFiles": [], "pinned": ledger.to_value()}}),
+        );
+        let jsonl = text.jsonl();
+        let session = parse(&jsonl);
+        let entries = path(&session);
+        assert_eq!(previous_ledger(entries[1]), ledger);
+        assert!(previous_ledger(entries[0]).is_empty());
+    }
+}
