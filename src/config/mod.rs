@@ -34,10 +34,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::compaction::Settings as CompactionSettings;
 
+pub use choices::{FallbackPolicy, ModelKind, SummarizerChoice};
 pub use describe::{
     BackoffDescription, CacheDescription, CandidateDescription, ConfigDescription, LlmDescription,
 };
-pub use choices::{FallbackPolicy, ModelKind, SummarizerChoice};
 pub use llm::{LlmConfig, ModelConfig, DEFAULT_MODEL_CONTEXT_WINDOW};
 pub use secrets::ClientKeys;
 pub use url::{check_base_url, redact_url};

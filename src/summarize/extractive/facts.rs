@@ -5,8 +5,8 @@ use std::collections::VecDeque;
 
 use super::diagnostics::{command_error, command_key, tool_error};
 use super::earlier::{parse_summary, Earlier};
-use super::paths::scan_paths;
 use super::layout::Sec;
+use super::paths::scan_paths;
 use super::text::{code, collapse_ws, floor_boundary, shorten, Ordered};
 use super::transcript::{
     classify_user, parse_calls, split_parts, strip_truncation, Call, CallKind, Label, UserPart,
