@@ -314,7 +314,7 @@ fn no_module_imports_from_a_layer_above_it() {
         };
         for path in named_paths(&src) {
             let Some(target) = path.first() else { continue };
-            if target != top && !rank(target).is_some_and(|r| r < own) {
+            if target != top && rank(target).is_none_or(|r| r >= own) {
                 violations.push(format!(
                     "{}: `{top}` imports `crate::{}`",
                     src.file.display(),
