@@ -5,11 +5,11 @@ pub mod branch;
 pub mod context;
 pub mod cut_point;
 pub mod file_ops;
-pub mod json;
 pub mod message;
 pub mod prepare;
 pub mod prune;
 pub mod serialize;
+pub mod stringify;
 pub mod template;
 pub mod tokens;
 

@@ -3,8 +3,8 @@
 use crate::session::entry::value_of_str;
 use crate::session::{Block, Content, Role};
 
-use super::json::{stringify_len, stringify_raw, NeedsValue, Utf16Count};
 use super::message::AgentMessage;
+use super::stringify::{stringify_len, stringify_raw, NeedsValue, Utf16Count};
 
 /// Characters an image counts for in tool results and custom messages.
 const IMAGE_CHARS: usize = 4800;

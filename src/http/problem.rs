@@ -170,7 +170,7 @@ impl ApiError {
                 p.detail = format!(
                     "{} (tokensBefore {})",
                     n.reason.reason(),
-                    crate::compaction::json::js_number_string(n.tokens_before)
+                    crate::compaction::stringify::js_number_string(n.tokens_before)
                 );
             }
             ApiError::Summarize(e) => p.detail = e.to_string(),
