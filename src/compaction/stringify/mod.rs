@@ -7,7 +7,7 @@
 //! then the rest in insertion order).
 //!
 //! Two ways in: from a `serde_json::Value` (this file), and straight from the JSON text
-//! as sent ([`raw`]: read with the trusted `crate::json::Lexer`, no value tree, no
+//! as sent (`raw`: read with the trusted `crate::json::Lexer`, no value tree, no
 //! allocation), which leaves to the value path the few objects JavaScript would
 //! reorder.
 

@@ -6,7 +6,7 @@
 //! so they survive untouched (the raw text is what gets echoed back).
 //!
 //! This file holds the types and their accessors. Reading them is split in two:
-//! [`scan`] reads the usual entry with the strict JSON lexer (`crate::json`), and
+//! `scan` reads the usual entry with the strict JSON lexer (`crate::json`), and
 //! `parse` is the serde path, taken for anything the scanner does not vouch for and
 //! the one that words errors; `content` reads message content for both.
 

@@ -1,9 +1,9 @@
 //! The serde path of entry parsing: every entry the scanner does not take, and the
 //! wording of every error (a JSON pointer and serde_json's message).
 //!
-//! One pass reads an entry into a [`RawEntry`] whose `message` and `content` are
-//! typed when serde can read them so, raw JSON otherwise; [`build_entry`] then turns
-//! either (or the scanner's result) into an [`Entry`], checking the fields the core
+//! One pass reads an entry into a `RawEntry` whose `message` and `content` are
+//! typed when serde can read them so, raw JSON otherwise; `build_entry` then turns
+//! either (or the scanner's result) into an `Entry`, checking the fields the core
 //! interprets.
 
 use std::borrow::Cow;
