@@ -1,6 +1,6 @@
 //! `cargo bench --bench prepare`, two groups per session file:
 //!
-//! * `prepare-core/<file>`: parse + migrate + path + `compaction::prepare` — the work
+//! * `prepare-core/<file>`: parse + migrate + path + `compaction::prepare_compaction` — the work
 //!   the reference's `prepareCompaction` benchmark does, for a like-for-like ratio;
 //! * `prepare/<file>`: the whole POST /v1/prepare work, from the body bytes to the JSON
 //!   answer (also serializing the conversation, the summarizer requests and the answer).
@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 
 use compactd::compaction::{self, Settings};
-use compactd::pipeline::{self, BodyFormat, PrepareResponse, SessionInput, SessionOptions};
+use compactd::pipeline::{self, BodyFormat, PrepareOptions, PrepareResponse, SessionInput};
 use compactd::session::Entry;
 use compactd::summarize::Prompts;
 use serde_json::value::RawValue;
@@ -29,27 +29,24 @@ mod generate;
 
 /// What one iteration measures: the block POST /v1/prepare runs.
 fn parse_prepare_serialize(bytes: &[u8], prompts: &Prompts) -> Vec<u8> {
-    let input = SessionInput::parse(bytes, BodyFormat::Jsonl, SessionOptions::default())
+    let input = SessionInput::parse(bytes, BodyFormat::Jsonl, PrepareOptions::default())
         .expect("session parses");
-    let answer =
-        pipeline::prepare(&input, prompts, Settings::default(), None).expect("prepare succeeds");
+    let answer = pipeline::prepare_response(&input, prompts, Settings::default(), None)
+        .expect("prepare succeeds");
     serde_json::to_vec(&answer).expect("answer serializes")
 }
 
 /// The work the reference's benchmark does (parse, migrate, path, `prepareCompaction`),
 /// without our conversation serialization and JSON answer: the like-for-like comparison.
 fn parse_prepare_core(bytes: &[u8]) -> usize {
-    let input = SessionInput::parse(bytes, BodyFormat::Jsonl, SessionOptions::default())
+    let input = SessionInput::parse(bytes, BodyFormat::Jsonl, PrepareOptions::default())
         .expect("session parses");
-    let positions = input
-        .session
-        .path(input.leaf(), input.leaf_pointer)
-        .expect("path");
+    let positions = input.path(None).expect("path");
     let path: Vec<&Entry> = positions
         .iter()
         .map(|&i| &input.session.entries[i])
         .collect();
-    let prep = compaction::prepare(&path, Settings::default()).expect("compactable");
+    let prep = compaction::prepare_compaction(&path, Settings::default()).expect("compactable");
     prep.cut.first_kept + prep.file_ops.read.len()
 }
 
@@ -62,10 +59,10 @@ fn fixture(name: &str) -> PathBuf {
 /// One line on stderr per input, so a run shows what was measured (and fails loudly
 /// when an input is not compactable, which would make the benchmark meaningless).
 fn describe(id: &str, bytes: &[u8], prompts: &Prompts) {
-    let input = SessionInput::parse(bytes, BodyFormat::Jsonl, SessionOptions::default())
+    let input = SessionInput::parse(bytes, BodyFormat::Jsonl, PrepareOptions::default())
         .expect("session parses");
-    let answer =
-        pipeline::prepare(&input, prompts, Settings::default(), None).expect("prepare succeeds");
+    let answer = pipeline::prepare_response(&input, prompts, Settings::default(), None)
+        .expect("prepare succeeds");
     let PrepareResponse::Compactable(c) = &answer else {
         panic!("{id}: the session is not compactable with the default settings");
     };
@@ -75,10 +72,7 @@ fn describe(id: &str, bytes: &[u8], prompts: &Prompts) {
          previous summary {}, summarized {} entries, history text {:.2} MB, answer {:.2} MB",
         bytes.len() as f64 / 1e6,
         input.session.entries.len(),
-        input
-            .session
-            .path(input.leaf(), input.leaf_pointer)
-            .map_or(0, |p| p.len()),
+        input.path(None).map_or(0, |p| p.len()),
         c.first_kept_entry_index,
         c.is_split_turn,
         c.previous_summary.is_some(),
@@ -97,14 +91,14 @@ fn timed<T>(f: impl FnOnce() -> T) -> (f64, T) {
 
 /// Where one iteration's time goes (median of `runs` runs, ms), printed to stderr.
 ///
-/// * `parse` (`SessionInput::parse`), `pipeline::prepare`, `to_vec` and `drop` are the
+/// * `parse` (`SessionInput::parse`), `pipeline::prepare_response`, `to_vec` and `drop` are the
 ///   four steps of one benchmark iteration; their sum is printed last.
 /// * `utf8` (the UTF-8 check `parse` starts with) and `json-scan` (split the lines and
 ///   let serde_json scan each into a `RawValue`: a floor for any serde_json-based
 ///   parse) are measured outside the library for comparison, not added to the total.
-/// * `path`, `core prepare` (`compaction::prepare`: tokens, cut point, file ops) and
+/// * `path`, `core prepare` (`compaction::prepare_compaction`: tokens, cut point, file ops) and
 ///   `plan` (`plan_requests`: conversation serialization and summarizer prompts) are
-///   the parts of `pipeline::prepare`; the rest of it builds the message lists.
+///   the parts of `pipeline::prepare_response`; the rest of it builds the message lists.
 ///
 /// Set COMPACTD_BENCH_PHASES=0 to skip.
 fn phases(id: &str, bytes: &[u8], prompts: &Prompts, runs: usize) {
@@ -118,7 +112,7 @@ fn phases(id: &str, bytes: &[u8], prompts: &Prompts, runs: usize) {
         "path",
         "core prepare",
         "plan",
-        "pipeline::prepare",
+        "pipeline::prepare_response",
         "to_vec",
         "drop",
     ];
@@ -139,29 +133,25 @@ fn phases(id: &str, bytes: &[u8], prompts: &Prompts, runs: usize) {
         })
         .0;
         let (ms, input) = timed(|| {
-            SessionInput::parse(bytes, BodyFormat::Jsonl, SessionOptions::default()).unwrap()
+            SessionInput::parse(bytes, BodyFormat::Jsonl, PrepareOptions::default()).unwrap()
         });
         t[2] = ms;
-        let (ms, positions) = timed(|| {
-            input
-                .session
-                .path(input.leaf(), input.leaf_pointer)
-                .unwrap()
-        });
+        let (ms, positions) = timed(|| input.path(None).unwrap());
         t[3] = ms;
         let path: Vec<&Entry> = positions
             .iter()
             .map(|&i| &input.session.entries[i])
             .collect();
-        let (ms, prep) = timed(|| compaction::prepare(&path, Settings::default()).ok());
+        let (ms, prep) = timed(|| compaction::prepare_compaction(&path, Settings::default()).ok());
         t[4] = ms;
         if let Some(prep) = &prep {
-            let opts = pipeline::prepare::prompt_options(&input);
+            let opts = pipeline::prepare::prompt_options(&input.options);
             t[5] = timed(|| black_box(pipeline::prepare::plan_requests(prep, prompts, &opts))).0;
         }
         drop(prep);
-        let (ms, answer) =
-            timed(|| pipeline::prepare(&input, prompts, Settings::default(), None).unwrap());
+        let (ms, answer) = timed(|| {
+            pipeline::prepare_response(&input, prompts, Settings::default(), None).unwrap()
+        });
         t[6] = ms;
         let (ms, json) = timed(|| serde_json::to_vec(&answer).unwrap());
         t[7] = ms;
@@ -186,7 +176,7 @@ fn phases(id: &str, bytes: &[u8], prompts: &Prompts, runs: usize) {
         .map(|(k, n)| format!("{n} {:.1}", median(k)))
         .collect();
     eprintln!(
-        "{id}: phases (ms, median of {runs}): {}; parse + pipeline::prepare + to_vec + drop = {total:.1}",
+        "{id}: phases (ms, median of {runs}): {}; parse + pipeline::prepare_response + to_vec + drop = {total:.1}",
         parts.join(", ")
     );
 }

@@ -1,14 +1,31 @@
 //! The command line: `serve` (default) and offline runs of the same pipelines.
+//!
+//! Every failure is a [`CliError`], which decides the exit code and what is printed: a
+//! failed offline run prints the same problem document the server would answer with
+//! (exit 1); a command that cannot start (configuration, prompts, summarizer, a file that
+//! cannot be read or written) prints one `compactd: …` line (exit 2); a server that cannot
+//! listen or fails exits 1.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::config::Config;
-use crate::http::{self, ApiError, AppState};
-use crate::pipeline::{self, BodyFormat, SessionInput, SessionOptions};
-use crate::summarize::Prompts;
+use crate::config::{Config, ConfigError};
+use crate::http;
+use crate::pipeline::branch::{plan_branch_summary, run_branch_summary, BranchBudget};
+use crate::pipeline::compact::{plan_compaction, run_compaction, NothingToCompact, PlanError};
+use crate::pipeline::options::{comma_list, Options};
+use crate::pipeline::prune::plan_prune;
+use crate::pipeline::{
+    prepare_response, BodyFormat, BranchSummaryOptions, CompactOptions, PrepareOptions,
+    PruneOptions, SessionInput,
+};
+use crate::session::InputError;
+use crate::startup::{Application, StartupError};
+use crate::summarize::llm::EngineError;
+use crate::summarize::templates::PromptError;
+use crate::summarize::{Prompts, SummarizeError};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -130,17 +147,15 @@ pub struct InputArgs {
 }
 
 impl InputArgs {
-    fn options(&self) -> SessionOptions {
-        SessionOptions {
+    /// The flags every command shares, as `/v1/prepare`'s options.
+    fn options(&self) -> PrepareOptions {
+        PrepareOptions {
             leaf_id: self.leaf_id.clone(),
             keep_recent_tokens: self.keep_recent_tokens,
             reserve_tokens: self.reserve_tokens,
             context_window: self.context_window,
-            include_messages: None,
             custom_instructions: self.custom_instructions.clone(),
-            prompt_override: None,
-            additional_context: Vec::new(),
-            ..SessionOptions::default()
+            ..PrepareOptions::default()
         }
     }
 
@@ -164,31 +179,141 @@ impl InputArgs {
     }
 }
 
+/// Why a command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Prompts(#[from] PromptError),
+    #[error(transparent)]
+    Summarizer(#[from] EngineError),
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot start the runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        addr: std::net::SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("server error: {0}")]
+    Server(#[source] std::io::Error),
+    /// An offline run failed the way a request to the server would.
+    #[error(transparent)]
+    Request(#[from] RequestError),
+}
+
+/// Why an offline run of a pipeline failed; reported as the problem document the server
+/// answers the same request with.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error("nothing to compact")]
+    NothingToCompact(NothingToCompact),
+    #[error(transparent)]
+    Summarize(#[from] SummarizeError),
+    /// A failure of this process (writing the answer, the runtime), not of the input.
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl From<PlanError> for RequestError {
+    fn from(e: PlanError) -> Self {
+        match e {
+            PlanError::Input(e) => RequestError::Input(e),
+            PlanError::NothingToCompact(n) => RequestError::NothingToCompact(n),
+        }
+    }
+}
+
+impl From<StartupError> for CliError {
+    fn from(e: StartupError) -> Self {
+        match e {
+            StartupError::Prompts(e) => CliError::Prompts(e),
+            StartupError::Summarizer(e) => CliError::Summarizer(e),
+            StartupError::Bind { addr, source } => CliError::Listen { addr, source },
+        }
+    }
+}
+
+impl CliError {
+    /// 1: the run or the server failed; 2: the command could not start.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            CliError::Config(_)
+            | CliError::Prompts(_)
+            | CliError::Summarizer(_)
+            | CliError::Read { .. }
+            | CliError::Write { .. } => 2,
+            CliError::Runtime(_)
+            | CliError::Listen { .. }
+            | CliError::Server(_)
+            | CliError::Request(_) => 1,
+        }
+    }
+
+    /// Prints the error on standard error: a problem document for a failed run, one
+    /// `compactd: …` line otherwise.
+    pub fn report(self) {
+        match self {
+            CliError::Request(e) => {
+                let problem = serde_json::to_string_pretty(&e.problem()).unwrap_or_default();
+                eprintln!("{problem}");
+            }
+            e => eprintln!("compactd: {e}"),
+        }
+    }
+}
+
+impl RequestError {
+    /// The server's problem document for the same failure (one format for both).
+    fn problem(self) -> http::problem::Problem {
+        let error = match self {
+            RequestError::Input(e) => http::ApiError::Input(e),
+            RequestError::NothingToCompact(n) => http::ApiError::NothingToCompact(n),
+            RequestError::Summarize(e) => http::ApiError::Summarize(e),
+            RequestError::Internal(message) => http::ApiError::Internal(message),
+        };
+        error.problem()
+    }
+}
+
 /// Runs the command line; returns the process exit code.
 pub fn run(cli: Cli) -> i32 {
+    match execute(cli) {
+        Ok(()) => 0,
+        Err(e) => {
+            let code = e.exit_code();
+            e.report();
+            code
+        }
+    }
+}
+
+fn execute(cli: Cli) -> Result<(), CliError> {
     let command = cli.command.unwrap_or(Command::Serve { listen: None });
     if let Command::Openapi = command {
         // Needs no configuration.
         println!("{}", http::openapi::spec_json());
-        return 0;
+        return Ok(());
     }
-    let config = match Config::load(cli.config.as_deref()) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("compactd: {e}");
-            return 2;
-        }
-    };
-    let prompts = match Prompts::load(config.prompts_dir.as_deref()) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("compactd: {e}");
-            return 2;
-        }
-    };
+    let config = Config::load(cli.config.as_deref())?;
+    if let Command::Serve { listen } = command {
+        return serve(config, listen);
+    }
+    let prompts = Prompts::load(config.prompts_dir.as_deref())?;
     match command {
-        Command::Openapi => 0,
-        Command::Serve { listen } => serve(config, prompts, listen),
+        Command::Openapi | Command::Serve { .. } => Ok(()),
         Command::BranchSummary {
             input,
             from,
@@ -197,25 +322,25 @@ pub fn run(cli: Cli) -> i32 {
             model,
             dry_run,
         } => {
-            let mut options = input.options();
-            options.old_leaf_id = Some(from);
-            options.target_id = Some(to);
-            options.replace_instructions = Some(replace_instructions);
-            options.model = model;
-            let Some(summarizer) = summarizer_or_report(&config) else {
-                return 2;
+            let shared = input.options();
+            let options = BranchSummaryOptions {
+                old_leaf_id: Some(from),
+                target_id: Some(to),
+                custom_instructions: shared.custom_instructions,
+                replace_instructions: Some(replace_instructions),
+                context_window: shared.context_window,
+                reserve_tokens: shared.reserve_tokens,
+                model,
+                ..BranchSummaryOptions::default()
             };
+            let summarizer = crate::summarize::backend::build(&config)?;
             offline(&input, options, |inp, out| {
-                let budget = crate::pipeline::branch::BranchBudget::resolve(
-                    &inp.options,
-                    &*summarizer,
-                    &config,
-                );
-                let plan = crate::pipeline::branch::plan(inp, &prompts, budget)?;
+                let budget = BranchBudget::resolve(&inp.options, &*summarizer, &config);
+                let plan = plan_branch_summary(inp, &prompts, budget)?;
                 if dry_run {
                     return write_json(out, &plan.dry_run(), input.pretty);
                 }
-                let result = block_on(crate::pipeline::branch::run(
+                let result = block_on(run_branch_summary(
                     plan,
                     &prompts,
                     &*summarizer,
@@ -230,22 +355,20 @@ pub fn run(cli: Cli) -> i32 {
             model,
             dry_run,
         } => {
-            let mut options = input.options();
-            options.short_summary = Some(short_summary);
-            options.model = model;
-            let Some(summarizer) = summarizer_or_report(&config) else {
-                return 2;
+            let options = CompactOptions {
+                prepare: input.options(),
+                short_summary: Some(short_summary),
+                model,
+                ..CompactOptions::default()
             };
+            let summarizer = crate::summarize::backend::build(&config)?;
             offline(&input, options, |inp, out| {
                 if dry_run {
-                    let answer = pipeline::prepare(inp, &prompts, config.settings(), None)?;
+                    let answer = prepare_response(inp, &prompts, config.settings(), None)?;
                     return write_json(out, &answer, input.pretty);
                 }
-                let plan = match crate::pipeline::compact::plan(inp, &prompts, config.settings())? {
-                    Ok(plan) => plan,
-                    Err(nothing) => return Err(ApiError::NothingToCompact(nothing)),
-                };
-                let result = block_on(crate::pipeline::compact::run(
+                let plan = plan_compaction(inp, &prompts, config.settings())?;
+                let result = block_on(run_compaction(
                     plan,
                     &prompts,
                     &*summarizer,
@@ -261,46 +384,36 @@ pub fn run(cli: Cli) -> i32 {
             protected_tools,
             output,
         } => {
-            let mut options = input.options();
-            options.protect_tokens = protect_tokens;
-            options.minimum_savings = minimum_savings;
-            options.protected_tools = protected_tools.map(|t| {
-                t.split(',')
-                    .map(str::trim)
-                    .filter(|n| !n.is_empty())
-                    .map(String::from)
-                    .collect()
-            });
+            let options = PruneOptions {
+                leaf_id: input.leaf_id.clone(),
+                protect_tokens,
+                minimum_savings,
+                protected_tools: protected_tools.as_deref().map(comma_list),
+            };
             let pruned_at = crate::pipeline::prune::now_ms();
             let mut rewritten = None;
-            let code = offline_with_body(&input, options, |inp, body, out| {
-                let pruning = crate::pipeline::prune::plan(inp)?;
+            offline_with_body(&input, options, |inp, body, out| {
+                let pruning = plan_prune(inp)?;
                 if output.is_none() {
-                    let answer = pruning
-                        .response(pruned_at)
-                        .map_err(|e| ApiError::Internal(format!("cannot rewrite an entry: {e}")))?;
+                    let answer = pruning.response(pruned_at).map_err(|e| {
+                        RequestError::Internal(format!("cannot rewrite an entry: {e}"))
+                    })?;
                     return write_json(out, &answer, input.pretty);
                 }
                 let bytes = pruning
                     .rewrite(body, pruned_at)
-                    .map_err(ApiError::Internal)?;
+                    .map_err(RequestError::Internal)?;
                 rewritten = Some((bytes, pruning.changes.len(), pruning.tokens_saved));
                 Ok(())
-            });
-            match (output, rewritten) {
-                (Some(path), Some((bytes, count, saved))) if code == 0 => {
-                    if let Err(e) = write_output(&path, &bytes) {
-                        eprintln!("compactd: cannot write {}: {e}", path.display());
-                        return 2;
-                    }
-                    eprintln!(
-                        "{}",
-                        serde_json::json!({"prunedCount": count, "tokensSaved": saved})
-                    );
-                    0
-                }
-                _ => code,
+            })?;
+            if let (Some(path), Some((bytes, count, saved))) = (output, rewritten) {
+                write_output(&path, &bytes).map_err(|source| CliError::Write { path, source })?;
+                eprintln!(
+                    "{}",
+                    serde_json::json!({"prunedCount": count, "tokensSaved": saved})
+                );
             }
+            Ok(())
         }
         Command::Prepare { input, no_messages } => {
             let mut options = input.options();
@@ -308,26 +421,17 @@ pub fn run(cli: Cli) -> i32 {
                 options.include_messages = Some(false);
             }
             offline(&input, options, |inp, out| {
-                let answer = pipeline::prepare(inp, &prompts, config.settings(), None)?;
+                let answer = prepare_response(inp, &prompts, config.settings(), None)?;
                 write_json(out, &answer, input.pretty)
             })
         }
     }
 }
 
-/// The configured summarizer, or `None` after reporting why it cannot be built.
-fn summarizer_or_report(
-    config: &Config,
-) -> Option<std::sync::Arc<dyn crate::pipeline::compact::Summarize>> {
-    crate::summarize::backend::build(config)
-        .map_err(|e| eprintln!("compactd: {e}"))
-        .ok()
-}
-
 /// Runs one future to completion on a fresh runtime (offline commands).
-fn block_on<F: std::future::Future>(f: F) -> Result<F::Output, ApiError> {
+fn block_on<F: std::future::Future>(f: F) -> Result<F::Output, RequestError> {
     let runtime = tokio::runtime::Runtime::new()
-        .map_err(|e| ApiError::Internal(format!("cannot start the runtime: {e}")))?;
+        .map_err(|e| RequestError::Internal(format!("cannot start the runtime: {e}")))?;
     Ok(runtime.block_on(f))
 }
 
@@ -336,57 +440,47 @@ fn write_json<T: serde::Serialize>(
     out: &mut dyn Write,
     v: &T,
     pretty: bool,
-) -> Result<(), ApiError> {
+) -> Result<(), RequestError> {
     let r = if pretty {
         serde_json::to_writer_pretty(&mut *out, v)
     } else {
         serde_json::to_writer(&mut *out, v)
     };
     r.and_then(|()| out.write_all(b"\n").map_err(serde_json::Error::io))
-        .map_err(|e| ApiError::Internal(format!("cannot write the answer: {e}")))
+        .map_err(|e| RequestError::Internal(format!("cannot write the answer: {e}")))
 }
 
-/// Reads the file, runs `f` on the parsed input and prints the JSON answer, or the
-/// same problem document the server would send (exit code 1).
-fn offline(
+/// Reads the file, runs `f` on the parsed input and prints the JSON answer; a failure of
+/// the run is reported as the problem document the server would send.
+fn offline<O: Options>(
     args: &InputArgs,
-    options: SessionOptions,
-    f: impl FnOnce(&SessionInput, &mut dyn Write) -> Result<(), ApiError>,
-) -> i32 {
+    options: O,
+    f: impl FnOnce(&SessionInput<O>, &mut dyn Write) -> Result<(), RequestError>,
+) -> Result<(), CliError> {
     offline_with_body(args, options, |input, _, out| f(input, out))
 }
 
 /// [`offline`], also handing `f` the bytes the input was parsed from.
-fn offline_with_body(
+fn offline_with_body<O: Options>(
     args: &InputArgs,
-    options: SessionOptions,
-    f: impl FnOnce(&SessionInput, &[u8], &mut dyn Write) -> Result<(), ApiError>,
-) -> i32 {
-    let bytes = match args.read() {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("compactd: cannot read {}: {e}", args.file.display());
-            return 2;
-        }
-    };
+    options: O,
+    f: impl FnOnce(&SessionInput<O>, &[u8], &mut dyn Write) -> Result<(), RequestError>,
+) -> Result<(), CliError> {
+    let bytes = args.read().map_err(|source| CliError::Read {
+        path: args.file.clone(),
+        source,
+    })?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     // A local file is the user's own: no entry limit.
-    let result = SessionInput::parse(&bytes, args.format(), options)
-        .map_err(ApiError::from)
+    SessionInput::parse(&bytes, args.format(), options)
+        .map_err(RequestError::from)
         .and_then(|input| f(&input, &bytes, &mut out))
         .and_then(|()| {
             out.flush()
-                .map_err(|e| ApiError::Internal(format!("cannot write the answer: {e}")))
-        });
-    match result {
-        Ok(()) => 0,
-        Err(e) => {
-            let problem = serde_json::to_string_pretty(&e.problem()).unwrap_or_default();
-            eprintln!("{problem}");
-            1
-        }
-    }
+                .map_err(|e| RequestError::Internal(format!("cannot write the answer: {e}")))
+        })?;
+    Ok(())
 }
 
 /// Writes `bytes` to `path` (`-`: standard output) through a temporary file beside it,
@@ -407,49 +501,64 @@ fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         })
 }
 
-fn serve(mut config: Config, prompts: Prompts, listen: Option<std::net::SocketAddr>) -> i32 {
+/// `compactd serve`: the application [`startup`](crate::startup) builds, run until a
+/// shutdown signal.
+fn serve(mut config: Config, listen: Option<std::net::SocketAddr>) -> Result<(), CliError> {
     if let Some(addr) = listen {
         config.listen = addr;
     }
     crate::telemetry::init(config.log_format);
-    // Fail before listening when the summarizer configuration is unusable.
-    let Some(summarizer) = summarizer_or_report(&config) else {
-        return 2;
-    };
-    let runtime = match tokio::runtime::Runtime::new() {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("compactd: cannot start the runtime: {e}");
-            return 1;
-        }
-    };
-    let code = runtime.block_on(async move {
-        let listener = match tokio::net::TcpListener::bind(config.listen).await {
-            Ok(l) => l,
-            Err(e) => {
-                eprintln!("compactd: cannot listen on {}: {e}", config.listen);
-                return 1;
-            }
-        };
-        let addr = listener.local_addr().map_or(config.listen, |a| a);
-        tracing::info!(%addr, "compactd listening");
-        if config.api_keys.is_empty() && !addr.ip().is_loopback() {
-            tracing::warn!(
-                %addr,
-                "serving WITHOUT authentication on a non-loopback address: anyone who can reach it can use it (set COMPACTD_API_KEYS or COMPACTD_API_KEYS_FILE)"
-            );
-        }
-        let state = AppState::new(config, prompts, summarizer);
-        match http::serve(listener, state).await {
-            Ok(()) => 0,
-            Err(e) => {
-                eprintln!("compactd: server error: {e}");
-                1
-            }
-        }
+    let runtime = tokio::runtime::Runtime::new().map_err(CliError::Runtime)?;
+    let result = runtime.block_on(async move {
+        // Fails before listening when the prompts or the summarizer are unusable.
+        let app = Application::build(config).await?;
+        app.run_until_stopped().await.map_err(CliError::Server)
     });
     // Dropping the runtime would wait for every blocking task (a parse of a huge body
     // still running after the grace period); the grace period is already over.
     runtime.shutdown_timeout(std::time::Duration::from_millis(500));
-    code
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn io_error() -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::AddrInUse, "in use")
+    }
+
+    #[test]
+    fn a_server_that_cannot_listen_exits_1() {
+        let addr: std::net::SocketAddr = "127.0.0.1:1".parse().unwrap();
+        let e = CliError::from(StartupError::Bind {
+            addr,
+            source: io_error(),
+        });
+        assert!(matches!(e, CliError::Listen { addr: a, .. } if a == addr));
+        assert_eq!(e.exit_code(), 1);
+        assert_eq!(e.to_string(), "cannot listen on 127.0.0.1:1: in use");
+    }
+
+    #[test]
+    fn a_command_that_cannot_start_exits_2() {
+        let e = CliError::Read {
+            path: PathBuf::from("session.jsonl"),
+            source: io_error(),
+        };
+        assert_eq!(e.exit_code(), 2);
+        assert_eq!(e.to_string(), "cannot read session.jsonl: in use");
+    }
+
+    #[test]
+    fn a_failed_run_exits_1_with_the_servers_problem_document() {
+        let e = RequestError::Summarize(SummarizeError::Timeout);
+        assert_eq!(CliError::from(e).exit_code(), 1);
+        let problem = RequestError::Summarize(SummarizeError::Timeout).problem();
+        assert_eq!(
+            problem.problem_type,
+            "urn:compactd:problem:upstream-timeout"
+        );
+        assert_eq!(problem.status, 504);
+    }
 }

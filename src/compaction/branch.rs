@@ -18,7 +18,7 @@ pub struct Collected<'s, 'a> {
 
 /// Walks from `old_leaf` up to (excluding) the deepest entry that is also on the
 /// target's path. A target below the old leaf gives nothing.
-pub fn collect<'s, 'a>(
+pub fn collect_branch<'s, 'a>(
     session: &'s Session<'a>,
     old_leaf: usize,
     target: usize,
@@ -122,7 +122,7 @@ mod tests {
         let s = Session::from_jsonl(&body).unwrap();
         let old = s.position("d").unwrap();
         let target = s.position("e").unwrap();
-        let c = collect(&s, old, target).unwrap();
+        let c = collect_branch(&s, old, target).unwrap();
         assert_eq!(s.entries[c.common_ancestor.unwrap()].id(), Some("a"));
         let ids: Vec<_> = c.entries.iter().map(|e| e.id().unwrap()).collect();
         assert_eq!(ids, ["b", "c", "d"]);
@@ -130,7 +130,7 @@ mod tests {
         assert_eq!(sel.messages.len(), 2, "the tool result is skipped");
         assert_eq!(sel.file_ops.lists().modified_files, ["x.rs"]);
         // Going down from an ancestor leaves nothing behind.
-        let down = collect(&s, s.position("a").unwrap(), old).unwrap();
+        let down = collect_branch(&s, s.position("a").unwrap(), old).unwrap();
         assert!(down.entries.is_empty());
     }
 
@@ -138,7 +138,7 @@ mod tests {
     fn the_budget_keeps_the_newest_messages() {
         let body = session();
         let s = Session::from_jsonl(&body).unwrap();
-        let c = collect(&s, s.position("d").unwrap(), s.position("e").unwrap()).unwrap();
+        let c = collect_branch(&s, s.position("d").unwrap(), s.position("e").unwrap()).unwrap();
         let sel = prepare_branch(&c.entries, 1);
         assert_eq!(sel.messages.len(), 1);
         assert_eq!(sel.messages[0].1.id(), Some("d"));

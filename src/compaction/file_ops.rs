@@ -18,8 +18,9 @@ pub struct FileOps {
     pub edited: HashSet<String>,
 }
 
-/// `details` of a compaction or branch summary: the cumulative file lists.
-#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, serde::Deserialize, utoipa::ToSchema)]
+/// `details` of a compaction or branch summary: the cumulative file lists. (Its OpenAPI
+/// schema belongs to the HTTP layer: `http/schemas.rs`.)
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FileLists {
     pub read_files: Vec<String>,
@@ -142,5 +143,126 @@ pub fn format_file_lists(lists: &FileLists) -> String {
         String::new()
     } else {
         format!("\n\n{}", sections.join("\n\n"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compaction::test_session::{messages, parse, SessionText};
+    use serde_json::{json, Value};
+
+    /// The file lists of assistant messages each calling `(tool, arguments)`.
+    fn lists(calls: &[(&str, Value)]) -> FileLists {
+        let s = calls.iter().fold(SessionText::new(), |s, (name, args)| {
+            s.tool_call(name, args.clone())
+        });
+        let text = s.jsonl();
+        let session = parse(&text);
+        let mut ops = FileOps::default();
+        for m in messages(&session) {
+            ops.add_message(m);
+        }
+        ops.lists()
+    }
+
+    fn file_lists(read: &[&str], modified: &[&str]) -> FileLists {
+        FileLists {
+            read_files: read.iter().map(|s| s.to_string()).collect(),
+            modified_files: modified.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn read_write_and_edit_calls_are_the_file_operations() {
+        let got = lists(&[
+            ("read", json!({ "path": "r" })),
+            ("write", json!({ "path": "w" })),
+            ("edit", json!({ "path": "e" })),
+            ("bash", json!({ "path": "b" })),
+            ("grep", json!({ "path": "g" })),
+            ("Read", json!({ "path": "R" })),
+        ]);
+        assert_eq!(got, file_lists(&["r"], &["e", "w"]));
+    }
+
+    #[test]
+    fn only_a_non_empty_string_path_argument_counts() {
+        let got = lists(&[
+            ("read", json!({ "path": 7 })),
+            ("read", json!({ "file": "f" })),
+            ("read", json!({ "path": "" })),
+            ("read", json!(["path"])),
+            ("edit", json!({ "path": null })),
+        ]);
+        assert_eq!(got, FileLists::default());
+    }
+
+    #[test]
+    fn a_file_read_and_modified_is_listed_as_modified_only() {
+        let got = lists(&[
+            ("read", json!({ "path": "a" })),
+            ("edit", json!({ "path": "a" })),
+            ("read", json!({ "path": "b" })),
+        ]);
+        assert_eq!(got, file_lists(&["b"], &["a"]));
+    }
+
+    #[test]
+    fn file_lists_are_sorted_by_utf16_code_units_like_javascript() {
+        // U+FF61 sorts after U+1F600 by scalar value, before it by UTF-16 units.
+        let got = lists(&[
+            ("read", json!({ "path": "\u{ff61}" })),
+            ("read", json!({ "path": "😀" })),
+            ("read", json!({ "path": "B" })),
+            ("read", json!({ "path": "a" })),
+        ]);
+        assert_eq!(got, file_lists(&["B", "a", "😀", "\u{ff61}"], &[]));
+    }
+
+    #[test]
+    fn only_assistant_tool_calls_count() {
+        let call = json!([{ "type": "toolCall", "name": "read", "arguments": { "path": "x" } }]);
+        let text = SessionText::new()
+            .message(json!({ "role": "user", "content": call }))
+            .message(json!({ "role": "toolResult", "toolName": "read", "content": call }))
+            .jsonl();
+        let session = parse(&text);
+        let mut ops = FileOps::default();
+        for m in messages(&session) {
+            ops.add_message(m);
+        }
+        assert_eq!(ops.lists(), FileLists::default());
+    }
+
+    #[test]
+    fn earlier_details_add_read_files_to_read_and_modified_files_to_edited() {
+        let text = SessionText::new()
+            .entry(
+                "compaction",
+                json!({
+                    "summary": "s", "firstKeptEntryId": "e0", "tokensBefore": 1,
+                    "details": { "readFiles": ["r", "both"], "modifiedFiles": ["m", "both", 3] }
+                }),
+            )
+            .jsonl();
+        let session = parse(&text);
+        let mut ops = FileOps::default();
+        ops.add_details(session.entries[0].compaction().unwrap().details);
+        assert_eq!(ops.edited.len(), 2);
+        assert_eq!(ops.lists(), file_lists(&["r"], &["both", "m"]));
+    }
+
+    #[test]
+    fn file_tags_are_appended_only_when_non_empty() {
+        assert_eq!(format_file_lists(&FileLists::default()), "");
+        assert_eq!(
+            format_file_lists(&file_lists(&["a", "b"], &[])),
+            "\n\n<read-files>\na\nb\n</read-files>"
+        );
+        assert_eq!(
+            format_file_lists(&file_lists(&["a"], &["m"])),
+            "\n\n<read-files>\na\n</read-files>\n\n<modified-files>\nm\n</modified-files>"
+        );
     }
 }

@@ -11,10 +11,12 @@ pub mod prune;
 pub mod serialize;
 pub mod stringify;
 pub mod template;
+#[cfg(test)]
+pub(crate) mod test_session;
 pub mod tokens;
 
 pub use cut_point::CutPoint;
 pub use file_ops::{FileLists, FileOps};
 pub use message::AgentMessage;
-pub use prepare::{prepare, NotCompactable, Preparation, Settings};
+pub use prepare::{prepare_compaction, NotCompactable, Preparation, Settings};
 pub use serialize::{serialize_conversation, Wrappers};

@@ -114,7 +114,7 @@ pub fn boundary(path: &[&Entry]) -> (Option<usize>, usize) {
     (Some(pi), kept.unwrap_or(pi + 1))
 }
 
-pub fn prepare<'s, 'a>(
+pub fn prepare_compaction<'s, 'a>(
     path: &'s [&'s Entry<'a>],
     settings: Settings,
 ) -> Result<Preparation<'s, 'a>, (NotCompactable, f64)> {
@@ -175,4 +175,194 @@ pub fn prepare<'s, 'a>(
         file_ops.add_message(m);
     }
     Ok(Preparation { file_ops, ..prep })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compaction::test_session::{parse, path, tokens, SessionText};
+    use serde_json::json;
+
+    fn keep(keep_recent_tokens: u64) -> Settings {
+        Settings {
+            keep_recent_tokens,
+            ..Settings::default()
+        }
+    }
+
+    /// Four messages of 100 tokens: user, assistant, user, assistant.
+    fn two_turns() -> SessionText {
+        SessionText::new()
+            .user(&tokens(100))
+            .assistant(&tokens(100))
+            .user(&tokens(100))
+            .assistant(&tokens(100))
+    }
+
+    #[test]
+    fn an_empty_path_is_not_compactable() {
+        let err = prepare_compaction(&[], Settings::default()).unwrap_err();
+        assert_eq!(err.0, NotCompactable::Empty);
+    }
+
+    #[test]
+    fn a_path_ending_in_a_compaction_is_not_compactable() {
+        let text = two_turns().compaction("s", "e2").jsonl();
+        let session = parse(&text);
+        let err = prepare_compaction(&path(&session), keep(1)).unwrap_err();
+        assert_eq!(err.0, NotCompactable::AlreadyCompacted);
+    }
+
+    #[test]
+    fn d4_a_path_within_keep_recent_tokens_has_nothing_to_summarize() {
+        let text = two_turns().jsonl();
+        let session = parse(&text);
+        let (why, tokens) = prepare_compaction(&path(&session), keep(20_000)).unwrap_err();
+        assert_eq!(why, NotCompactable::NothingToSummarize);
+        assert_eq!(tokens, 400.0, "tokensBefore is reported all the same");
+    }
+
+    #[test]
+    fn the_history_is_everything_before_the_first_kept_entry() {
+        let text = two_turns().jsonl();
+        let session = parse(&text);
+        let path = path(&session);
+        let prep = prepare_compaction(&path, keep(150)).unwrap();
+        assert_eq!(prep.cut.first_kept, 2);
+        assert!(!prep.cut.is_split_turn);
+        assert_eq!(prep.history, 0..2);
+        assert!(prep.turn_prefix.is_empty());
+        assert_eq!(prep.first_kept().id(), Some("e2"));
+    }
+
+    #[test]
+    fn a_split_turn_summarizes_the_history_before_the_turn_and_the_turn_prefix_apart() {
+        let text = two_turns().jsonl();
+        let session = parse(&text);
+        let path = path(&session);
+        let prep = prepare_compaction(&path, keep(100)).unwrap();
+        assert!(prep.cut.is_split_turn);
+        assert_eq!(prep.history, 0..2);
+        assert_eq!(prep.turn_prefix, 2..3);
+        assert_eq!(prep.history_messages().count(), 2);
+        assert_eq!(prep.turn_prefix_messages().count(), 1);
+    }
+
+    #[test]
+    fn tokens_before_is_the_context_of_the_whole_path() {
+        let text = two_turns().jsonl();
+        let session = parse(&text);
+        let path = path(&session);
+        let prep = prepare_compaction(&path, keep(150)).unwrap();
+        assert_eq!(prep.tokens_before, 400.0);
+    }
+
+    /// Two turns, a compaction keeping the second, then a third turn.
+    fn compacted_once(first_kept: &str) -> SessionText {
+        two_turns()
+            .compaction("the earlier work", first_kept)
+            .user(&tokens(100))
+            .assistant(&tokens(100))
+    }
+
+    #[test]
+    fn preparation_starts_at_the_previous_compactions_first_kept_entry() {
+        let text = compacted_once("e2").jsonl();
+        let session = parse(&text);
+        let path = path(&session);
+        let prep = prepare_compaction(&path, keep(150)).unwrap();
+        assert_eq!(prep.previous_compaction, Some(4));
+        assert_eq!(prep.boundary_start, 2);
+        assert_eq!(prep.cut.first_kept, 5);
+        // The compaction itself gives no message to summarize.
+        assert_eq!(prep.history, 2..5);
+        assert_eq!(prep.history_messages().count(), 2);
+    }
+
+    #[test]
+    fn preparation_starts_after_the_previous_compaction_when_its_kept_entry_is_off_the_path() {
+        let text = compacted_once("nowhere").jsonl();
+        let session = parse(&text);
+        let path = path(&session);
+        let prep = prepare_compaction(&path, keep(100)).unwrap();
+        assert_eq!(prep.boundary_start, 5);
+        // Only the new turn is left to cut: the budget is never reached.
+        assert_eq!(
+            prepare_compaction(&path, keep(1000)).unwrap_err().0,
+            NotCompactable::NothingToSummarize
+        );
+    }
+
+    #[test]
+    fn the_previous_compactions_summary_is_carried() {
+        let text = compacted_once("e2").jsonl();
+        let session = parse(&text);
+        let path = path(&session);
+        let prep = prepare_compaction(&path, keep(150)).unwrap();
+        assert_eq!(
+            prep.previous_summary.map(|s| s.decode().into_owned()),
+            Some("the earlier work".to_string())
+        );
+    }
+
+    #[test]
+    fn an_empty_branch_summary_is_still_a_message_to_summarize() {
+        let text = SessionText::new()
+            .branch_summary("")
+            .user(&tokens(100))
+            .user(&tokens(100))
+            .jsonl();
+        let session = parse(&text);
+        let path = path(&session);
+        let prep = prepare_compaction(&path, keep(100)).unwrap();
+        assert_eq!(prep.history, 0..2);
+        assert_eq!(prep.history_messages().count(), 2);
+    }
+
+    #[test]
+    fn file_operations_come_from_the_history_the_turn_prefix_and_the_previous_details() {
+        let text = SessionText::new()
+            .user(&tokens(100))
+            .entry(
+                "compaction",
+                json!({
+                    "summary": "s", "firstKeptEntryId": "e0", "tokensBefore": 1,
+                    "details": { "readFiles": ["old-read"], "modifiedFiles": ["old-mod"] }
+                }),
+            )
+            .tool_call("read", json!({ "path": "history.rs" }))
+            .tool_result("ok")
+            .user(&tokens(100))
+            .tool_call("edit", json!({ "path": "prefix.rs" }))
+            .tool_result("ok")
+            .assistant(&tokens(100))
+            .jsonl();
+        let session = parse(&text);
+        let path = path(&session);
+        let prep = prepare_compaction(&path, keep(100)).unwrap();
+        assert_eq!(prep.turn_prefix, 4..7);
+        let lists = prep.file_ops.lists();
+        assert_eq!(lists.read_files, ["history.rs", "old-read"]);
+        assert_eq!(lists.modified_files, ["old-mod", "prefix.rs"]);
+    }
+
+    #[test]
+    fn details_of_a_previous_compaction_from_a_hook_are_not_carried() {
+        let text = SessionText::new()
+            .user(&tokens(100))
+            .entry(
+                "compaction",
+                json!({
+                    "summary": "s", "firstKeptEntryId": "e0", "tokensBefore": 1,
+                    "details": { "readFiles": ["old-read"], "modifiedFiles": [] },
+                    "fromHook": true
+                }),
+            )
+            .user(&tokens(100))
+            .jsonl();
+        let session = parse(&text);
+        let path = path(&session);
+        let prep = prepare_compaction(&path, keep(100)).unwrap();
+        assert!(prep.file_ops.lists().read_files.is_empty());
+    }
 }

@@ -88,7 +88,7 @@ pub fn boundary_index(path: &[&Entry]) -> usize {
 }
 
 /// Decides which tool results of the path to prune.
-pub fn plan(path: &[&Entry], settings: &PruneSettings) -> PrunePlan {
+pub fn plan_pruning(path: &[&Entry], settings: &PruneSettings) -> PrunePlan {
     let boundary = boundary_index(path);
     let mut accumulated: u64 = 0;
     let mut candidates = Vec::new();
@@ -353,7 +353,7 @@ mod tests {
         let s = Session::from_jsonl(text).unwrap();
         let positions = s.path(crate::session::tree::Leaf::Last, "leafId").unwrap();
         let path: Vec<&Entry> = positions.iter().map(|&i| &s.entries[i]).collect();
-        plan(&path, settings)
+        plan_pruning(&path, settings)
     }
 
     fn settings(protect: u64, minimum: u64) -> PruneSettings {

@@ -327,3 +327,185 @@ fn exit_code_text(raw: Option<crate::session::entry::RawJson>) -> Option<String>
         Value::Array(_) | Value::Object(_) => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compaction::test_session::{messages, parse, SessionText};
+    use serde_json::json;
+
+    /// The conversation text of every message in `s`, with the reference wording.
+    fn text_of(s: SessionText) -> String {
+        let text = s.jsonl();
+        let session = parse(&text);
+        serialize_conversation(messages(&session), &Wrappers::reference())
+    }
+
+    fn result_blocks(texts: &[&str]) -> SessionText {
+        let blocks: Vec<Value> = texts
+            .iter()
+            .map(|t| json!({ "type": "text", "text": t }))
+            .collect();
+        SessionText::new()
+            .message(json!({ "role": "toolResult", "toolName": "bash", "content": blocks }))
+    }
+
+    #[test]
+    fn parts_are_joined_by_a_blank_line() {
+        let s = SessionText::new().user("a").assistant("b").tool_result("c");
+        assert_eq!(
+            text_of(s),
+            "[User]: a\n\n[Assistant]: b\n\n[Tool result]: c"
+        );
+    }
+
+    #[test]
+    fn user_text_blocks_are_joined_without_a_separator() {
+        let content = json!([
+            { "type": "text", "text": "a" },
+            { "type": "image", "data": "AAAA", "mimeType": "image/png" },
+            { "type": "text", "text": "b" }
+        ]);
+        let s = SessionText::new().message(json!({ "role": "user", "content": content }));
+        assert_eq!(text_of(s), "[User]: ab");
+    }
+
+    #[test]
+    fn empty_messages_write_no_part() {
+        let s = SessionText::new()
+            .user("a")
+            .user("")
+            .tool_result("")
+            .assistant_blocks(json!([]))
+            .user("b");
+        assert_eq!(text_of(s), "[User]: a\n\n[User]: b");
+    }
+
+    #[test]
+    fn an_assistant_writes_thinking_then_text_then_tool_calls_as_separate_parts() {
+        let s = SessionText::new().assistant_blocks(json!([
+            { "type": "toolCall", "id": "c", "name": "ls", "arguments": {} },
+            { "type": "text", "text": "t1" },
+            { "type": "thinking", "thinking": "k1" },
+            { "type": "text", "text": "t2" },
+            { "type": "thinking", "thinking": "k2" }
+        ]));
+        assert_eq!(
+            text_of(s),
+            "[Assistant thinking]: k1\nk2\n\n[Assistant]: t1\nt2\n\n[Assistant tool calls]: ls()"
+        );
+    }
+
+    #[test]
+    fn tool_calls_are_name_and_key_equals_json_value_joined_by_semicolons() {
+        let s = SessionText::new().assistant_blocks(json!([
+            { "type": "toolCall", "id": "1", "name": "read",
+              "arguments": { "path": "a \"b\".rs", "limit": 10.0, "opts": { "x": [true, null] } } },
+            { "type": "toolCall", "id": "2", "name": "bash", "arguments": { "command": "ls" } }
+        ]));
+        assert_eq!(
+            text_of(s),
+            r#"[Assistant tool calls]: read(path="a \"b\".rs", limit=10, opts={"x":[true,null]}); bash(command="ls")"#
+        );
+    }
+
+    #[test]
+    fn a_tool_result_is_cut_at_2000_units_with_the_count_of_the_rest() {
+        let s = SessionText::new().tool_result(&"x".repeat(2500));
+        assert_eq!(
+            text_of(s),
+            format!(
+                "[Tool result]: {}\n\n[... 500 more characters truncated]",
+                "x".repeat(2000)
+            )
+        );
+    }
+
+    #[test]
+    fn a_tool_result_of_exactly_2000_units_is_not_cut() {
+        let s = SessionText::new().tool_result(&"x".repeat(2000));
+        assert_eq!(text_of(s), format!("[Tool result]: {}", "x".repeat(2000)));
+    }
+
+    #[test]
+    fn the_tool_result_cut_counts_utf16_units() {
+        // 1001 astral characters are 2002 units: 1000 characters are kept.
+        let s = SessionText::new().tool_result(&"😀".repeat(1001));
+        assert_eq!(
+            text_of(s),
+            format!(
+                "[Tool result]: {}\n\n[... 2 more characters truncated]",
+                "😀".repeat(1000)
+            )
+        );
+    }
+
+    #[test]
+    fn d5_the_tool_result_cut_never_splits_a_surrogate_pair() {
+        // Unit 2000 is the first half of the last emoji kept: the emoji is left out.
+        let s = SessionText::new().tool_result(&format!("a{}", "😀".repeat(1000)));
+        assert_eq!(
+            text_of(s),
+            format!(
+                "[Tool result]: a{}\n\n[... 1 more characters truncated]",
+                "😀".repeat(999)
+            )
+        );
+    }
+
+    #[test]
+    fn tool_result_text_blocks_are_joined_and_cut_together() {
+        let s = result_blocks(&[&"a".repeat(1500), &"b".repeat(1500)]);
+        assert_eq!(
+            text_of(s),
+            format!(
+                "[Tool result]: {}{}\n\n[... 1000 more characters truncated]",
+                "a".repeat(1500),
+                "b".repeat(500)
+            )
+        );
+    }
+
+    #[test]
+    fn a_bash_execution_is_a_user_part_with_command_output_and_exit_code() {
+        let bash = |output: &str, exit_code: Value| {
+            SessionText::new().message(json!({
+                "role": "bashExecution", "command": "make", "output": output,
+                "exitCode": exit_code, "cancelled": false, "truncated": false
+            }))
+        };
+        assert_eq!(
+            text_of(bash("ok", json!(0))),
+            "[User]: Ran `make`\n```\nok\n```"
+        );
+        assert_eq!(
+            text_of(bash("", json!(2))),
+            "[User]: Ran `make`\n(no output)\n\nCommand exited with code 2"
+        );
+    }
+
+    #[test]
+    fn a_bash_execution_excluded_from_context_is_left_out() {
+        let s = SessionText::new().user("a").message(json!({
+            "role": "bashExecution", "command": "make", "output": "ok",
+            "exitCode": 0, "cancelled": false, "truncated": false, "excludeFromContext": true
+        }));
+        assert_eq!(text_of(s), "[User]: a");
+    }
+
+    #[test]
+    fn custom_messages_are_user_parts() {
+        assert_eq!(
+            text_of(SessionText::new().custom_message("note")),
+            "[User]: note"
+        );
+    }
+
+    #[test]
+    fn summaries_are_user_parts_in_their_wrapper() {
+        assert_eq!(
+            text_of(SessionText::new().branch_summary("went elsewhere")),
+            "[User]: The following is a summary of a branch that this conversation came back from:\n\n<summary>\nwent elsewhere</summary>"
+        );
+    }
+}

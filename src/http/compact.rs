@@ -7,13 +7,15 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
-use crate::pipeline::compact::{self, CompactPlan, NothingToCompact};
-use crate::pipeline::{self, BodyFormat};
+use crate::pipeline::compact::{plan_compaction, run_compaction, CompactPlan};
+use crate::pipeline::{prepare_response, BodyFormat, CompactOptions, PrepareOptions};
 use crate::session::{InputError, Violation};
-use crate::summarize::{extractive, SummarizerKind, SummaryRequest, Usage};
+use crate::summarize::{RequestKind, SummarizerKind, SummaryRequest, Usage};
 
+use super::examples;
 use super::extract::SessionBody;
-use super::problem::ApiError;
+use super::problem::{ApiError, Problem};
+use super::schemas::{CompactAnswer, CompactRequest};
 use super::{blocking, AppState};
 
 /// The remoteEndpoint body pi-style agents send.
@@ -23,7 +25,11 @@ pub struct SummarizeRequest {
     /// Empty or absent: compactd's summarization system prompt.
     #[serde(default)]
     pub system_prompt: String,
-    pub prompt: String,
+    // Required: `Option` only so that a missing prompt is found without reading serde's
+    // error text.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = String, required = true)]
+    pub prompt: Option<String>,
     /// Output budget [floor(0.8 × reserveTokens)].
     pub max_tokens: Option<u64>,
     /// A configured model name.
@@ -40,24 +46,30 @@ pub struct SummarizeResponse {
     pub summarizer: SummarizerKind,
 }
 
+/// A present value: `null` is refused as it would be for a plain field.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    String::deserialize(d).map(Some)
+}
+
 /// Summarizes one prompt: the remoteEndpoint contract (`compaction.remoteEndpoint`).
 #[utoipa::path(
     post,
     path = "/v1/summarize",
+    operation_id = "summarize",
     tag = "compaction",
-    request_body(content = SummarizeRequest, content_type = "application/json", example = super::openapi::summarize_example),
+    request_body(content = SummarizeRequest, content_type = "application/json", example = examples::summarize_example),
     responses(
         (status = 200, description = "The summary", body = SummarizeResponse),
-        (status = 400, description = "Not JSON", body = super::problem::Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = super::problem::Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Missing prompt or unknown model", body = super::problem::Problem, content_type = "application/problem+json"),
-        (status = 502, description = "Every model failed and no fallback is allowed", body = super::problem::Problem, content_type = "application/problem+json"),
-        (status = 504, description = "The summarizer deadline passed", body = super::problem::Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Missing prompt or unknown model", body = Problem, content_type = "application/problem+json"),
+        (status = 502, description = "Every model failed and no fallback is allowed", body = Problem, content_type = "application/problem+json"),
+        (status = 504, description = "The summarizer deadline passed", body = Problem, content_type = "application/problem+json"),
     )
 )]
-pub async fn summarize(
+pub async fn post_summarize(
     State(state): State<AppState>,
-    body: SessionBody,
+    body: SessionBody<CompactOptions>,
 ) -> Result<Response, ApiError> {
     if body.format != BodyFormat::Json {
         return Err(ApiError::UnsupportedMediaType(
@@ -68,8 +80,9 @@ pub async fn summarize(
     summarize_remote(&state, req).await
 }
 
-/// Parses `{systemPrompt, prompt, maxTokens?, model?}` with a pointer on errors.
-fn remote_request(bytes: &[u8]) -> Result<SummarizeRequest, ApiError> {
+/// Parses `{systemPrompt, prompt, maxTokens?, model?}` with a pointer on errors; the
+/// answer's `prompt` is present and not blank.
+fn remote_request(bytes: &[u8]) -> Result<(SummarizeRequest, String), ApiError> {
     // serde takes a struct from an array too (`["", "prompt"]`); the contract is an object.
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     if first == Some(&b'[') && serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok() {
@@ -80,7 +93,7 @@ fn remote_request(bytes: &[u8]) -> Result<SummarizeRequest, ApiError> {
         })));
     }
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let req: SummarizeRequest = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+    let mut req: SummarizeRequest = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         if e.inner().is_syntax() || e.inner().is_eof() {
             let inner = e.into_inner();
             return ApiError::Input(InputError::Malformed {
@@ -89,30 +102,34 @@ fn remote_request(bytes: &[u8]) -> Result<SummarizeRequest, ApiError> {
                 column: inner.column(),
             });
         }
-        let pointer = crate::session::error::pointer_of(e.path());
-        let message = e.inner().to_string();
         ApiError::Input(InputError::invalid(Violation {
-            pointer: if message.contains("missing field `prompt`") {
-                "/prompt".into()
-            } else {
-                pointer
-            },
-            message: crate::session::error::strip_position(&message).to_string(),
+            pointer: crate::session::error::pointer_of(e.path()),
+            message: crate::session::error::strip_position(&e.inner().to_string()).to_string(),
             line: None,
         }))
     })?;
-    if req.prompt.trim().is_empty() {
-        return Err(ApiError::Input(InputError::invalid(Violation {
+    let prompt_error = |message: &str| {
+        ApiError::Input(InputError::invalid(Violation {
             pointer: "/prompt".into(),
-            message: "the prompt is empty".into(),
+            message: message.into(),
             line: None,
-        })));
+        }))
+    };
+    let prompt = req
+        .prompt
+        .take()
+        .ok_or_else(|| prompt_error("missing field `prompt`"))?;
+    if prompt.trim().is_empty() {
+        return Err(prompt_error("the prompt is empty"));
     }
-    Ok(req)
+    Ok((req, prompt))
 }
 
-async fn summarize_remote(state: &AppState, req: SummarizeRequest) -> Result<Response, ApiError> {
-    let kind = extractive::detect_kind(&req.prompt);
+async fn summarize_remote(
+    state: &AppState,
+    (req, prompt): (SummarizeRequest, String),
+) -> Result<Response, ApiError> {
+    let kind = RequestKind::detect(&prompt);
     let request = SummaryRequest {
         kind,
         system_prompt: if req.system_prompt.trim().is_empty() {
@@ -120,7 +137,7 @@ async fn summarize_remote(state: &AppState, req: SummarizeRequest) -> Result<Res
         } else {
             req.system_prompt
         },
-        prompt: req.prompt,
+        prompt,
         max_tokens: req
             .max_tokens
             .unwrap_or(crate::summarize::templates::four_fifths(
@@ -163,7 +180,6 @@ fn is_remote_body(bytes: &[u8]) -> bool {
 
 enum Planned {
     DryRun(Vec<u8>),
-    Nothing(NothingToCompact),
     Plan(Box<CompactPlan>),
 }
 
@@ -171,43 +187,34 @@ enum Planned {
 #[utoipa::path(
     post,
     path = "/v1/compact",
+    operation_id = "compact",
     tag = "compaction",
     request_body(
         description = "A session (JSON with `entries`, or a pi session file as JSONL with options in the query string), or the remoteEndpoint body `{systemPrompt, prompt}`.",
         content(
-            (super::openapi::CompactRequest = "application/json", examples(
-                ("session" = (summary = "A session", value = json!(super::openapi::session_example()))),
-                ("remoteEndpoint" = (summary = "The remoteEndpoint body", value = json!(super::openapi::summarize_example())))
+            (CompactRequest = "application/json", examples(
+                ("session" = (summary = "A session", value = json!(examples::session_example()))),
+                ("remoteEndpoint" = (summary = "The remoteEndpoint body", value = json!(examples::summarize_example())))
             )),
-            (String = "application/x-ndjson", example = super::openapi::session_jsonl_example),
+            (String = "application/x-ndjson", example = examples::session_jsonl_example),
             (String = "application/jsonl")
         )
     ),
-    params(
-        ("leafId" = Option<String>, Query, description = "JSONL bodies: entry to work up to"),
-        ("keepRecentTokens" = Option<u64>, Query, description = "JSONL bodies: tokens kept verbatim"),
-        ("reserveTokens" = Option<u64>, Query, description = "JSONL bodies: tokens reserved for the summary"),
-        ("customInstructions" = Option<String>, Query, description = "JSONL bodies: extra focus for the summary"),
-        ("promptOverride" = Option<String>, Query, description = "JSONL bodies: replaces the base instructions"),
-        ("shortSummary" = Option<bool>, Query, description = "JSONL bodies: also a one-paragraph summary"),
-        ("model" = Option<String>, Query, description = "JSONL bodies: a configured model name"),
-        ("reason" = Option<crate::pipeline::input::CompactReason>, Query, description = "JSONL bodies: manual, threshold or overflow"),
-        ("dryRun" = Option<bool>, Query, description = "JSONL bodies: answer like /v1/prepare"),
-    ),
+    params(PrepareOptions, CompactOptions),
     responses(
-        (status = 200, description = "A CompactionResult (a remoteEndpoint answer for a `{systemPrompt, prompt}` body; a prepare answer with dryRun)", body = super::openapi::CompactAnswer),
-        (status = 400, description = "Not JSON / JSONL, or a bad query parameter", body = super::problem::Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Nothing to compact", body = super::problem::Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES (`body-too-large`) or more entries than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = super::problem::Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Neither JSON nor JSONL", body = super::problem::Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Not a valid session, or an unknown model", body = super::problem::Problem, content_type = "application/problem+json"),
-        (status = 502, description = "Every model failed and no fallback is allowed", body = super::problem::Problem, content_type = "application/problem+json"),
-        (status = 504, description = "The summarizer deadline passed", body = super::problem::Problem, content_type = "application/problem+json"),
+        (status = 200, description = "A CompactionResult (a remoteEndpoint answer for a `{systemPrompt, prompt}` body; a prepare answer with dryRun)", body = CompactAnswer),
+        (status = 400, description = "Not JSON / JSONL, or a bad query parameter", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Nothing to compact", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES (`body-too-large`) or more entries than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Neither JSON nor JSONL", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Not a valid session, or an unknown model", body = Problem, content_type = "application/problem+json"),
+        (status = 502, description = "Every model failed and no fallback is allowed", body = Problem, content_type = "application/problem+json"),
+        (status = 504, description = "The summarizer deadline passed", body = Problem, content_type = "application/problem+json"),
     )
 )]
-pub async fn compact(
+pub async fn post_compact(
     State(state): State<AppState>,
-    body: SessionBody,
+    body: SessionBody<CompactOptions>,
 ) -> Result<Response, ApiError> {
     if body.format == BodyFormat::Json && is_remote_body(&body.bytes) {
         let req = remote_request(&body.bytes)?;
@@ -218,23 +225,20 @@ pub async fn compact(
         let input = body.parse()?;
         let defaults = st.config.settings();
         if input.options.dry_run == Some(true) {
-            let answer = pipeline::prepare(&input, &st.prompts, defaults, None)?;
+            let answer = prepare_response(&input, &st.prompts, defaults, None)?;
             let json =
                 serde_json::to_vec(&answer).map_err(|e| ApiError::Internal(e.to_string()))?;
             return Ok(Planned::DryRun(json));
         }
-        Ok(match compact::plan(&input, &st.prompts, defaults)? {
-            Ok(plan) => Planned::Plan(Box::new(plan)),
-            Err(nothing) => Planned::Nothing(nothing),
-        })
+        let plan = plan_compaction(&input, &st.prompts, defaults)?;
+        Ok(Planned::Plan(Box::new(plan)))
     })
     .await?;
     match planned {
         Planned::DryRun(json) => Ok(([(CONTENT_TYPE, "application/json")], json).into_response()),
-        Planned::Nothing(n) => Err(ApiError::NothingToCompact(n)),
         Planned::Plan(plan) => {
             let (messages, reason) = (plan.history_messages, plan.reason);
-            let result = compact::run(
+            let result = run_compaction(
                 *plan,
                 &state.prompts,
                 &*state.summarizer,

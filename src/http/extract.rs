@@ -3,26 +3,27 @@
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Query, Request};
 use axum::http::header::CONTENT_TYPE;
-use serde::Deserialize;
 
-use crate::pipeline::{BodyFormat, SessionInput, SessionOptions};
+use crate::pipeline::options::{Options, QueryOptions};
+use crate::pipeline::{BodyFormat, SessionInput};
 use crate::session::InputError;
 
 use super::problem::ApiError;
 use super::AppState;
 
-/// A session body, not yet parsed (parsing happens off the async runtime).
-pub struct SessionBody {
+/// A session body, not yet parsed (parsing happens off the async runtime), with the
+/// endpoint's options `O` from the query string.
+pub struct SessionBody<O> {
     pub bytes: Bytes,
     pub format: BodyFormat,
     /// Options from the query string (used with JSONL bodies).
-    pub query: SessionOptions,
+    pub query: O,
     max_entries: usize,
 }
 
-impl SessionBody {
+impl<O: Options + Clone> SessionBody<O> {
     /// The session and its options (`COMPACTD_MAX_ENTRIES` applied).
-    pub fn parse(&self) -> Result<SessionInput<'_>, InputError> {
+    pub fn parse(&self) -> Result<SessionInput<'_, O>, InputError> {
         SessionInput::parse_limited(
             &self.bytes,
             self.format,
@@ -30,31 +31,6 @@ impl SessionBody {
             self.max_entries,
         )
     }
-}
-
-/// Options a JSONL body takes in the query string.
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct QueryOptions {
-    leaf_id: Option<String>,
-    keep_recent_tokens: Option<u64>,
-    reserve_tokens: Option<u64>,
-    context_window: Option<u64>,
-    messages: Option<bool>,
-    include_messages: Option<bool>,
-    custom_instructions: Option<String>,
-    prompt_override: Option<String>,
-    short_summary: Option<bool>,
-    model: Option<String>,
-    reason: Option<crate::pipeline::input::CompactReason>,
-    dry_run: Option<bool>,
-    old_leaf_id: Option<String>,
-    target_id: Option<String>,
-    replace_instructions: Option<bool>,
-    protect_tokens: Option<u64>,
-    minimum_savings: Option<u64>,
-    /// Comma-separated tool names (empty: none protected).
-    protected_tools: Option<String>,
 }
 
 pub fn body_format(content_type: Option<&str>) -> Result<BodyFormat, ApiError> {
@@ -80,7 +56,7 @@ pub fn body_format(content_type: Option<&str>) -> Result<BodyFormat, ApiError> {
     }
 }
 
-impl FromRequest<AppState> for SessionBody {
+impl<O: Options + Send> FromRequest<AppState> for SessionBody<O> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
@@ -89,34 +65,8 @@ impl FromRequest<AppState> for SessionBody {
                 .get(CONTENT_TYPE)
                 .and_then(|v| v.to_str().ok()),
         )?;
-        let query = match Query::<QueryOptions>::try_from_uri(req.uri()) {
-            Ok(Query(q)) => SessionOptions {
-                leaf_id: q.leaf_id,
-                keep_recent_tokens: q.keep_recent_tokens,
-                reserve_tokens: q.reserve_tokens,
-                context_window: q.context_window,
-                include_messages: q.messages.or(q.include_messages),
-                custom_instructions: q.custom_instructions,
-                prompt_override: q.prompt_override,
-                additional_context: Vec::new(),
-                short_summary: q.short_summary,
-                preserve_data: None,
-                model: q.model,
-                reason: q.reason,
-                dry_run: q.dry_run,
-                old_leaf_id: q.old_leaf_id,
-                target_id: q.target_id,
-                replace_instructions: q.replace_instructions,
-                protect_tokens: q.protect_tokens,
-                minimum_savings: q.minimum_savings,
-                protected_tools: q.protected_tools.map(|t| {
-                    t.split(',')
-                        .map(str::trim)
-                        .filter(|n| !n.is_empty())
-                        .map(String::from)
-                        .collect()
-                }),
-            },
+        let query = match Query::<QueryOptions<O>>::try_from_uri(req.uri()) {
+            Ok(Query(QueryOptions(options))) => options,
             Err(e) => {
                 return Err(ApiError::InvalidParameter {
                     message: e.body_text(),
@@ -139,5 +89,50 @@ impl FromRequest<AppState> for SessionBody {
             query,
             max_entries: state.config.max_entries,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::options::CompactReason;
+    use crate::pipeline::{CompactOptions, PrepareOptions, PruneOptions};
+
+    fn query<O: Options>(q: &str) -> Result<O, String> {
+        let uri: axum::http::Uri = format!("/v1/x?{q}").parse().unwrap();
+        Query::<QueryOptions<O>>::try_from_uri(&uri)
+            .map(|Query(QueryOptions(o))| o)
+            .map_err(|e| e.body_text())
+    }
+
+    #[test]
+    fn query_strings_parse_numbers_aliases_and_lists() {
+        let o: CompactOptions =
+            query("keepRecentTokens=5&messages=false&includeMessages=true&model=m&reason=manual")
+                .unwrap();
+        assert_eq!(o.prepare.keep_recent_tokens, Some(5));
+        assert_eq!(o.prepare.include_messages, Some(false), "`messages` wins");
+        assert_eq!(o.model.as_deref(), Some("m"));
+        assert_eq!(o.reason, Some(CompactReason::Manual));
+        let o: PrepareOptions = query("includeMessages=false&messages=true").unwrap();
+        assert_eq!(o.include_messages, Some(true), "`messages` wins");
+        let o: PruneOptions = query("protectedTools=bash,%20skill,").unwrap();
+        assert_eq!(o.protected_tools, Some(vec!["bash".into(), "skill".into()]));
+        let o: PruneOptions = query("protectedTools=").unwrap();
+        assert_eq!(o.protected_tools, Some(vec![]));
+    }
+
+    #[test]
+    fn query_strings_refuse_unknown_repeated_and_json_only_keys() {
+        let e = query::<PruneOptions>("keepRecentTokens=5").unwrap_err();
+        assert!(
+            e.contains("unknown field `keepRecentTokens`, expected one of `leafId`"),
+            "{e}"
+        );
+        let e = query::<PrepareOptions>("additionalContext=x").unwrap_err();
+        assert!(e.contains("unknown field `additionalContext`"), "{e}");
+        let e = query::<PrepareOptions>("leafId=a&leafId=b").unwrap_err();
+        assert!(e.ends_with("duplicate field `leafId`"), "{e}");
+        assert!(query::<PrepareOptions>("keepRecentTokens=lots").is_err());
     }
 }

@@ -1,4 +1,4 @@
-//! What stands in front of the handlers: bearer-token authentication, load shedding
+//! What stands in front of the handlers (besides authentication, in `auth`): load shedding
 //! (a bounded number of requests in progress, 503 beyond), and a per-request deadline.
 
 use std::sync::Arc;
@@ -13,32 +13,8 @@ use super::problem::ApiError;
 use super::AppState;
 
 /// Routes that stay open without a token (probes must work without credentials).
-fn is_open(path: &str) -> bool {
+pub(super) fn is_open(path: &str) -> bool {
     matches!(path, "/healthz" | "/readyz")
-}
-
-pub async fn authenticate(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    if state.config.api_keys.is_empty() || is_open(req.uri().path()) {
-        return next.run(req).await;
-    }
-    let token = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            v.strip_prefix("Bearer ")
-                .or_else(|| v.strip_prefix("bearer "))
-        })
-        .map(str::trim);
-    match token {
-        Some(t) if state.config.api_keys.accepts(t) => next.run(req).await,
-        _ => {
-            let mut res = ApiError::Unauthorized.into_response();
-            res.headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-            res
-        }
-    }
 }
 
 /// Sheds load instead of queueing without bound: at most `max_concurrency` API

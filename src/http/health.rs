@@ -20,22 +20,8 @@ pub async fn readyz() -> Json<Value> {
 pub async fn config(
     axum::extract::State(state): axum::extract::State<super::AppState>,
 ) -> Json<Value> {
-    let c = &state.config;
-    Json(json!({
-        "listen": c.listen.to_string(),
-        "maxBodyBytes": c.max_body_bytes,
-        "maxEntries": c.max_entries,
-        "maxConcurrency": c.max_concurrency,
-        "requestTimeoutSecs": c.request_timeout.as_secs(),
-        "shutdownGraceSecs": c.shutdown_grace.as_secs(),
-        "keepRecentTokens": c.keep_recent_tokens,
-        "reserveTokens": c.reserve_tokens,
-        "branchReserveTokens": c.branch_reserve_tokens,
-        "contextWindow": c.context_window,
-        "promptsDir": c.prompts_dir.as_ref().map(|p| p.display().to_string()),
-        "logFormat": c.log_format,
-        "summarizer": state.summarizer.describe(),
-    }))
+    let described = state.config.describe(state.summarizer.describe());
+    Json(serde_json::to_value(described).expect("a description is plain data"))
 }
 
 /// Prometheus text exposition of the service's metrics.

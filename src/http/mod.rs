@@ -1,7 +1,16 @@
 //! The HTTP API: one router, one state, one error type.
+//!
+//! One module per endpoint family (`prepare`, `compact` with `/v1/summarize`, `branch`,
+//! `prune`, `health`), each handler named for its route (`post_prepare`, …) and calling
+//! the pipeline of the same name. Imports point one way: handlers use `extract` (the
+//! session body and the endpoint's options from `pipeline::options`), `problem`,
+//! `examples` and `schemas`; `openapi` only collects the handlers' annotations and adds
+//! what the guard (`guard.rs`) shares, so no handler imports it.
 
+mod auth;
 mod branch;
 mod compact;
+mod examples;
 mod extract;
 mod guard;
 mod health;
@@ -9,6 +18,7 @@ pub mod openapi;
 mod prepare;
 pub mod problem;
 mod prune;
+mod schemas;
 
 use std::sync::Arc;
 
@@ -18,9 +28,9 @@ use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetReques
 use tower_http::trace::TraceLayer;
 
 use crate::config::Config;
-use crate::pipeline::compact::Summarize;
-use crate::summarize::Prompts;
+use crate::summarize::{Prompts, Summarize};
 
+pub use auth::ApiKeys;
 pub use problem::ApiError;
 
 /// What every handler shares.
@@ -29,6 +39,8 @@ pub struct AppState {
     pub config: Arc<Config>,
     pub prompts: Arc<Prompts>,
     pub summarizer: Arc<dyn Summarize>,
+    /// Digests of `config.api_keys`.
+    pub api_keys: Arc<ApiKeys>,
     /// Permits for requests in progress (`COMPACTD_MAX_CONCURRENCY`).
     pub limiter: Arc<tokio::sync::Semaphore>,
 }
@@ -39,6 +51,7 @@ impl AppState {
         crate::telemetry::metrics();
         AppState {
             limiter: guard::limiter(config.max_concurrency),
+            api_keys: Arc::new(ApiKeys::new(&config.api_keys)),
             config: Arc::new(config),
             prompts: Arc::new(prompts),
             summarizer,
@@ -49,11 +62,11 @@ impl AppState {
 pub fn router(state: AppState) -> Router {
     let body_limit = state.config.max_body_bytes;
     Router::new()
-        .route("/v1/prepare", post(prepare::prepare))
-        .route("/v1/compact", post(compact::compact))
-        .route("/v1/branch-summary", post(branch::branch_summary))
-        .route("/v1/prune", post(prune::prune))
-        .route("/v1/summarize", post(compact::summarize))
+        .route("/v1/prepare", post(prepare::post_prepare))
+        .route("/v1/compact", post(compact::post_compact))
+        .route("/v1/branch-summary", post(branch::post_branch_summary))
+        .route("/v1/prune", post(prune::post_prune))
+        .route("/v1/summarize", post(compact::post_summarize))
         .route("/v1/config", get(health::config))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
@@ -68,7 +81,7 @@ pub fn router(state: AppState) -> Router {
         ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
-            guard::authenticate,
+            auth::authenticate,
         ))
         .layer(axum::middleware::from_fn(guard::observe))
         // A bug must still answer with a problem document, not a dropped connection.
@@ -93,61 +106,4 @@ pub async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| ApiError::Internal(format!("worker failed: {e}")))?
-}
-
-/// Serves until SIGINT/SIGTERM, then stops accepting connections and lets in-flight
-/// requests finish — for at most `shutdown_grace`, or until a second signal.
-pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
-    let grace = state.config.shutdown_grace;
-    let limiter = state.limiter.clone();
-    let limit = state.config.max_concurrency;
-    let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = axum::serve(listener, router(state)).with_graceful_shutdown(async move {
-        shutdown_signal().await;
-        tracing::info!(
-            in_flight = limit.saturating_sub(limiter.available_permits()),
-            grace_secs = grace.as_secs_f64(),
-            "shutdown signal received; finishing in-flight requests"
-        );
-        let _ = stopping_tx.send(());
-    });
-    let deadline = async move {
-        if stopping_rx.await.is_err() {
-            // The server ended without a signal.
-            return std::future::pending().await;
-        }
-        tokio::select! {
-            _ = tokio::time::sleep(grace) => {
-                tracing::warn!("shutdown grace period over; abandoning in-flight requests");
-            }
-            _ = shutdown_signal() => {
-                tracing::warn!("second shutdown signal; abandoning in-flight requests");
-            }
-        }
-    };
-    tokio::select! {
-        result = std::future::IntoFuture::into_future(server) => result,
-        () = deadline => Ok(()),
-    }
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
-    }
 }

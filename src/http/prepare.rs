@@ -4,10 +4,12 @@ use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 
-use crate::pipeline;
+use crate::pipeline::{prepare_response, PrepareOptions, PrepareResponse};
 
+use super::examples;
 use super::extract::SessionBody;
-use super::problem::ApiError;
+use super::problem::{ApiError, Problem};
+use super::schemas::PrepareRequest;
 use super::{blocking, AppState};
 
 /// The cut point, the messages to summarize and the summarizer requests, without
@@ -15,39 +17,32 @@ use super::{blocking, AppState};
 #[utoipa::path(
     post,
     path = "/v1/prepare",
+    operation_id = "prepare",
     tag = "compaction",
     request_body(
         description = "A session: JSON with `entries`, or a pi session file (JSONL) with options in the query string.",
         content(
-            (crate::pipeline::input::SessionRequest = "application/json", example = super::openapi::session_example),
-            (String = "application/x-ndjson", example = super::openapi::session_jsonl_example),
+            (PrepareRequest = "application/json", example = examples::session_example),
+            (String = "application/x-ndjson", example = examples::session_jsonl_example),
             (String = "application/jsonl")
         )
     ),
-    params(
-        ("leafId" = Option<String>, Query, description = "JSONL bodies: entry to work up to"),
-        ("keepRecentTokens" = Option<u64>, Query, description = "JSONL bodies: tokens kept verbatim"),
-        ("reserveTokens" = Option<u64>, Query, description = "JSONL bodies: tokens reserved for the summary"),
-        ("contextWindow" = Option<u64>, Query, description = "JSONL bodies: adds `shouldCompact`"),
-        ("messages" = Option<bool>, Query, description = "JSONL bodies: `false` leaves out the message arrays"),
-        ("customInstructions" = Option<String>, Query, description = "JSONL bodies: extra focus for the summary"),
-        ("promptOverride" = Option<String>, Query, description = "JSONL bodies: replaces the base instructions"),
-    ),
+    params(PrepareOptions),
     responses(
-        (status = 200, description = "Prepared (or why not)", body = crate::pipeline::PrepareResponse),
-        (status = 400, description = "Not JSON / JSONL, or a bad query parameter", body = super::problem::Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES (`body-too-large`) or more entries than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = super::problem::Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Neither JSON nor JSONL", body = super::problem::Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Not a valid session", body = super::problem::Problem, content_type = "application/problem+json"),
+        (status = 200, description = "Prepared (or why not)", body = PrepareResponse),
+        (status = 400, description = "Not JSON / JSONL, or a bad query parameter", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES (`body-too-large`) or more entries than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Neither JSON nor JSONL", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Not a valid session", body = Problem, content_type = "application/problem+json"),
     )
 )]
-pub async fn prepare(
+pub async fn post_prepare(
     State(state): State<AppState>,
-    body: SessionBody,
+    body: SessionBody<PrepareOptions>,
 ) -> Result<Response, ApiError> {
     let json = blocking(move || {
         let input = body.parse()?;
-        let answer = pipeline::prepare(&input, &state.prompts, state.config.settings(), None)?;
+        let answer = prepare_response(&input, &state.prompts, state.config.settings(), None)?;
         serde_json::to_vec(&answer).map_err(|e| ApiError::Internal(e.to_string()))
     })
     .await?;

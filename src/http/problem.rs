@@ -64,135 +64,184 @@ pub struct ProblemItem {
     pub message: String,
 }
 
-impl ApiError {
-    pub fn status(&self) -> StatusCode {
-        match self {
-            ApiError::Input(InputError::Malformed { .. }) => StatusCode::BAD_REQUEST,
-            ApiError::Input(InputError::Invalid(_)) => StatusCode::UNPROCESSABLE_ENTITY,
-            ApiError::Input(InputError::TooManyEntries { .. }) => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            ApiError::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::InvalidParameter { .. } => StatusCode::BAD_REQUEST,
-            ApiError::NothingToCompact(_) => StatusCode::CONFLICT,
-            ApiError::Summarize(SummarizeError::Upstream(_)) => StatusCode::BAD_GATEWAY,
-            ApiError::Summarize(SummarizeError::Timeout) => StatusCode::GATEWAY_TIMEOUT,
-            ApiError::Summarize(SummarizeError::UnknownModel(_)) => {
-                StatusCode::UNPROCESSABLE_ENTITY
-            }
-            ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
-            ApiError::Overloaded => StatusCode::SERVICE_UNAVAILABLE,
-            ApiError::RequestTimeout => StatusCode::GATEWAY_TIMEOUT,
-            ApiError::NotFound => StatusCode::NOT_FOUND,
-            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+impl From<crate::pipeline::compact::PlanError> for ApiError {
+    fn from(e: crate::pipeline::compact::PlanError) -> Self {
+        use crate::pipeline::compact::PlanError;
+        match e {
+            PlanError::Input(e) => ApiError::Input(e),
+            PlanError::NothingToCompact(n) => ApiError::NothingToCompact(n),
         }
     }
+}
 
-    pub fn problem(&self) -> Problem {
-        let (slug, title) = match self {
-            ApiError::Input(InputError::Malformed { .. }) => ("malformed-json", "Malformed JSON"),
-            ApiError::Input(InputError::Invalid(_)) => ("invalid-session", "Invalid session"),
-            ApiError::Input(InputError::TooManyEntries { .. }) => {
-                ("too-many-entries", "Too many entries")
-            }
-            ApiError::UnsupportedMediaType(_) => {
-                ("unsupported-media-type", "Unsupported media type")
-            }
-            ApiError::BodyTooLarge { .. } => ("body-too-large", "Body too large"),
-            ApiError::InvalidParameter { .. } => ("invalid-parameter", "Invalid query parameter"),
-            ApiError::NothingToCompact(_) => ("nothing-to-compact", "Nothing to compact"),
-            ApiError::Summarize(SummarizeError::Upstream(_)) => {
-                ("upstream-failed", "Upstream failed")
-            }
-            ApiError::Summarize(SummarizeError::Timeout) => {
-                ("upstream-timeout", "Upstream timeout")
-            }
-            ApiError::Summarize(SummarizeError::UnknownModel(_)) => {
-                ("unknown-model", "Unknown model")
-            }
-            ApiError::Unauthorized => ("unauthorized", "Unauthorized"),
-            ApiError::Overloaded => ("overloaded", "Overloaded"),
-            ApiError::RequestTimeout => ("request-timeout", "Request timeout"),
-            ApiError::NotFound => ("not-found", "Not found"),
-            ApiError::MethodNotAllowed => ("method-not-allowed", "Method not allowed"),
-            ApiError::Internal(_) => ("internal", "Internal error"),
-        };
-        let mut p = Problem {
-            problem_type: format!("urn:compactd:problem:{slug}"),
-            title,
-            status: self.status().as_u16(),
-            detail: String::new(),
-            line: None,
-            column: None,
-            errors: Vec::new(),
-        };
+/// One row of the problem table: what an [`ApiError`] answers.
+struct Row {
+    status: StatusCode,
+    /// `urn:compactd:problem:<slug>`.
+    slug: &'static str,
+    title: &'static str,
+    detail: String,
+}
+
+fn row(
+    status: StatusCode,
+    slug: &'static str,
+    title: &'static str,
+    detail: impl Into<String>,
+) -> Row {
+    Row {
+        status,
+        slug,
+        title,
+        detail: detail.into(),
+    }
+}
+
+impl ApiError {
+    /// The problem table: status, slug, title and detail of every error, in one place.
+    fn row(&self) -> Row {
+        use StatusCode as S;
         match self {
             ApiError::Input(InputError::Malformed {
                 message,
                 line,
                 column,
-            }) => {
-                p.detail = format!("line {line}, column {column}: {message}");
-                p.line = Some(*line);
-                p.column = Some(*column);
-            }
-            ApiError::Input(e @ InputError::Invalid(vs)) => {
-                p.detail = e.to_string();
-                p.errors = vs
-                    .iter()
-                    .map(|v| ProblemItem {
-                        pointer: v.pointer.clone(),
-                        line: v.line,
-                        message: v.message.clone(),
-                    })
-                    .collect();
-            }
-            ApiError::Input(e @ InputError::TooManyEntries { at, .. }) => {
-                p.detail = format!("{e} (COMPACTD_MAX_ENTRIES)");
-                p.errors = vec![ProblemItem {
-                    pointer: at.pointer.clone(),
-                    line: at.line,
-                    message: at.message.clone(),
-                }];
-            }
-            ApiError::UnsupportedMediaType(got) => {
-                p.detail = format!(
+            }) => row(
+                S::BAD_REQUEST,
+                "malformed-json",
+                "Malformed JSON",
+                format!("line {line}, column {column}: {message}"),
+            ),
+            ApiError::Input(e @ InputError::Invalid(_)) => row(
+                S::UNPROCESSABLE_ENTITY,
+                "invalid-session",
+                "Invalid session",
+                e.to_string(),
+            ),
+            ApiError::Input(e @ InputError::TooManyEntries { .. }) => row(
+                S::PAYLOAD_TOO_LARGE,
+                "too-many-entries",
+                "Too many entries",
+                format!("{e} (COMPACTD_MAX_ENTRIES)"),
+            ),
+            ApiError::UnsupportedMediaType(got) => row(
+                S::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported-media-type",
+                "Unsupported media type",
+                format!(
                     "send `content-type: application/json` ({{\"entries\": [...]}}) or `application/x-ndjson` (a session file); got {got}"
-                );
-            }
-            ApiError::BodyTooLarge { limit } => {
-                p.detail = format!(
-                    "the body exceeds the limit of {limit} bytes (COMPACTD_MAX_BODY_BYTES)"
-                );
-            }
-            ApiError::InvalidParameter { message } => p.detail = message.clone(),
-            ApiError::NothingToCompact(n) => {
-                p.detail = format!(
+                ),
+            ),
+            ApiError::BodyTooLarge { limit } => row(
+                S::PAYLOAD_TOO_LARGE,
+                "body-too-large",
+                "Body too large",
+                format!("the body exceeds the limit of {limit} bytes (COMPACTD_MAX_BODY_BYTES)"),
+            ),
+            ApiError::InvalidParameter { message } => row(
+                S::BAD_REQUEST,
+                "invalid-parameter",
+                "Invalid query parameter",
+                message.clone(),
+            ),
+            ApiError::NothingToCompact(n) => row(
+                S::CONFLICT,
+                "nothing-to-compact",
+                "Nothing to compact",
+                format!(
                     "{} (tokensBefore {})",
                     n.reason.reason(),
                     crate::compaction::stringify::js_number_string(n.tokens_before)
-                );
-            }
-            ApiError::Summarize(e) => p.detail = e.to_string(),
-            ApiError::Unauthorized => {
-                p.detail =
-                    "send `Authorization: Bearer <key>` with one of the configured API keys".into()
-            }
-            ApiError::Overloaded => {
-                p.detail =
-                    "the server is at its concurrency limit; retry after the Retry-After delay"
-                        .into()
-            }
-            ApiError::RequestTimeout => {
-                p.detail = "the request did not finish within COMPACTD_REQUEST_TIMEOUT_SECS".into()
-            }
-            ApiError::NotFound => p.detail = "no such route".into(),
-            ApiError::MethodNotAllowed => p.detail = "this route does not take that method".into(),
-            ApiError::Internal(_) => {
-                p.detail = "an internal error occurred; it has been logged".into()
-            }
+                ),
+            ),
+            ApiError::Summarize(e @ SummarizeError::Upstream(_)) => row(
+                S::BAD_GATEWAY,
+                "upstream-failed",
+                "Upstream failed",
+                e.to_string(),
+            ),
+            ApiError::Summarize(e @ SummarizeError::Timeout) => row(
+                S::GATEWAY_TIMEOUT,
+                "upstream-timeout",
+                "Upstream timeout",
+                e.to_string(),
+            ),
+            ApiError::Summarize(e @ SummarizeError::UnknownModel(_)) => row(
+                S::UNPROCESSABLE_ENTITY,
+                "unknown-model",
+                "Unknown model",
+                e.to_string(),
+            ),
+            ApiError::Unauthorized => row(
+                S::UNAUTHORIZED,
+                "unauthorized",
+                "Unauthorized",
+                "send `Authorization: Bearer <key>` with one of the configured API keys",
+            ),
+            ApiError::Overloaded => row(
+                S::SERVICE_UNAVAILABLE,
+                "overloaded",
+                "Overloaded",
+                "the server is at its concurrency limit; retry after the Retry-After delay",
+            ),
+            ApiError::RequestTimeout => row(
+                S::GATEWAY_TIMEOUT,
+                "request-timeout",
+                "Request timeout",
+                "the request did not finish within COMPACTD_REQUEST_TIMEOUT_SECS",
+            ),
+            ApiError::NotFound => row(S::NOT_FOUND, "not-found", "Not found", "no such route"),
+            ApiError::MethodNotAllowed => row(
+                S::METHOD_NOT_ALLOWED,
+                "method-not-allowed",
+                "Method not allowed",
+                "this route does not take that method",
+            ),
+            ApiError::Internal(_) => row(
+                S::INTERNAL_SERVER_ERROR,
+                "internal",
+                "Internal error",
+                "an internal error occurred; it has been logged",
+            ),
         }
-        p
+    }
+
+    pub fn status(&self) -> StatusCode {
+        self.row().status
+    }
+
+    pub fn problem(&self) -> Problem {
+        let Row {
+            status,
+            slug,
+            title,
+            detail,
+        } = self.row();
+        let (line, column, errors) = match self {
+            ApiError::Input(InputError::Malformed { line, column, .. }) => {
+                (Some(*line), Some(*column), Vec::new())
+            }
+            ApiError::Input(InputError::Invalid(vs)) => (None, None, vs.iter().map(item).collect()),
+            ApiError::Input(InputError::TooManyEntries { at, .. }) => (None, None, vec![item(at)]),
+            _ => (None, None, Vec::new()),
+        };
+        Problem {
+            problem_type: format!("urn:compactd:problem:{slug}"),
+            title,
+            status: status.as_u16(),
+            detail,
+            line,
+            column,
+            errors,
+        }
+    }
+}
+
+fn item(v: &crate::session::Violation) -> ProblemItem {
+    ProblemItem {
+        pointer: v.pointer.clone(),
+        line: v.line,
+        message: v.message.clone(),
     }
 }
 

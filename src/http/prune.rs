@@ -3,11 +3,14 @@
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 
-use crate::pipeline::prune::{now_ms, plan};
+use crate::pipeline::prune::{now_ms, plan_prune, PruneResponse};
+use crate::pipeline::PruneOptions;
 
 use super::blocking;
+use super::examples;
 use super::extract::SessionBody;
-use super::problem::ApiError;
+use super::problem::{ApiError, Problem};
+use super::schemas::PruneRequest;
 
 /// Tool-output pruning: old tool results beyond the newest `protectTokens` become
 /// `[Output truncated - N tokens]` when that saves at least `minimumSavings`. Answers
@@ -15,33 +18,29 @@ use super::problem::ApiError;
 #[utoipa::path(
     post,
     path = "/v1/prune",
+    operation_id = "prune",
     tag = "compaction",
     request_body(
         description = "A session: JSON with `entries` (and `protectTokens`, `minimumSavings`, `protectedTools`), or a pi session file (JSONL) with options in the query string.",
         content(
-            (crate::pipeline::input::SessionRequest = "application/json", example = super::openapi::session_example),
-            (String = "application/x-ndjson", example = super::openapi::session_jsonl_example),
+            (PruneRequest = "application/json", example = examples::session_example),
+            (String = "application/x-ndjson", example = examples::session_jsonl_example),
             (String = "application/jsonl")
         )
     ),
-    params(
-        ("leafId" = Option<String>, Query, description = "JSONL bodies: entry whose path is pruned"),
-        ("protectTokens" = Option<u64>, Query, description = "JSONL bodies: newest tool-output tokens never pruned [40000]"),
-        ("minimumSavings" = Option<u64>, Query, description = "JSONL bodies: prune only when this many tokens are saved [20000]"),
-        ("protectedTools" = Option<String>, Query, description = "JSONL bodies: comma-separated tool names never pruned [skill,read]; empty for none"),
-    ),
+    params(PruneOptions),
     responses(
-        (status = 200, description = "The changed entries (none when nothing is pruned)", body = crate::pipeline::prune::PruneResponse),
-        (status = 400, description = "Not JSON / JSONL, or a bad query parameter", body = super::problem::Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES (`body-too-large`) or more entries than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = super::problem::Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Neither JSON nor JSONL", body = super::problem::Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Not a valid session", body = super::problem::Problem, content_type = "application/problem+json"),
+        (status = 200, description = "The changed entries (none when nothing is pruned)", body = PruneResponse),
+        (status = 400, description = "Not JSON / JSONL, or a bad query parameter", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES (`body-too-large`) or more entries than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Neither JSON nor JSONL", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Not a valid session", body = Problem, content_type = "application/problem+json"),
     )
 )]
-pub async fn prune(body: SessionBody) -> Result<Response, ApiError> {
+pub async fn post_prune(body: SessionBody<PruneOptions>) -> Result<Response, ApiError> {
     let json = blocking(move || {
         let input = body.parse()?;
-        let answer = plan(&input)?
+        let answer = plan_prune(&input)?
             .response(now_ms())
             .map_err(|e| ApiError::Internal(format!("cannot rewrite an entry: {e}")))?;
         serde_json::to_vec(&answer).map_err(|e| ApiError::Internal(e.to_string()))

@@ -3,14 +3,15 @@
 
 use serde::Serialize;
 
-use crate::compaction::branch::{collect, prepare_branch};
+use crate::compaction::branch::{self, prepare_branch};
 use crate::compaction::file_ops::{format_file_lists, FileLists};
 use crate::compaction::serialize_conversation;
 use crate::session::{truncate_for_message, InputError, Violation};
-use crate::summarize::{SummarizeError, SummarizerKind, SummaryRequest, Usage};
+use crate::summarize::{Summarize, SummarizeError, SummarizerKind, SummaryRequest, Usage};
 
-use super::compact::{iso_timestamp, Summarize};
+use super::compact::iso_timestamp;
 use super::input::SessionInput;
+use super::options::BranchSummaryOptions;
 use crate::summarize::Prompts;
 
 /// What the summarizer stage needs, owned.
@@ -42,7 +43,7 @@ impl BranchBudget {
     /// The request's window and reserve, else the summarizer model's window, else the
     /// configured defaults.
     pub fn resolve(
-        o: &super::SessionOptions,
+        o: &BranchSummaryOptions,
         summarizer: &dyn Summarize,
         config: &crate::config::Config,
     ) -> Self {
@@ -59,7 +60,7 @@ impl BranchBudget {
 fn required<'o>(
     value: &'o Option<String>,
     name: &str,
-    input: &SessionInput,
+    input: &SessionInput<BranchSummaryOptions>,
 ) -> Result<&'o str, InputError> {
     value.as_deref().ok_or_else(|| {
         InputError::invalid(Violation {
@@ -70,7 +71,7 @@ fn required<'o>(
     })
 }
 
-fn pointer_for(name: &str, input: &SessionInput) -> String {
+fn pointer_for<O>(name: &str, input: &SessionInput<O>) -> String {
     // JSON bodies name a pointer; JSONL bodies carry it in the query string.
     if input.leaf_pointer.starts_with('/') {
         format!("/{name}")
@@ -79,8 +80,9 @@ fn pointer_for(name: &str, input: &SessionInput) -> String {
     }
 }
 
-pub fn plan(
-    input: &SessionInput,
+/// Collects the branch left and selects what fits the budget.
+pub fn plan_branch_summary(
+    input: &SessionInput<BranchSummaryOptions>,
     prompts: &Prompts,
     budget: BranchBudget,
 ) -> Result<BranchPlan, InputError> {
@@ -99,7 +101,7 @@ pub fn plan(
     };
     let old = find(old_leaf_id, "oldLeafId")?;
     let target = find(target_id, "targetId")?;
-    let collected = collect(session, old, target)?;
+    let collected = branch::collect_branch(session, old, target)?;
     // Both are u64 from the client: subtract without wrapping, then clamp into i64.
     let token_budget = (i128::from(budget.context_window) - i128::from(budget.reserve_tokens))
         .clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
@@ -189,7 +191,8 @@ pub struct BranchSummaryResult {
 /// The text when the branch holds no message (pi's wording).
 pub const NO_CONTENT: &str = "No content to summarize";
 
-pub async fn run(
+/// Calls the summarizer (when there is something to summarize) and builds the entry.
+pub async fn run_branch_summary(
     plan: BranchPlan,
     prompts: &Prompts,
     summarizer: &dyn Summarize,

@@ -2,40 +2,22 @@
 //! a split turn, chunked when the summarizer's window is small), and the
 //! CompactionResult with a ready-to-append `compaction` entry.
 
-use std::future::Future;
-use std::pin::Pin;
-
 use serde::Serialize;
 
 use crate::compaction::file_ops::{format_file_lists, FileLists};
 use crate::compaction::message::for_context;
-use crate::compaction::prepare::prepare as prepare_core;
 use crate::compaction::tokens::estimate;
-use crate::compaction::{serialize_conversation, NotCompactable, Settings};
+use crate::compaction::{self, serialize_conversation, NotCompactable, Settings};
 use crate::session::text::utf16_len;
 use crate::session::{Entry, InputError};
 use crate::summarize::{
-    PromptOptions, Prompts, RequestKind, SummarizeError, SummarizerKind, Summary, SummaryRequest,
-    Usage,
+    PromptOptions, Prompts, RequestKind, Summarize, SummarizeError, SummarizerKind, Summary,
+    SummaryRequest, Usage,
 };
 
-use super::input::{CompactReason, SessionInput};
+use super::input::SessionInput;
 use super::numbers::JsNumber;
-
-/// What `/v1/compact` needs from a summarizer.
-pub trait Summarize: Send + Sync {
-    fn summarize<'a>(
-        &'a self,
-        req: &'a SummaryRequest,
-        model: Option<&'a str>,
-    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>>;
-
-    /// Context window of the model that would answer, if any (extractive: none).
-    fn context_window(&self, model: Option<&str>) -> Option<u64>;
-
-    /// Non-secret description for `GET /v1/config`.
-    fn describe(&self) -> serde_json::Value;
-}
+use super::options::{CompactOptions, CompactReason};
 
 /// Everything the summarizer stage needs, owned (preparation runs on a blocking
 /// thread; the model calls run on the async runtime).
@@ -75,25 +57,36 @@ pub struct NothingToCompact {
     pub tokens_before: f64,
 }
 
+/// Why a compaction has no plan.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// Not a valid session, or an unknown `leafId` (422).
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// The session has nothing to compact (409).
+    #[error("nothing to compact")]
+    NothingToCompact(NothingToCompact),
+}
+
 /// Prepares a compaction and keeps what the summarizer stage needs.
-pub fn plan(
-    input: &SessionInput,
+pub fn plan_compaction(
+    input: &SessionInput<CompactOptions>,
     prompts: &Prompts,
     defaults: Settings,
-) -> Result<Result<CompactPlan, NothingToCompact>, InputError> {
+) -> Result<CompactPlan, PlanError> {
+    let o = &input.options;
     let session = &input.session;
-    let positions = session.path(input.leaf(), input.leaf_pointer)?;
+    let positions = input.path(o.prepare.leaf_id.as_deref())?;
     let path: Vec<&Entry> = positions.iter().map(|&i| &session.entries[i]).collect();
-    let settings = input.options.settings(defaults);
-    let prep = match prepare_core(&path, settings) {
-        Ok(p) => p,
-        Err((reason, tokens_before)) => {
-            return Ok(Err(NothingToCompact {
+    let settings = o.prepare.settings(defaults);
+    let prep = compaction::prepare::prepare_compaction(&path, settings).map_err(
+        |(reason, tokens_before)| {
+            PlanError::NothingToCompact(NothingToCompact {
                 reason,
                 tokens_before,
-            }))
-        }
-    };
+            })
+        },
+    )?;
     let w = &prompts.wrappers;
     let history_parts = prep
         .history_messages()
@@ -107,8 +100,7 @@ pub fn plan(
         .filter_map(|e| for_context(e))
         .map(estimate)
         .sum();
-    let o = &input.options;
-    Ok(Ok(CompactPlan {
+    Ok(CompactPlan {
         settings,
         first_kept_entry_id: prep.first_kept().id().unwrap_or_default().to_string(),
         tokens_before: prep.tokens_before,
@@ -120,15 +112,15 @@ pub fn plan(
         details: prep.file_ops.lists(),
         kept_tokens,
         leaf_id: path.last().and_then(|e| e.id()).map(str::to_string),
-        custom_instructions: o.custom_instructions.clone(),
-        prompt_override: o.prompt_override.clone(),
-        additional_context: o.additional_context.clone(),
+        custom_instructions: o.prepare.custom_instructions.clone(),
+        prompt_override: o.prepare.prompt_override.clone(),
+        additional_context: o.prepare.additional_context.clone(),
         short_summary: o.short_summary.unwrap_or(false),
         preserve_data: o.preserve_data.clone(),
         model: o.model.clone(),
         reason: o.reason,
         taken_ids: session.owned_ids(),
-    }))
+    })
 }
 
 /// The answer of `/v1/compact`.
@@ -187,7 +179,7 @@ fn tokens_of(text: &str) -> u64 {
 }
 
 /// Runs the summarizer calls of a plan and builds the result.
-pub async fn run(
+pub async fn run_compaction(
     plan: CompactPlan,
     prompts: &Prompts,
     summarizer: &dyn Summarize,

@@ -1,13 +1,18 @@
 //! Session input as clients send it: a JSON body with `entries` and options, a JSON
 //! array of entries, or a raw JSONL session file with options in the query string.
 
+use std::marker::PhantomData;
+
+use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::compaction::Settings;
 use crate::session::error::{pointer_of, strip_position};
 use crate::session::tree::Leaf;
 use crate::session::{InputError, Origin, Session, Violation};
+
+use super::object_only::Object;
+use super::options::{read_key, Options, SettingsRequest};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BodyFormat {
@@ -17,88 +22,31 @@ pub enum BodyFormat {
     Jsonl,
 }
 
-/// Options every session endpoint takes.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionOptions {
-    pub leaf_id: Option<String>,
-    pub keep_recent_tokens: Option<u64>,
-    pub reserve_tokens: Option<u64>,
-    pub context_window: Option<u64>,
-    /// `false` omits the message arrays of a prepare answer.
-    pub include_messages: Option<bool>,
-    pub custom_instructions: Option<String>,
-    pub prompt_override: Option<String>,
-    #[serde(default)]
-    pub additional_context: Vec<String>,
-    /// `/v1/compact`: also write a one-paragraph summary for a UI.
-    pub short_summary: Option<bool>,
-    /// `/v1/compact`: echoed into the answer and the compaction entry.
-    pub preserve_data: Option<serde_json::Value>,
-    /// `/v1/compact`: the configured model to use.
-    pub model: Option<String>,
-    /// `/v1/compact`: why the client compacts (logs and metrics only).
-    pub reason: Option<CompactReason>,
-    /// `/v1/compact`: answer like `/v1/prepare`, call no model.
-    pub dry_run: Option<bool>,
-    /// `/v1/branch-summary`: the leaf being left.
-    pub old_leaf_id: Option<String>,
-    /// `/v1/branch-summary`: where the session goes back to.
-    pub target_id: Option<String>,
-    /// `/v1/branch-summary`: `customInstructions` replace the template instead of adding focus.
-    pub replace_instructions: Option<bool>,
-    /// `/v1/prune`: the newest tool-output tokens never pruned [40000].
-    pub protect_tokens: Option<u64>,
-    /// `/v1/prune`: prune only when this many tokens are saved [20000].
-    pub minimum_savings: Option<u64>,
-    /// `/v1/prune`: tools whose results are never pruned [`skill`, `read`].
-    pub protected_tools: Option<Vec<String>>,
-}
-
-/// Why a client compacts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum CompactReason {
-    Manual,
-    Threshold,
-    Overflow,
-}
-
-impl SessionOptions {
-    pub fn settings(&self, defaults: Settings) -> Settings {
-        Settings {
-            keep_recent_tokens: self
-                .keep_recent_tokens
-                .unwrap_or(defaults.keep_recent_tokens),
-            reserve_tokens: self.reserve_tokens.unwrap_or(defaults.reserve_tokens),
-        }
-    }
-}
-
 /// A parsed session and the options that came with it.
+/// `O` is the endpoint's options type (`pipeline::options`).
 #[derive(Debug)]
-pub struct SessionInput<'a> {
+pub struct SessionInput<'a, O> {
     pub session: Session<'a>,
-    pub options: SessionOptions,
+    pub options: O,
     /// Where `leafId` came from, for error pointers.
     pub leaf_pointer: &'static str,
 }
 
-impl<'a> SessionInput<'a> {
-    pub fn leaf(&self) -> Leaf<'_> {
-        match &self.options.leaf_id {
+impl<O> SessionInput<'_, O> {
+    /// Positions of the entries from the root to `leaf_id` (default: the last entry).
+    pub fn path(&self, leaf_id: Option<&str>) -> Result<Vec<usize>, InputError> {
+        let leaf = match leaf_id {
             Some(id) => Leaf::Id(id),
             None => Leaf::Last,
-        }
+        };
+        self.session.path(leaf, self.leaf_pointer)
     }
+}
 
+impl<'a, O: Options> SessionInput<'a, O> {
     /// Parses a body. `query` holds the options of a JSONL body (JSON bodies carry
     /// their own and ignore it).
-    pub fn parse(
-        body: &'a [u8],
-        format: BodyFormat,
-        query: SessionOptions,
-    ) -> Result<Self, InputError> {
+    pub fn parse(body: &'a [u8], format: BodyFormat, query: O) -> Result<Self, InputError> {
         Self::parse_limited(body, format, query, usize::MAX)
     }
 
@@ -107,7 +55,7 @@ impl<'a> SessionInput<'a> {
     pub fn parse_limited(
         body: &'a [u8],
         format: BodyFormat,
-        query: SessionOptions,
+        query: O,
         max_entries: usize,
     ) -> Result<Self, InputError> {
         // Editors on some systems prepend a byte-order mark; it is not part of the JSON.
@@ -163,44 +111,68 @@ fn too_many(limit: usize, origin: Origin) -> InputError {
     }
 }
 
-/// A JSON session body.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct JsonBody<'a> {
-    #[serde(borrow)]
+/// A JSON session body: `entries`, `settings` and the endpoint's options; other
+/// properties are ignored.
+struct JsonBody<'a, O> {
     entries: Option<Vec<&'a RawValue>>,
-    leaf_id: Option<String>,
-    #[serde(default, deserialize_with = "super::object_only::object_only")]
-    settings: Option<JsonSettings>,
-    keep_recent_tokens: Option<u64>,
-    reserve_tokens: Option<u64>,
-    context_window: Option<u64>,
-    include_messages: Option<bool>,
-    custom_instructions: Option<String>,
-    prompt_override: Option<String>,
-    #[serde(default)]
-    additional_context: Vec<String>,
-    short_summary: Option<bool>,
-    preserve_data: Option<serde_json::Value>,
-    model: Option<String>,
-    reason: Option<CompactReason>,
-    dry_run: Option<bool>,
-    old_leaf_id: Option<String>,
-    target_id: Option<String>,
-    replace_instructions: Option<bool>,
-    protect_tokens: Option<u64>,
-    minimum_savings: Option<u64>,
-    protected_tools: Option<Vec<String>>,
+    settings: Option<SettingsRequest>,
+    options: O,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct JsonSettings {
-    keep_recent_tokens: Option<u64>,
-    reserve_tokens: Option<u64>,
+impl<'de, O: Options> Deserialize<'de> for JsonBody<'de, O> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(BodyVisitor(PhantomData))
+    }
 }
 
-fn parse_json(text: &str, max_entries: usize) -> Result<SessionInput<'_>, InputError> {
+struct BodyVisitor<O>(PhantomData<O>);
+
+impl<'de, O: Options> Visitor<'de> for BodyVisitor<O> {
+    type Value = JsonBody<'de, O>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a session object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut body = JsonBody {
+            entries: None,
+            settings: None,
+            options: O::default(),
+        };
+        // Keys read so far, to refuse a repeated one as serde's derive does.
+        let mut seen = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let envelope = matches!(key.as_str(), "entries" | "settings");
+            if envelope && seen.contains(&key) {
+                return Err(serde::de::Error::custom(format_args!(
+                    "duplicate field `{key}`"
+                )));
+            }
+            match key.as_str() {
+                "entries" => body.entries = map.next_value()?,
+                "settings" => body.settings = map.next_value::<Object<SettingsRequest>>()?.0,
+                _ => {
+                    if !read_key(&mut body.options, &key, &mut map, false, &mut seen)? {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+            if envelope {
+                seen.push(key);
+            }
+        }
+        if let Some(settings) = &body.settings {
+            body.options.apply_settings(settings);
+        }
+        Ok(body)
+    }
+}
+
+fn parse_json<O: Options>(
+    text: &str,
+    max_entries: usize,
+) -> Result<SessionInput<'_, O>, InputError> {
     let trimmed = text.trim_start();
     if trimmed.starts_with('[') {
         // A bare array of entries.
@@ -208,7 +180,7 @@ fn parse_json(text: &str, max_entries: usize) -> Result<SessionInput<'_>, InputE
         check_entry_count(&entries, max_entries)?;
         return Ok(SessionInput {
             session: Session::from_json_entries(&entries)?,
-            options: SessionOptions::default(),
+            options: O::default(),
             leaf_pointer: "/leafId",
         });
     }
@@ -221,7 +193,7 @@ fn parse_json(text: &str, max_entries: usize) -> Result<SessionInput<'_>, InputE
         }));
     }
     let mut de = serde_json::Deserializer::from_str(text);
-    let body: JsonBody = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+    let body: JsonBody<O> = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         // Syntax errors are a 400 with a position; type errors a 422 with a pointer.
         if e.inner().is_syntax() || e.inner().is_eof() {
             return malformed(e.into_inner());
@@ -241,33 +213,9 @@ fn parse_json(text: &str, max_entries: usize) -> Result<SessionInput<'_>, InputE
         })
     })?;
     check_entry_count(&entries, max_entries)?;
-    let settings = body.settings.unwrap_or(JsonSettings {
-        keep_recent_tokens: None,
-        reserve_tokens: None,
-    });
     Ok(SessionInput {
         session: Session::from_json_entries(&entries)?,
-        options: SessionOptions {
-            leaf_id: body.leaf_id,
-            keep_recent_tokens: settings.keep_recent_tokens.or(body.keep_recent_tokens),
-            reserve_tokens: settings.reserve_tokens.or(body.reserve_tokens),
-            context_window: body.context_window,
-            include_messages: body.include_messages,
-            custom_instructions: body.custom_instructions,
-            prompt_override: body.prompt_override,
-            additional_context: body.additional_context,
-            short_summary: body.short_summary,
-            preserve_data: body.preserve_data,
-            model: body.model,
-            reason: body.reason,
-            dry_run: body.dry_run,
-            old_leaf_id: body.old_leaf_id,
-            target_id: body.target_id,
-            replace_instructions: body.replace_instructions,
-            protect_tokens: body.protect_tokens,
-            minimum_savings: body.minimum_savings,
-            protected_tools: body.protected_tools,
-        },
+        options: body.options,
         leaf_pointer: "/leafId",
     })
 }
@@ -301,21 +249,26 @@ fn utf8(body: &[u8]) -> Result<&str, InputError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pipeline::options::{CompactOptions, PrepareOptions};
 
     #[test]
     fn json_body_errors_have_pointers() {
         let err = SessionInput::parse(
             br#"{"entries":[{"type":"message","id":"a","message":{"role":"user","content":5}}]}"#,
             BodyFormat::Json,
-            Default::default(),
+            PrepareOptions::default(),
         )
         .unwrap_err();
         let InputError::Invalid(v) = err else {
             panic!()
         };
         assert_eq!(v[0].pointer, "/entries/0/message/content");
-        let err = SessionInput::parse(br#"{"entries":5}"#, BodyFormat::Json, Default::default())
-            .unwrap_err();
+        let err = SessionInput::parse(
+            br#"{"entries":5}"#,
+            BodyFormat::Json,
+            PrepareOptions::default(),
+        )
+        .unwrap_err();
         let InputError::Invalid(v) = err else {
             panic!()
         };
@@ -323,7 +276,7 @@ mod tests {
         let err = SessionInput::parse(
             b"{\n\"entries\": [,]}",
             BodyFormat::Json,
-            Default::default(),
+            PrepareOptions::default(),
         )
         .unwrap_err();
         assert!(
@@ -332,12 +285,64 @@ mod tests {
         );
     }
 
+    fn invalid(body: &str) -> Violation {
+        let err = SessionInput::parse(body.as_bytes(), BodyFormat::Json, CompactOptions::default())
+            .unwrap_err();
+        let InputError::Invalid(mut v) = err else {
+            panic!("{err:?}")
+        };
+        v.remove(0)
+    }
+
+    #[test]
+    fn json_options_errors_have_pointers() {
+        let v = invalid(r#"{"entries":[],"keepRecentTokens":"x"}"#);
+        assert_eq!(v.pointer, "/keepRecentTokens");
+        let v = invalid(r#"{"entries":[],"settings":{"reserveTokens":-1}}"#);
+        assert_eq!(v.pointer, "/settings/reserveTokens");
+        let v = invalid(r#"{"entries":[],"settings":[1,2]}"#);
+        assert_eq!(v.pointer, "/settings");
+        let v = invalid(r#"{"entries":[],"reason":"bored"}"#);
+        assert_eq!(v.pointer, "/reason");
+        let v = invalid(r#"{"entries":[],"additionalContext":null}"#);
+        assert_eq!(v.pointer, "/additionalContext");
+        let v = invalid(r#"{"entries":[],"leafId":"a","leafId":"b"}"#);
+        assert_eq!(
+            (v.pointer.as_str(), v.message.as_str()),
+            ("", "duplicate field `leafId`")
+        );
+        let v = invalid(r#"{"entries":[],"entries":[]}"#);
+        assert_eq!(v.message, "duplicate field `entries`");
+    }
+
+    #[test]
+    fn json_settings_win_and_other_properties_are_ignored() {
+        let body = br#"{"keepRecentTokens":1,"settings":{"keepRecentTokens":2},"reserveTokens":3,
+            "entries":[],"messages":false,"protectTokens":"any","preserveData":[1]}"#;
+        let input = SessionInput::parse(body, BodyFormat::Json, CompactOptions::default()).unwrap();
+        let o = &input.options;
+        assert_eq!(o.prepare.keep_recent_tokens, Some(2));
+        assert_eq!(o.prepare.reserve_tokens, Some(3));
+        assert_eq!(
+            o.prepare.include_messages, None,
+            "`messages` is the query's name"
+        );
+        assert_eq!(o.preserve_data, Some(serde_json::json!([1])));
+        // JSON bodies carry their own options: the query's are not used.
+        let query = CompactOptions {
+            model: Some("m".into()),
+            ..CompactOptions::default()
+        };
+        let input = SessionInput::parse(br#"{"entries":[]}"#, BodyFormat::Json, query).unwrap();
+        assert_eq!(input.options, CompactOptions::default());
+    }
+
     #[test]
     fn jsonl_errors_name_the_line() {
         let err = SessionInput::parse(
             b"{\"type\":\"session\",\"version\":3,\"id\":\"s\"}\n\n{oops",
             BodyFormat::Jsonl,
-            Default::default(),
+            PrepareOptions::default(),
         )
         .unwrap_err();
         assert!(
@@ -354,10 +359,11 @@ mod tests {
         let bom = SessionInput::parse(
             b"\xEF\xBB\xBF{\"type\":\"session\",\"version\":3,\"id\":\"s\"}\n",
             BodyFormat::Jsonl,
-            Default::default(),
+            PrepareOptions::default(),
         );
         assert!(bom.is_ok());
-        let err = SessionInput::parse(b"\xff", BodyFormat::Jsonl, Default::default()).unwrap_err();
+        let err =
+            SessionInput::parse(b"\xff", BodyFormat::Jsonl, PrepareOptions::default()).unwrap_err();
         assert!(
             matches!(
                 err,
@@ -375,11 +381,16 @@ mod tests {
     fn entry_limit_counts_entries_not_lines() {
         let jsonl = b"{\"type\":\"session\",\"version\":3,\"id\":\"s\"}\n\n{\"type\":\"x\",\"id\":\"a\"}\r\n\n";
         // Header + one entry: within a limit of 2 although there are 4 newlines.
-        assert!(
-            SessionInput::parse_limited(jsonl, BodyFormat::Jsonl, Default::default(), 2).is_ok()
-        );
-        let err = SessionInput::parse_limited(jsonl, BodyFormat::Jsonl, Default::default(), 1)
-            .unwrap_err();
+        assert!(SessionInput::parse_limited(
+            jsonl,
+            BodyFormat::Jsonl,
+            PrepareOptions::default(),
+            2
+        )
+        .is_ok());
+        let err =
+            SessionInput::parse_limited(jsonl, BodyFormat::Jsonl, PrepareOptions::default(), 1)
+                .unwrap_err();
         let InputError::TooManyEntries { limit: 1, at } = err else {
             panic!("{err:?}")
         };
@@ -387,88 +398,18 @@ mod tests {
 
         let json =
             br#"{"entries":[{"type":"x","id":"a"},{"type":"x","id":"b"},{"type":"x","id":"c"}]}"#;
-        assert!(SessionInput::parse_limited(json, BodyFormat::Json, Default::default(), 3).is_ok());
+        assert!(
+            SessionInput::parse_limited(json, BodyFormat::Json, PrepareOptions::default(), 3)
+                .is_ok()
+        );
         for body in [&json[..], &json[11..json.len() - 1]] {
-            let err = SessionInput::parse_limited(body, BodyFormat::Json, Default::default(), 2)
-                .unwrap_err();
+            let err =
+                SessionInput::parse_limited(body, BodyFormat::Json, PrepareOptions::default(), 2)
+                    .unwrap_err();
             let InputError::TooManyEntries { limit: 2, at } = err else {
                 panic!("{err:?}")
             };
             assert_eq!(at.pointer, "/entries/2");
         }
     }
-}
-
-/// One entry as pi writes it (documentation only): the fields every entry shares. The
-/// rest depends on `type` and passes through untouched, as do unknown types.
-#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionEntry {
-    /// `session` (the header, first only), `message`, `compaction`, `branch_summary`,
-    /// `custom_message`, `custom`, `model_change`, `thinking_level_change`, `label`,
-    /// `session_info`, or any other type.
-    #[serde(rename = "type")]
-    pub entry_type: String,
-    /// Unique within the session (absent or null in version 1 files: assigned by
-    /// migration).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    /// The entry before this one in its branch (null or absent: a root).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub parent_id: Option<String>,
-}
-
-/// The JSON form of session input (documentation of [`JsonBody`]).
-#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionRequest {
-    /// The session's entries as pi writes them, header line allowed.
-    #[schema(value_type = Vec<SessionEntry>)]
-    pub entries: Vec<serde_json::Value>,
-    /// Entry to work up to (default: the last entry).
-    pub leaf_id: Option<String>,
-    pub settings: Option<SettingsRequest>,
-    /// Context window of the agent's model; adds `shouldCompact`.
-    pub context_window: Option<u64>,
-    /// `false` leaves the message arrays out of a prepare answer.
-    pub include_messages: Option<bool>,
-    /// Appended to the summary instructions as "Additional focus".
-    pub custom_instructions: Option<String>,
-    /// Replaces the base instruction template of the history summary.
-    pub prompt_override: Option<String>,
-    /// Rendered as an `<additional-context>` list in the summary prompt.
-    pub additional_context: Option<Vec<String>>,
-    /// `/v1/compact`: also write a one-paragraph summary for a UI.
-    pub short_summary: Option<bool>,
-    /// `/v1/compact`: any JSON, echoed into the answer and the compaction entry.
-    #[schema(value_type = Option<serde_json::Value>)]
-    pub preserve_data: Option<serde_json::Value>,
-    /// `/v1/compact`: a configured model name.
-    pub model: Option<String>,
-    /// `/v1/compact`: why the client compacts (logs and metrics only).
-    pub reason: Option<CompactReason>,
-    /// `/v1/compact`, `/v1/branch-summary`: answer without calling a model.
-    pub dry_run: Option<bool>,
-    /// `/v1/branch-summary`: the leaf being left.
-    pub old_leaf_id: Option<String>,
-    /// `/v1/branch-summary`: where the session goes back to.
-    pub target_id: Option<String>,
-    /// `/v1/branch-summary`: `customInstructions` replace the template instead of adding focus.
-    pub replace_instructions: Option<bool>,
-    /// `/v1/prune`: the newest tool-output tokens that are never pruned [40000].
-    pub protect_tokens: Option<u64>,
-    /// `/v1/prune`: prune only when the candidates save at least this many tokens [20000].
-    pub minimum_savings: Option<u64>,
-    /// `/v1/prune`: tools (a toolResult's `toolName`) whose results are never pruned
-    /// [`["skill", "read"]`].
-    pub protected_tools: Option<Vec<String>>,
-}
-
-#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SettingsRequest {
-    /// Tokens of recent messages kept verbatim [20000].
-    pub keep_recent_tokens: Option<u64>,
-    /// Tokens reserved for the summary output [16384].
-    pub reserve_tokens: Option<u64>,
 }

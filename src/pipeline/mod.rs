@@ -1,13 +1,21 @@
 //! The request pipelines shared by the HTTP API and the command line:
 //! input → session → preparation → (summarizer) → response.
+//!
+//! Each endpoint has one options type (`options`), read from a JSON body or a query
+//! string and given to its pipeline: `prepare_response`, `compact::{plan_compaction,
+//! run_compaction}`, `branch::{plan_branch_summary, run_branch_summary}`,
+//! `prune::plan_prune`. The `plan_*` steps are synchronous (run off the async runtime);
+//! the `run_*` steps call the summarizer.
 
 pub mod branch;
 pub mod compact;
 pub mod input;
 pub mod numbers;
 pub mod object_only;
+pub mod options;
 pub mod prepare;
 pub mod prune;
 
-pub use input::{BodyFormat, SessionInput, SessionOptions};
-pub use prepare::{prepare, PrepareResponse};
+pub use input::{BodyFormat, SessionInput};
+pub use options::{BranchSummaryOptions, CompactOptions, PrepareOptions, PruneOptions};
+pub use prepare::{prepare_response, PrepareResponse};

@@ -20,6 +20,15 @@ where
     d.deserialize_option(ObjectOnly(PhantomData))
 }
 
+/// [`object_only`] as a type, for reading a value with `MapAccess::next_value`.
+pub struct Object<T>(pub Option<T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        object_only(d).map(Object)
+    }
+}
+
 struct ObjectOnly<T>(PhantomData<T>);
 
 impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjectOnly<T> {

@@ -5,14 +5,15 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::compaction::file_ops::FileLists;
-use crate::compaction::prepare::{prepare as prepare_core, NotCompactable, Preparation};
-use crate::compaction::{serialize_conversation, AgentMessage, Settings};
+use crate::compaction::prepare::{NotCompactable, Preparation};
+use crate::compaction::{self, serialize_conversation, AgentMessage, Settings};
 use crate::session::entry::{value_of, value_of_str, RawJson};
 use crate::session::{Entry, EntryBody, InputError};
 use crate::summarize::{PromptOptions, Prompts, SummaryRequest};
 
 use super::input::SessionInput;
 use super::numbers::JsNumber;
+use super::options::PrepareOptions;
 
 /// The answer of `/v1/prepare`.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -118,22 +119,24 @@ pub fn reason_code(n: NotCompactable) -> &'static str {
     }
 }
 
-/// Runs preparation and builds the answer.
-pub fn prepare<'a>(
-    input: &'a SessionInput<'a>,
+/// Runs preparation and builds the answer of `/v1/prepare` (and of `/v1/compact` with
+/// `dryRun`).
+pub fn prepare_response<'a, O: AsRef<PrepareOptions>>(
+    input: &'a SessionInput<'a, O>,
     prompts: &Prompts,
     defaults: Settings,
     default_context_window: Option<u64>,
 ) -> Result<PrepareResponse<'a>, InputError> {
+    let options = input.options.as_ref();
     let session = &input.session;
-    let positions = session.path(input.leaf(), input.leaf_pointer)?;
+    let positions = input.path(options.leaf_id.as_deref())?;
     let path: Vec<&Entry> = positions.iter().map(|&i| &session.entries[i]).collect();
-    let settings = input.options.settings(defaults);
-    let context_window = input.options.context_window.or(default_context_window);
+    let settings = options.settings(defaults);
+    let context_window = options.context_window.or(default_context_window);
     let should =
         |tokens: f64| context_window.map(|w| tokens > w as f64 - settings.reserve_tokens as f64);
 
-    let prep = match prepare_core(&path, settings) {
+    let prep = match compaction::prepare::prepare_compaction(&path, settings) {
         Ok(p) => p,
         Err((why, tokens)) => {
             return Ok(PrepareResponse::NotCompactable(NotCompactableResponse {
@@ -146,8 +149,8 @@ pub fn prepare<'a>(
             }))
         }
     };
-    let plan = plan_requests(&prep, prompts, &prompt_options(input));
-    let include_messages = input.options.include_messages.unwrap_or(true);
+    let plan = plan_requests(&prep, prompts, &prompt_options(options));
+    let include_messages = options.include_messages.unwrap_or(true);
     let first_kept = prep.first_kept();
     let turn_start = prep.cut.turn_start.filter(|_| prep.cut.is_split_turn);
     let messages = |range: std::ops::Range<usize>| {
@@ -191,11 +194,11 @@ pub fn prepare<'a>(
     })))
 }
 
-pub fn prompt_options<'o>(input: &'o SessionInput) -> PromptOptions<'o> {
+pub fn prompt_options(options: &PrepareOptions) -> PromptOptions<'_> {
     PromptOptions {
-        custom_instructions: input.options.custom_instructions.as_deref(),
-        prompt_override: input.options.prompt_override.as_deref(),
-        additional_context: &input.options.additional_context,
+        custom_instructions: options.custom_instructions.as_deref(),
+        prompt_override: options.prompt_override.as_deref(),
+        additional_context: &options.additional_context,
     }
 }
 

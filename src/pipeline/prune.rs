@@ -3,10 +3,11 @@
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::compaction::prune::{plan as plan_core, pruned_entry, PruneSettings};
+use crate::compaction::prune::{self, pruned_entry, PruneSettings};
 use crate::session::{Entry, InputError};
 
-use super::input::{SessionInput, SessionOptions};
+use super::input::SessionInput;
+use super::options::PruneOptions;
 
 /// The answer of `/v1/prune`.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -26,7 +27,7 @@ pub struct PruneResponse {
 }
 
 /// The prune settings of a request.
-pub fn settings(options: &SessionOptions) -> PruneSettings {
+pub fn settings(options: &PruneOptions) -> PruneSettings {
     let defaults = PruneSettings::default();
     PruneSettings {
         protect_tokens: options.protect_tokens.unwrap_or(defaults.protect_tokens),
@@ -55,11 +56,13 @@ pub struct Pruning<'s, 'a> {
 }
 
 /// Decides what to prune on the input's path (`leafId`, or the last entry).
-pub fn plan<'s, 'a>(input: &'s SessionInput<'a>) -> Result<Pruning<'s, 'a>, InputError> {
+pub fn plan_prune<'s, 'a>(
+    input: &'s SessionInput<'a, PruneOptions>,
+) -> Result<Pruning<'s, 'a>, InputError> {
     let session = &input.session;
-    let positions = session.path(input.leaf(), input.leaf_pointer)?;
+    let positions = input.path(input.options.leaf_id.as_deref())?;
     let path: Vec<&'s Entry<'a>> = positions.iter().map(|&i| &session.entries[i]).collect();
-    let p = plan_core(&path, &settings(&input.options));
+    let p = prune::plan_pruning(&path, &settings(&input.options));
     Ok(Pruning {
         changes: p
             .candidates

@@ -3,11 +3,18 @@
 //! Every summarizer answers a [`SummaryRequest`] (system prompt, prompt, output budget)
 //! with a [`Summary`]. The built-in extractive summarizer needs no network; model
 //! summarizers speak the OpenAI-compatible and Anthropic wire formats.
+//!
+//! [`Summarize`] is the one interface the pipelines call. It lives here, below the
+//! pipelines, so that `summarize` never imports from a layer above it; the pipelines, the
+//! HTTP layer and the tests (with summarizers of their own) depend on it.
 
 pub mod backend;
 pub mod extractive;
 pub mod llm;
 pub mod templates;
+
+use std::future::Future;
+use std::pin::Pin;
 
 use serde::{Deserialize, Serialize};
 
@@ -70,4 +77,21 @@ pub enum SummarizeError {
     /// The request names a model that is not configured (422).
     #[error("no configured model is named {0:?}")]
     UnknownModel(String),
+}
+
+/// What the pipelines need from a summarizer: `/v1/compact`, `/v1/summarize`,
+/// `/v1/branch-summary` and their commands call it.
+pub trait Summarize: Send + Sync {
+    /// Answers one request; `model` names a configured model (`None`: the default).
+    fn summarize<'a>(
+        &'a self,
+        req: &'a SummaryRequest,
+        model: Option<&'a str>,
+    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>>;
+
+    /// Context window of the model that would answer, if any (extractive: none).
+    fn context_window(&self, model: Option<&str>) -> Option<u64>;
+
+    /// Non-secret description for `GET /v1/config`.
+    fn describe(&self) -> serde_json::Value;
 }

@@ -156,6 +156,50 @@ pub enum RequestKind {
     Branch,
 }
 
+impl RequestKind {
+    /// For remoteEndpoint requests whose kind is unknown: infer it from the instructions
+    /// (the text after the conversation and the blocks that follow it). Recognises our
+    /// templates and pi's wording; anything else is a history summary.
+    pub fn detect(prompt: &str) -> RequestKind {
+        let parts = split_prompt(prompt);
+        let instructions = if parts.has_conversation {
+            parts.instructions
+        } else {
+            prompt
+        };
+        let lower = instructions.to_lowercase();
+        let has = |needles: &[&str]| needles.iter().any(|n| lower.contains(n));
+        if instructions.contains("PREFIX of a")
+            || has(&["prefix of a turn", "prefix of a single turn", "turn prefix"])
+            || (has(&["## original request"]) && has(&["## context for suffix"]))
+        {
+            return RequestKind::TurnPrefix;
+        }
+        if has(&[
+            "this conversation branch",
+            "branch of a coding session",
+            "branch of this conversation",
+            "summarize that branch",
+            "summarize this branch",
+            "summarize the branch",
+        ]) {
+            return RequestKind::Branch;
+        }
+        if !has(&["## goal"])
+            && has(&[
+                "one plain paragraph",
+                "one paragraph",
+                "single paragraph",
+                "one sentence",
+                "short summary",
+            ])
+        {
+            return RequestKind::Short;
+        }
+        RequestKind::History
+    }
+}
+
 /// One summarizer call; also a valid remoteEndpoint body.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -275,9 +319,107 @@ impl Prompts {
     }
 }
 
+/// The blocks of a summarizer prompt, read back: the layout [`Prompts::history_request`]
+/// and its siblings write, as any client of the remoteEndpoint writes it too.
+pub(crate) struct PromptParts<'a> {
+    /// The serialized conversation (the whole prompt when there is no block).
+    pub(crate) conversation: &'a str,
+    pub(crate) previous: Option<&'a str>,
+    pub(crate) additional: Vec<String>,
+    pub(crate) instructions: &'a str,
+    pub(crate) has_conversation: bool,
+}
+
+/// A prompt without a `<conversation>` block is all conversation, with no instructions.
+pub(crate) fn split_prompt(prompt: &str) -> PromptParts<'_> {
+    let Some((conversation, mut rest)) = find_block(prompt, "conversation") else {
+        return PromptParts {
+            conversation: prompt,
+            previous: None,
+            additional: Vec::new(),
+            instructions: "",
+            has_conversation: false,
+        };
+    };
+    let mut previous = None;
+    if let Some((inner, after)) = leading_block(rest, "previous-summary") {
+        previous = Some(inner);
+        rest = after;
+    }
+    let mut additional = Vec::new();
+    if let Some((inner, after)) = leading_block(rest, "additional-context") {
+        additional = list_items(inner);
+        rest = after;
+    }
+    PromptParts {
+        conversation,
+        previous,
+        additional,
+        instructions: rest.trim(),
+        has_conversation: true,
+    }
+}
+
+/// `<tag>\n…\n</tag>` anywhere: its text and what follows. The closing tag is the last one
+/// in `s`, so the block's own text may quote the tags.
+pub(crate) fn find_block<'a>(s: &'a str, tag: &str) -> Option<(&'a str, &'a str)> {
+    let open = format!("<{tag}>");
+    let close = format!("</{tag}>");
+    let start = s.find(&open)? + open.len();
+    let end = start + s[start..].rfind(&close)?;
+    let inner = &s[start..end];
+    let inner = inner.strip_prefix('\n').unwrap_or(inner);
+    let inner = inner.strip_suffix('\n').unwrap_or(inner);
+    Some((inner, &s[end + close.len()..]))
+}
+
+/// A block that must come first (after blank lines).
+fn leading_block<'a>(s: &'a str, tag: &str) -> Option<(&'a str, &'a str)> {
+    let t = s.trim_start();
+    if t.starts_with(&format!("<{tag}>")) {
+        find_block(t, tag)
+    } else {
+        None
+    }
+}
+
+/// `- item` lines; other lines continue the item before them.
+fn list_items(inner: &str) -> Vec<String> {
+    let mut items: Vec<String> = Vec::new();
+    for line in inner.lines() {
+        if let Some(item) = line.strip_prefix("- ") {
+            items.push(item.to_string());
+        } else if let Some(last) = items.last_mut() {
+            last.push('\n');
+            last.push_str(line);
+        } else if !line.trim().is_empty() {
+            items.push(line.to_string());
+        }
+    }
+    items.retain(|i| !i.trim().is_empty());
+    items
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// A serialized conversation with requests, a constraint, tool calls, a decision and a
+    /// failed command; the extractive summarizer's tests use it too.
+    pub(crate) const CONVERSATION: &str = "[User]: Add a --verbose flag to the CLI in src/cli.rs. You must keep the public API unchanged. Don't touch Cargo.toml.\n\n\
+[Assistant thinking]: Look at src/cli.rs first.\n\n\
+[Assistant tool calls]: read(path=\"src/cli.rs\")\n\n\
+[Tool result]: use clap::Parser;\n\npub struct Cli {}\nimpl Cli { pub fn option_0(&self) -> bool { self.flags & 1 != 0 } }\nimpl Cli { pub fn option_1(&self) -> bool { self.flags & 2 != 0 } }\nimpl Cli { pub fn option_2(&self) -> bool { self.flags & 4 != 0 } }\nimpl Cli { pub fn option_3(&self) -> bool { self.flags & 8 != 0 } }\nimpl Cli { pub fn option_4(&self) -> bool { self.flags & 16 != 0 } }\nimpl Cli { pub fn option_5(&self) -> bool { self.flags & 32 != 0 } }\nimpl Cli { pub fn option_6(&self) -> bool { self.flags & 64 != 0 } }\nimpl Cli { pub fn option_7(&self) -> bool { self.flags & 128 != 0 } }\nimpl Cli { pub fn option_8(&self) -> bool { self.flags & 256 != 0 } }\nimpl Cli { pub fn option_9(&self) -> bool { self.flags & 512 != 0 } }\nimpl Cli { pub fn option_10(&self) -> bool { self.flags & 1024 != 0 } }\nimpl Cli { pub fn option_11(&self) -> bool { self.flags & 2048 != 0 } }\nimpl Cli { pub fn option_12(&self) -> bool { self.flags & 4096 != 0 } }\nimpl Cli { pub fn option_13(&self) -> bool { self.flags & 8192 != 0 } }\nimpl Cli { pub fn option_14(&self) -> bool { self.flags & 16384 != 0 } }\nimpl Cli { pub fn option_15(&self) -> bool { self.flags & 32768 != 0 } }\nimpl Cli { pub fn option_16(&self) -> bool { self.flags & 1 != 0 } }\nimpl Cli { pub fn option_17(&self) -> bool { self.flags & 2 != 0 } }\nimpl Cli { pub fn option_18(&self) -> bool { self.flags & 4 != 0 } }\nimpl Cli { pub fn option_19(&self) -> bool { self.flags & 8 != 0 } }\nimpl Cli { pub fn option_20(&self) -> bool { self.flags & 16 != 0 } }\nimpl Cli { pub fn option_21(&self) -> bool { self.flags & 32 != 0 } }\nimpl Cli { pub fn option_22(&self) -> bool { self.flags & 64 != 0 } }\nimpl Cli { pub fn option_23(&self) -> bool { self.flags & 128 != 0 } }\nimpl Cli { pub fn option_24(&self) -> bool { self.flags & 256 != 0 } }\nimpl Cli { pub fn option_25(&self) -> bool { self.flags & 512 != 0 } }\nimpl Cli { pub fn option_26(&self) -> bool { self.flags & 1024 != 0 } }\nimpl Cli { pub fn option_27(&self) -> bool { self.flags & 2048 != 0 } }\nimpl Cli { pub fn option_28(&self) -> bool { self.flags & 4096 != 0 } }\nimpl Cli { pub fn option_29(&self) -> bool { self.flags & 8192 != 0 } }\nimpl Cli { pub fn option_30(&self) -> bool { self.flags & 16384 != 0 } }\nimpl Cli { pub fn option_31(&self) -> bool { self.flags & 32768 != 0 } }\nimpl Cli { pub fn option_32(&self) -> bool { self.flags & 1 != 0 } }\nimpl Cli { pub fn option_33(&self) -> bool { self.flags & 2 != 0 } }\nimpl Cli { pub fn option_34(&self) -> bool { self.flags & 4 != 0 } }\nimpl Cli { pub fn option_35(&self) -> bool { self.flags & 8 != 0 } }\nimpl Cli { pub fn option_36(&self) -> bool { self.flags & 16 != 0 } }\nimpl Cli { pub fn option_37(&self) -> bool { self.flags & 32 != 0 } }\nimpl Cli { pub fn option_38(&self) -> bool { self.flags & 64 != 0 } }\nimpl Cli { pub fn option_39(&self) -> bool { self.flags & 128 != 0 } }\n\n\
+[Assistant]: I decided to use a clap flag instead of an env var because it is discoverable.\n\n\
+[Assistant tool calls]: edit(path=\"src/cli.rs\", oldText=\"pub struct Cli {}\", newText=\"pub struct Cli { verbose: bool }\"); write(path=\"tests/verbose.rs\", content=\"#[test]\\nfn t() {}\")\n\n\
+[Tool result]: Successfully replaced text in src/cli.rs.\n\n\
+[Tool result]: Successfully wrote 20 bytes to tests/verbose.rs\n\n\
+[Assistant tool calls]: bash(command=\"cargo build\")\n\n\
+[Tool result]: Finished dev profile\n\n\
+[User]: also print the config path from config/default.toml when verbose\n\n\
+[Assistant tool calls]: bash(command=\"cargo test\")\n\n\
+[Tool result]: error[E0425]: cannot find value `verbose` in this scope\n --> src/cli.rs:12:5\n\nCommand exited with code 101\n\n\
+[Assistant]: The test build fails; I will fix the missing binding in src/cli.rs next.";
 
     #[test]
     fn builtin_templates_load() {
@@ -335,5 +477,55 @@ mod tests {
     fn bad_wrappers_are_rejected() {
         assert!(parse_wrappers("bash_command = \"{nope}\"").is_err());
         assert!(parse_wrappers("surprise = \"x\"").is_err());
+    }
+
+    #[test]
+    fn detects_the_kind_from_the_instructions() {
+        let p = Prompts::builtin();
+        let opts = PromptOptions::default();
+        let wrap = |ins: &str| format!("<conversation>\n{CONVERSATION}\n</conversation>\n\n{ins}");
+        assert_eq!(
+            RequestKind::detect(&p.history_request(CONVERSATION, None, 100, &opts).prompt),
+            RequestKind::History
+        );
+        assert_eq!(
+            RequestKind::detect(
+                &p.history_request(CONVERSATION, Some("old"), 100, &opts)
+                    .prompt
+            ),
+            RequestKind::History
+        );
+        assert_eq!(
+            RequestKind::detect(&p.turn_prefix_request(CONVERSATION, 100).prompt),
+            RequestKind::TurnPrefix
+        );
+        assert_eq!(RequestKind::detect(&wrap(&p.branch)), RequestKind::Branch);
+        assert_eq!(
+            RequestKind::detect(&wrap(&p.short_summary)),
+            RequestKind::Short
+        );
+        // pi's wording.
+        assert_eq!(
+            RequestKind::detect(&wrap("This is the PREFIX of a turn that was too large to keep. The SUFFIX (recent work) is retained.\n\n## Original Request\n## Early Progress\n## Context for Suffix")),
+            RequestKind::TurnPrefix
+        );
+        assert_eq!(
+            RequestKind::detect(&wrap("Create a structured summary of this conversation branch for context when returning later.\n\n## Goal")),
+            RequestKind::Branch
+        );
+        assert_eq!(
+            RequestKind::detect(&wrap("The messages above are a conversation to summarize. Create a structured context checkpoint summary that another LLM will use to continue the work.\n\n## Goal")),
+            RequestKind::History
+        );
+        assert_eq!(
+            RequestKind::detect(&format!("<conversation>\n{CONVERSATION}\n</conversation>\n\n<previous-summary>\nold\n</previous-summary>\n\nThe messages above are NEW conversation messages to incorporate into the existing summary provided in <previous-summary> tags.")),
+            RequestKind::History
+        );
+        // Branch wording inside the conversation does not count.
+        let conv = "[User]: Reference context: summary of a conversation branch the user left.\n\n<branch-summary>\n## Goal\n- x\n</branch-summary>";
+        assert_eq!(
+            RequestKind::detect(&p.history_request(conv, None, 100, &opts).prompt),
+            RequestKind::History
+        );
     }
 }

@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use compactd::pipeline::compact::Summarize;
+use compactd::summarize::Summarize;
 use compactd::summarize::{
     RequestKind, SummarizeError, SummarizerKind, Summary, SummaryRequest, Usage,
 };

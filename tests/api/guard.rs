@@ -3,8 +3,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use compactd::config::ApiKeys;
-use compactd::pipeline::compact::Summarize;
+use compactd::config::ClientKeys;
+use compactd::summarize::Summarize;
 use compactd::summarize::{SummarizeError, Summary, SummaryRequest};
 use serde_json::{json, Value};
 
@@ -12,7 +12,7 @@ use crate::helpers::{llm_summary, problem, small_session, spawn_app_custom, spaw
 
 #[tokio::test]
 async fn api_keys_guard_everything_but_the_probes() {
-    let app = spawn_app_with(|c| c.api_keys = ApiKeys::new(["s3cret-key-1", "other-key"])).await;
+    let app = spawn_app_with(|c| c.api_keys = ClientKeys::new(["s3cret-key-1", "other-key"])).await;
     let url = format!("{}/v1/prepare", app.address);
     let send = |token: Option<&str>| {
         let mut req = app

@@ -2,9 +2,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use compactd::config::Config;
-use compactd::http::{router, AppState};
-use compactd::pipeline::compact::Summarize;
-use compactd::summarize::Prompts;
+use compactd::startup::Application;
+use compactd::summarize::{Prompts, Summarize};
 
 pub struct TestApp {
     pub address: String,
@@ -50,15 +49,16 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut Config)) -> TestApp {
     start(config, None).await
 }
 
+/// Builds the application as `compactd serve` does (with the test's summarizer when it
+/// brings one) and serves it in the background until the test's runtime ends.
 async fn start(config: Config, summarizer: Option<Arc<dyn Summarize>>) -> TestApp {
-    let listener = tokio::net::TcpListener::bind(config.listen).await.unwrap();
-    let address = format!("http://{}", listener.local_addr().unwrap());
-    let summarizer = summarizer
-        .unwrap_or_else(|| compactd::summarize::backend::build(&config).expect("summarizer"));
-    let state = AppState::new(config, Prompts::builtin(), summarizer);
-    tokio::spawn(async move {
-        axum::serve(listener, router(state)).await.unwrap();
-    });
+    let app = match summarizer {
+        Some(summarizer) => Application::build_with(config, Prompts::builtin(), summarizer).await,
+        None => Application::build(config).await,
+    }
+    .expect("the application starts");
+    let address = format!("http://{}", app.address());
+    tokio::spawn(app.run_until_stopped());
     TestApp {
         address,
         client: reqwest::Client::new(),

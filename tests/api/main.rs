@@ -13,3 +13,5 @@ mod robustness;
 mod schemathesis;
 mod shutdown;
 mod upstream;
+#[path = "../support/upstreams.rs"]
+mod upstreams;

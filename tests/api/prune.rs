@@ -341,7 +341,7 @@ async fn the_spec_describes_prune() {
     for field in ["prunedCount", "tokensSaved", "entries", "entryIndexes"] {
         assert!(schema.get(field).is_some(), "{field}");
     }
-    let request = &spec["components"]["schemas"]["SessionRequest"]["properties"];
+    let request = &spec["components"]["schemas"]["PruneRequest"]["properties"];
     for field in ["protectTokens", "minimumSavings", "protectedTools"] {
         assert!(request.get(field).is_some(), "{field}");
     }

@@ -14,7 +14,7 @@ use crate::helpers::{small_session, spawn_app};
 async fn hostile_bodies_over_http_get_4xx_not_5xx() {
     let app = spawn_app().await;
     let base = small_session().into_bytes();
-    let mut rng = Rng(42);
+    let mut rng = Rng::with_seed(42);
     for _ in 0..60 {
         let mut body = base.clone();
         mutate_bytes(&mut rng, &mut body);

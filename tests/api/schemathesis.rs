@@ -5,7 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use compactd::pipeline::compact::Summarize;
+use compactd::summarize::Summarize;
 use compactd::summarize::{SummarizeError, Summary, SummaryRequest};
 use serde_json::{json, Value};
 
@@ -201,7 +201,7 @@ async fn the_spec_states_u64_bounds_and_every_answer_shape() {
 #[tokio::test]
 async fn the_spec_marks_exactly_the_open_routes() {
     let app = spawn_app_with(|c| {
-        c.api_keys = compactd::config::ApiKeys::new(["k-123456"]);
+        c.api_keys = compactd::config::ClientKeys::new(["k-123456"]);
     })
     .await;
     let spec: Value = app

@@ -11,11 +11,11 @@
 
 use std::path::{Path, PathBuf};
 
-use compactd::compaction::branch::{collect, prepare_branch};
+use compactd::compaction::branch::{collect_branch, prepare_branch};
 use compactd::compaction::context::{context_messages, context_tokens};
 use compactd::compaction::cut_point::find_cut_point;
 use compactd::compaction::message::{for_compaction, AgentMessage};
-use compactd::compaction::prepare::{boundary, prepare};
+use compactd::compaction::prepare::{boundary, prepare_compaction};
 use compactd::compaction::stringify::{stringify, stringify_raw};
 use compactd::compaction::tokens::estimate;
 use compactd::compaction::{serialize_conversation, Settings, Wrappers};
@@ -261,7 +261,7 @@ fn run_golden(golden_path: &Path, f: &mut Failures, raw_checked: &mut usize) -> 
             want_cut["isSplitTurn"].as_bool().unwrap(),
         );
 
-        let prepared = prepare(&path, settings);
+        let prepared = prepare_compaction(&path, settings);
         let want = &case["prepared"];
         match (prepared, want.is_null()) {
             (Err(_), true) => {}
@@ -461,7 +461,7 @@ fn run_branch_golden(golden_path: &Path, f: &mut Failures, t: &mut BranchTally) 
             f.list.push(what("an id is not in the session"));
             continue;
         };
-        let collected = match collect(&session, old, target) {
+        let collected = match collect_branch(&session, old, target) {
             Ok(c) => c,
             Err(e) => {
                 f.list.push(format!("{}: {e}", what("collect")));

@@ -11,10 +11,15 @@ use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
 use compactd::compaction::Settings;
-use compactd::pipeline::branch::{self, BranchBudget};
-use compactd::pipeline::compact::{self, Summarize};
-use compactd::pipeline::{self, prune, BodyFormat, SessionInput, SessionOptions};
-use compactd::summarize::{extractive, Prompts, SummarizeError, Summary, SummaryRequest};
+use compactd::pipeline::branch::{plan_branch_summary, run_branch_summary, BranchBudget};
+use compactd::pipeline::compact::{plan_compaction, run_compaction};
+use compactd::pipeline::prune::plan_prune;
+use compactd::pipeline::{
+    prepare_response, BodyFormat, BranchSummaryOptions, CompactOptions, PruneOptions, SessionInput,
+};
+use compactd::summarize::{
+    extractive, Prompts, Summarize, SummarizeError, Summary, SummaryRequest,
+};
 
 /// The extractive summarizer, answering at once (so one poll finishes a run).
 pub struct Extractive;
@@ -54,10 +59,21 @@ pub fn ids_of(body: &[u8]) -> Vec<String> {
         .collect()
 }
 
-/// Runs one case. `limit` is the entry limit (`COMPACTD_MAX_ENTRIES`).
-pub fn exercise(body: &[u8], format: BodyFormat, options: SessionOptions, limit: usize) {
+/// The options of one case, as each endpoint takes them (from the query string of a
+/// JSONL body; a JSON body carries its own).
+#[derive(Debug, Clone, Default)]
+pub struct CaseOptions {
+    /// `/v1/compact`'s, which hold `/v1/prepare`'s.
+    pub compact: CompactOptions,
+    pub branch: BranchSummaryOptions,
+    pub prune: PruneOptions,
+}
+
+/// Runs one case. `limit` is the entry limit (`COMPACTD_MAX_ENTRIES`). Each endpoint
+/// parses the body with its own options, as the server does.
+pub fn exercise(body: &[u8], format: BodyFormat, options: CaseOptions, limit: usize) {
     let prompts = Prompts::builtin();
-    let Ok(input) = SessionInput::parse_limited(body, format, options, limit) else {
+    let Ok(input) = SessionInput::parse_limited(body, format, options.compact, limit) else {
         return;
     };
     let defaults = Settings {
@@ -66,40 +82,47 @@ pub fn exercise(body: &[u8], format: BodyFormat, options: SessionOptions, limit:
     };
 
     // /v1/prepare: the answer must serialize.
-    if let Ok(answer) = pipeline::prepare(&input, &prompts, defaults, Some(128_000)) {
+    if let Ok(answer) = prepare_response(&input, &prompts, defaults, Some(128_000)) {
         serde_json::to_vec(&answer).expect("a prepare answer serializes");
     }
 
     // /v1/compact.
-    if let Ok(Ok(plan)) = compact::plan(&input, &prompts, defaults) {
+    if let Ok(plan) = plan_compaction(&input, &prompts, defaults) {
         let now = time::OffsetDateTime::UNIX_EPOCH;
-        if let Ok(result) = finish(compact::run(plan, &prompts, &Extractive, now)) {
+        if let Ok(result) = finish(run_compaction(plan, &prompts, &Extractive, now)) {
             serde_json::to_vec(&result).expect("a compaction result serializes");
         }
     }
+    drop(input);
 
     // /v1/branch-summary (needs oldLeafId and targetId).
-    if input.options.old_leaf_id.is_some() && input.options.target_id.is_some() {
-        let budget = BranchBudget {
-            context_window: input.options.context_window.unwrap_or(128_000),
-            reserve_tokens: input.options.reserve_tokens.unwrap_or(16_384),
-        };
-        if let Ok(plan) = branch::plan(&input, &prompts, budget) {
-            serde_json::to_vec(&plan.dry_run()).expect("a branch dry run serializes");
-            let now = time::OffsetDateTime::UNIX_EPOCH;
-            if let Ok(result) = finish(branch::run(plan, &prompts, &Extractive, now)) {
-                serde_json::to_vec(&result).expect("a branch result serializes");
+    if let Ok(input) = SessionInput::parse_limited(body, format, options.branch, limit) {
+        let o = &input.options;
+        if o.old_leaf_id.is_some() && o.target_id.is_some() {
+            let budget = BranchBudget {
+                context_window: o.context_window.unwrap_or(128_000),
+                reserve_tokens: o.reserve_tokens.unwrap_or(16_384),
+            };
+            if let Ok(plan) = plan_branch_summary(&input, &prompts, budget) {
+                serde_json::to_vec(&plan.dry_run()).expect("a branch dry run serializes");
+                let now = time::OffsetDateTime::UNIX_EPOCH;
+                if let Ok(result) = finish(run_branch_summary(plan, &prompts, &Extractive, now)) {
+                    serde_json::to_vec(&result).expect("a branch result serializes");
+                }
             }
         }
     }
 
     // /v1/prune and `compactd prune -o`: a rewritten JSONL file parses again.
-    if let Ok(pruning) = prune::plan(&input) {
+    let Ok(input) = SessionInput::parse_limited(body, format, options.prune, limit) else {
+        return;
+    };
+    if let Ok(pruning) = plan_prune(&input) {
         let answer = pruning.response(0).expect("a prune answer serializes");
         serde_json::to_vec(&answer).expect("a prune answer serializes");
         if format == BodyFormat::Jsonl {
             let rewritten = pruning.rewrite(body, 0).expect("a parsed file rewrites");
-            SessionInput::parse(&rewritten, BodyFormat::Jsonl, SessionOptions::default())
+            SessionInput::parse(&rewritten, BodyFormat::Jsonl, PruneOptions::default())
                 .expect("a pruned file parses again");
         }
     }

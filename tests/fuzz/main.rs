@@ -17,10 +17,12 @@ mod mutate;
 use std::panic::AssertUnwindSafe;
 use std::time::{Duration, Instant};
 
-use compactd::pipeline::{BodyFormat, SessionOptions};
+use compactd::pipeline::{
+    BodyFormat, BranchSummaryOptions, CompactOptions, PrepareOptions, PruneOptions,
+};
 use serde_json::Value;
 
-use mutate::{mutate_bytes, Rng};
+use mutate::{mutate_bytes, Draw, Rng};
 
 /// Hostile values a structural mutation puts anywhere.
 fn hostile(rng: &mut Rng, ids: &[String]) -> Value {
@@ -125,7 +127,7 @@ fn mutate_lines(rng: &mut Rng, lines: &mut Vec<Vec<u8>>, ids: &[String]) {
     }
 }
 
-fn options(rng: &mut Rng, ids: &[String]) -> SessionOptions {
+fn options(rng: &mut Rng, ids: &[String]) -> exercise::CaseOptions {
     let tokens = [0, 1, 100, 2_000, 20_000, 1 << 40, u64::MAX];
     let id = |rng: &mut Rng| match rng.below(6) {
         0 => None,
@@ -133,21 +135,46 @@ fn options(rng: &mut Rng, ids: &[String]) -> SessionOptions {
         _ if ids.is_empty() => None,
         _ => Some(rng.pick(ids).clone()),
     };
-    SessionOptions {
-        leaf_id: id(rng),
-        keep_recent_tokens: rng.chance(2).then(|| *rng.pick(&tokens)),
-        reserve_tokens: rng.chance(2).then(|| *rng.pick(&tokens)),
-        context_window: rng.chance(2).then(|| *rng.pick(&tokens)),
-        include_messages: Some(rng.chance(2)),
-        short_summary: Some(rng.chance(3)),
-        old_leaf_id: id(rng),
-        target_id: id(rng),
-        replace_instructions: Some(rng.chance(2)),
-        custom_instructions: rng.chance(3).then(|| "focus {{x}} \u{0}".to_string()),
-        protect_tokens: rng.chance(2).then(|| *rng.pick(&tokens)),
-        minimum_savings: rng.chance(2).then(|| *rng.pick(&tokens)),
-        protected_tools: rng.chance(3).then(|| vec!["bash".to_string()]),
-        ..SessionOptions::default()
+    // One set of values, sent to every endpoint (each takes its own).
+    let leaf_id = id(rng);
+    let keep_recent_tokens = rng.chance(2).then(|| *rng.pick(&tokens));
+    let reserve_tokens = rng.chance(2).then(|| *rng.pick(&tokens));
+    let context_window = rng.chance(2).then(|| *rng.pick(&tokens));
+    let include_messages = Some(rng.chance(2));
+    let short_summary = Some(rng.chance(3));
+    let old_leaf_id = id(rng);
+    let target_id = id(rng);
+    let replace_instructions = Some(rng.chance(2));
+    let custom_instructions = rng.chance(3).then(|| "focus {{x}} \u{0}".to_string());
+    exercise::CaseOptions {
+        compact: CompactOptions {
+            prepare: PrepareOptions {
+                leaf_id: leaf_id.clone(),
+                keep_recent_tokens,
+                reserve_tokens,
+                context_window,
+                include_messages,
+                custom_instructions: custom_instructions.clone(),
+                ..PrepareOptions::default()
+            },
+            short_summary,
+            ..CompactOptions::default()
+        },
+        branch: BranchSummaryOptions {
+            old_leaf_id,
+            target_id,
+            custom_instructions,
+            replace_instructions,
+            context_window,
+            reserve_tokens,
+            ..BranchSummaryOptions::default()
+        },
+        prune: PruneOptions {
+            leaf_id,
+            protect_tokens: rng.chance(2).then(|| *rng.pick(&tokens)),
+            minimum_savings: rng.chance(2).then(|| *rng.pick(&tokens)),
+            protected_tools: rng.chance(3).then(|| vec!["bash".to_string()]),
+        },
     }
 }
 
@@ -207,7 +234,7 @@ fn fuzz_parsing_and_the_core() {
         .unwrap_or(0x5EED_CAFE_F00D);
     let seeds = seeds();
     let deadline = Instant::now() + Duration::from_secs(secs);
-    let mut rng = Rng(seed);
+    let mut rng = Rng::with_seed(seed);
     let mut cases = 0u64;
     let mut parsed = 0u64;
     // Keep the panic's message and place quietly: it is reported below with its input.
@@ -246,7 +273,7 @@ fn fuzz_parsing_and_the_core() {
         } else {
             200_000
         };
-        let case_rng = rng.0;
+        let case_rng = rng.get_seed();
         let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
             exercise::exercise(&body, format, opts.clone(), limit)
         }));
@@ -261,7 +288,7 @@ fn fuzz_parsing_and_the_core() {
                 "case {cases} panicked: {message}\n  body: {path} ({format:?}, limit {limit})\n  options: {opts:?}\n  replay: COMPACTD_FUZZ_SEED={seed}"
             );
         }
-        if compactd::pipeline::SessionInput::parse(&body, format, SessionOptions::default()).is_ok()
+        if compactd::pipeline::SessionInput::parse(&body, format, PrepareOptions::default()).is_ok()
         {
             parsed += 1;
         }

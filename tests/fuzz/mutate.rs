@@ -1,22 +1,23 @@
 //! Seedable mutations shared by the fuzz test and the hostile-body API test.
 
-/// xorshift64*: tiny, seedable, reproducible.
-pub struct Rng(pub u64);
+pub use fastrand::Rng;
 
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+/// The draws the mutations make, over a seeded `fastrand::Rng`.
+pub trait Draw {
+    /// Uniform in `0..n` (0 when `n` is 0).
+    fn below(&mut self, n: usize) -> usize;
+    fn chance(&mut self, one_in: usize) -> bool;
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T;
+}
+
+impl Draw for Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.usize(..n.max(1))
     }
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    pub fn chance(&mut self, one_in: usize) -> bool {
+    fn chance(&mut self, one_in: usize) -> bool {
         self.below(one_in) == 0
     }
-    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
         &items[self.below(items.len())]
     }
 }
@@ -66,7 +67,7 @@ pub fn mutate_bytes(rng: &mut Rng, b: &mut Vec<u8>) {
         }
         let at = rng.below(b.len());
         match rng.below(4) {
-            0 => b[at] = rng.next() as u8,
+            0 => b[at] = rng.u8(..),
             1 => {
                 let tok = rng.pick(TOKENS).as_bytes();
                 b.splice(at..at, tok.iter().copied());

@@ -10,7 +10,7 @@ use quick_cache::sync::Cache;
 use quick_cache::Weighter;
 use sha2::{Digest, Sha256};
 
-use super::Candidate;
+use super::candidates::Candidate;
 use crate::summarize::{Summary, SummaryRequest};
 
 pub(super) type Key = [u8; 32];

@@ -5,17 +5,26 @@
 //! the changes are applied (the file rewritten as `compactd prune -o` does) and:
 //! unchanged lines are byte-identical, changed lines differ only in `content` and
 //! `prunedAt`, pruning again changes nothing, and the context estimate never grows.
-//! A failing case prints its seed; `PRUNE_SEED=n` replays one.
+//! The generated sessions are proptest cases (`generate.rs`) with a fixed seed: a
+//! failure is shrunk, printed (session structure and the failing check) and replays by
+//! running `cargo test --test prune_props` again. `PROPTEST_RNG_SEED=n` checks another
+//! sequence of cases, `PROPTEST_CASES=n` more of them.
 
 use compactd::compaction::context::{context_messages, context_tokens};
 use compactd::compaction::tokens::estimate;
 use compactd::compaction::AgentMessage;
-use compactd::pipeline::prune::plan;
-use compactd::pipeline::{BodyFormat, SessionInput, SessionOptions};
+use compactd::pipeline::prune::plan_prune;
+use compactd::pipeline::{BodyFormat, PruneOptions, SessionInput};
 use compactd::session::{Entry, EntryBody, Role};
+use proptest::test_runner::{Config, RngSeed, TestRunner};
 use serde_json::{json, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-const TOOLS: [&str; 6] = ["bash", "read", "skill", "edit", "grep", "Bash"];
+#[path = "../support/fixtures.rs"]
+mod fixtures;
+mod generate;
+
+pub const TOOLS: [&str; 6] = ["bash", "read", "skill", "edit", "grep", "Bash"];
 
 /// What the oracle knows about one tool result on the path.
 #[derive(Debug)]
@@ -62,9 +71,10 @@ fn lines(body: &[u8]) -> Vec<&[u8]> {
         .collect()
 }
 
-fn path_of<'s, 'a>(input: &'s SessionInput<'a>) -> Vec<&'s Entry<'a>> {
+fn path_of<'s, 'a>(input: &'s SessionInput<'a, PruneOptions>) -> Vec<&'s Entry<'a>> {
     let s = &input.session;
-    s.path(input.leaf(), input.leaf_pointer)
+    input
+        .path(input.options.leaf_id.as_deref())
         .unwrap()
         .iter()
         .map(|&i| &s.entries[i])
@@ -87,11 +97,11 @@ fn path_tool_tokens(path: &[&Entry]) -> u64 {
 }
 
 /// Checks one session under one set of options; returns how many results were pruned.
-fn check(case: &str, body: &[u8], values: &[Value], options: &SessionOptions) -> usize {
+fn check(case: &str, body: &[u8], values: &[Value], options: &PruneOptions) -> usize {
     let pruned_at = 1_700_000_000_000u64;
     let input = SessionInput::parse(body, BodyFormat::Jsonl, options.clone())
         .unwrap_or_else(|e| panic!("{case}: {e}"));
-    let pruning = plan(&input).unwrap();
+    let pruning = plan_prune(&input).unwrap();
     let path = path_of(&input);
 
     // --- The oracle ---------------------------------------------------------------
@@ -245,7 +255,7 @@ fn check(case: &str, body: &[u8], values: &[Value], options: &SessionOptions) ->
 
     let again = SessionInput::parse(&rewritten, BodyFormat::Jsonl, options.clone())
         .unwrap_or_else(|e| panic!("{case}: the rewritten file does not parse: {e}"));
-    let second = plan(&again).unwrap();
+    let second = plan_prune(&again).unwrap();
     assert!(
         second.changes.is_empty(),
         "{case}: pruning again pruned {}",
@@ -297,227 +307,55 @@ fn split(b: &[u8]) -> Vec<&[u8]> {
     b.split(|&c| c == b'\n').collect()
 }
 
-// ---------------------------------------------------------------------------------
-// The generator
-// ---------------------------------------------------------------------------------
+/// Cases run by `cargo test`: about the 300 seeds the hand-rolled loop ran.
+const CASES: u32 = 300;
+/// The fixed seed `cargo test` runs.
+const SEED: u64 = 2;
 
-/// A JSON string literal of about `len` UTF-16 units, with escapes and non-ASCII.
-fn text(rng: &mut fastrand::Rng, len: usize) -> String {
-    const PIECES: [&str; 9] = [
-        "lorem ipsum ",
-        "fn main() {}",
-        "\\n",
-        "\\\"q\\\"",
-        "é",
-        "\\u00e9",
-        "😀",
-        "\\ud83d\\ude00",
-        "\\t",
-    ];
-    let mut out = String::from("\"");
-    let mut units = 0;
-    while units < len {
-        let p = PIECES[rng.usize(..PIECES.len())];
-        out.push_str(p);
-        units += match p {
-            "😀" | "\\ud83d\\ude00" => 2,
-            "\\n" | "é" | "\\u00e9" | "\\t" => 1,
-            "\\\"q\\\"" => 3,
-            p => p.len(),
-        };
-    }
-    out.push('"');
-    out
-}
-
-fn size(rng: &mut fastrand::Rng) -> usize {
-    match rng.u8(..10) {
-        0..=3 => rng.usize(..400),
-        4..=8 => rng.usize(400..1_500),
-        _ => rng.usize(1_500..6_000),
-    }
-}
-
-fn tool_result(rng: &mut fastrand::Rng, n: usize) -> String {
-    let tool = TOOLS[rng.usize(..TOOLS.len())];
-    let mut members: Vec<String> = vec![
-        r#""role":"toolResult""#.into(),
-        format!(r#""toolCallId":"call{n}""#),
-        r#""isError":false"#.into(),
-        format!(r#""timestamp":{}"#, 1_767_225_600_000u64 + n as u64),
-    ];
-    match rng.u8(..20) {
-        0 => {}                                      // no toolName
-        1 => members.push(r#""toolName":7"#.into()), // not a string
-        _ => members.push(format!(r#""toolName":"{tool}""#)),
-    }
-    let content = match rng.u8(..20) {
-        0 => None,
-        1 => Some("null".to_string()),
-        2..=4 => Some({
-            let len = size(rng);
-            text(rng, len)
-        }),
-        _ => {
-            let mut blocks = Vec::new();
-            for _ in 0..rng.usize(1..3) {
-                blocks.push(match rng.u8(..10) {
-                    0 => r#"{"type":"image","data":"AAAA","mimeType":"image/png"}"#.to_string(),
-                    1 => r#"{"type":"future","x":1}"#.to_string(),
-                    _ => format!(r#"{{"type":"text","text":{}}}"#, {
-                        let len = size(rng);
-                        text(rng, len)
-                    }),
-                });
-            }
-            Some(format!("[{}]", blocks.join(",")))
-        }
+/// A fixed seed, so every run checks the same cases and a failure replays by running the
+/// test again; `PROPTEST_RNG_SEED` and `PROPTEST_CASES` explore further. No regression
+/// files are written: a failure prints the shrunk session and options.
+fn config() -> Config {
+    let mut config = Config {
+        failure_persistence: None,
+        ..Config::default()
     };
-    if let Some(c) = content {
-        members.push(format!(r#""content":{c}"#));
+    if !exploring() {
+        config.rng_seed = RngSeed::Fixed(SEED);
+        config.cases = CASES;
     }
-    if rng.u8(..4) == 0 {
-        members.push(
-            r#""details":{"exitCode":0,"ratio":1.50,"big":1e3,"nested":{"b":2,"a":[true,null]}}"#
-                .into(),
-        );
-    }
-    match rng.u8(..12) {
-        0 => members.push(format!(r#""prunedAt":{}"#, 1_600_000_000_000u64 + n as u64)),
-        1 => members.push(r#""prunedAt":null"#.into()),
-        _ => {}
-    }
-    rng.shuffle(&mut members);
-    format!("{{{}}}", members.join(","))
+    config
 }
 
-/// A generated session file and its options.
-fn generate(seed: u64) -> (String, SessionOptions) {
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let v1 = rng.u8(..5) == 0;
-    let mut lines = vec![if v1 {
-        format!(
-            r#"{{"type":"session","id":"gen-{seed}","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/r"}}"#
-        )
-    } else {
-        format!(
-            r#"{{"type":"session","version":3,"id":"gen-{seed}","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/r"}}"#
-        )
-    }];
-    let n = rng.usize(1..60);
-    let mut ids: Vec<String> = Vec::new();
-    for k in 0..n {
-        let (kind, body) = match rng.u8(..20) {
-            0..=2 => (
-                "message",
-                format!(r#""message":{{"role":"user","content":{}}}"#, {
-                    let len = rng.usize(..200);
-                    text(&mut rng, len)
-                }),
-            ),
-            3..=6 => {
-                let usage = if rng.bool() {
-                    format!(
-                        r#","usage":{{"input":{},"output":10,"cacheRead":0,"cacheWrite":0,"totalTokens":0}}"#,
-                        rng.u32(..50_000)
-                    )
-                } else {
-                    String::new()
-                };
-                (
-                    "message",
-                    format!(
-                        r#""message":{{"role":"assistant","content":[{{"type":"toolCall","id":"call{k}","name":"bash","arguments":{{"cmd":"ls"}}}}],"stopReason":"toolUse"{usage}}}"#
-                    ),
-                )
-            }
-            7..=15 => (
-                "message",
-                format!(r#""message":{}"#, tool_result(&mut rng, k)),
-            ),
-            16 if !v1 && !ids.is_empty() => {
-                let kept = if rng.u8(..5) == 0 {
-                    "nowhere".to_string()
-                } else {
-                    ids[rng.usize(..ids.len())].clone()
-                };
-                (
-                    "compaction",
-                    format!(r#""summary":"s{k}","firstKeptEntryId":"{kept}","tokensBefore":1000"#),
-                )
-            }
-            17 => (
-                "custom_message",
-                r#""customType":"note","content":"hello","display":true"#.to_string(),
-            ),
-            _ => ("label", r#""label":"x""#.to_string()),
-        };
-        let id_part = if v1 {
-            String::new()
-        } else {
-            let id = format!("g{k}");
-            let parent = match ids.len() {
-                0 => "null".to_string(),
-                len if rng.u8(..7) == 0 => format!("\"{}\"", ids[rng.usize(..len)]),
-                len => format!("\"{}\"", ids[len - 1]),
-            };
-            ids.push(id.clone());
-            format!(r#""id":"{id}","parentId":{parent},"#)
-        };
-        lines.push(format!(
-            r#"{{"type":"{kind}",{id_part}"timestamp":"2026-01-01T00:00:00.000Z",{body}}}"#
-        ));
-        if rng.u8(..30) == 0 {
-            lines.push(String::new());
-        }
-    }
-    let options = SessionOptions {
-        leaf_id: (!v1 && rng.u8(..4) == 0).then(|| ids[rng.usize(..ids.len())].clone()),
-        protect_tokens: match rng.u8(..10) {
-            0 => None,
-            1..=2 => Some(rng.u64(..3)),
-            _ => Some(rng.u64(..3_000)),
-        },
-        minimum_savings: match rng.u8(..10) {
-            0 => None,
-            1..=2 => Some(0),
-            _ => Some(rng.u64(..2_000)),
-        },
-        protected_tools: match rng.u8(..4) {
-            0 => None,
-            1 => Some(Vec::new()),
-            _ => Some(
-                TOOLS
-                    .iter()
-                    .filter(|_| rng.bool())
-                    .map(|t| t.to_string())
-                    .collect(),
-            ),
-        },
-        ..SessionOptions::default()
-    };
-    (lines.join("\n") + "\n", options)
+/// Whether the run was given its own seed or case count.
+fn exploring() -> bool {
+    std::env::var_os("PROPTEST_RNG_SEED").is_some() || std::env::var_os("PROPTEST_CASES").is_some()
 }
 
 #[test]
 fn generated_sessions() {
-    let seeds: Vec<u64> = match std::env::var("PRUNE_SEED") {
-        Ok(s) => vec![s.parse().expect("PRUNE_SEED is a number")],
-        Err(_) => (0..300).collect(),
-    };
-    let mut pruned_cases = 0;
-    for seed in seeds {
-        let (text, options) = generate(seed);
+    let pruned_cases = AtomicUsize::new(0);
+    let mut runner = TestRunner::new(config());
+    let cases = runner.config().cases as usize;
+    let result = runner.run(&generate::session(), |generated| {
+        let (text, options) = generated.render();
         let pruned = check(
-            &format!("seed {seed}"),
+            "generated",
             text.as_bytes(),
             &values_of(text.as_bytes()),
             &options,
         );
-        pruned_cases += usize::from(pruned > 0);
+        pruned_cases.fetch_add(usize::from(pruned > 0), Ordering::Relaxed);
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
     }
-    // The generator must exercise pruning, not only the no-op.
-    if std::env::var("PRUNE_SEED").is_err() {
+    // The generator must exercise pruning, not only the no-op (about a quarter of the
+    // cases prune; checked on the fixed run, like the seeds 0..300 were).
+    let pruned_cases = pruned_cases.into_inner();
+    eprintln!("generated sessions: {pruned_cases} of {cases} cases pruned something");
+    if !exploring() {
         assert!(
             pruned_cases > 75,
             "only {pruned_cases} cases pruned anything"
@@ -527,14 +365,11 @@ fn generated_sessions() {
 
 #[test]
 fn real_sessions() {
-    let dir =
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/pi-sessions");
     let mut pruned_cases = 0;
-    for name in ["before-compaction.jsonl", "large-session.jsonl"] {
-        let body = std::fs::read(dir.join(name)).unwrap();
+    for name in fixtures::ALL {
+        let body = fixtures::read(name).into_bytes();
         let values = values_of(&body);
-        let input =
-            SessionInput::parse(&body, BodyFormat::Jsonl, SessionOptions::default()).unwrap();
+        let input = SessionInput::parse(&body, BodyFormat::Jsonl, PruneOptions::default()).unwrap();
         let entries = &input.session.entries;
         // The last entry, and leaves spread over the file.
         let mut leaves = vec![None];
@@ -546,12 +381,11 @@ fn real_sessions() {
                 (Some(1_000), Some(0), Some(vec![])),
                 (Some(20_000), Some(5_000), Some(vec!["bash".to_string()])),
             ] {
-                let options = SessionOptions {
+                let options = PruneOptions {
                     leaf_id: leaf.clone(),
                     protect_tokens: protect,
                     minimum_savings: minimum,
                     protected_tools: tools,
-                    ..SessionOptions::default()
                 };
                 let case = format!("{name} leaf {leaf:?} {protect:?}/{minimum:?}");
                 pruned_cases += usize::from(check(&case, &body, &values, &options) > 0);

@@ -1,0 +1,172 @@
+//! Configuration: defaults, then an optional TOML file (`--config` / `COMPACTD_CONFIG`),
+//! then environment variables. Invalid values stop start-up with a message naming the
+//! setting: the environment variable if the environment set it, the key if the file did.
+//!
+//! Layout:
+//! * `sources`: the one declaration of every setting (its file key, its variable and
+//!   its default) and the layering by figment;
+//! * `llm`: the summarizer's configuration, the model candidates and their types;
+//! * `secrets`: client keys and upstream keys, and where they are read from;
+//! * `url`: checking and redacting model server URLs;
+//! * `describe`: the effective non-secret configuration, described once.
+//!
+//! [`Config`] is the typed result the rest of the service reads. It is a plain struct
+//! with public fields, so tests build one with `Config { .., ..Config::default() }`.
+
+mod describe;
+mod llm;
+mod secrets;
+mod sources;
+mod url;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::compaction::Settings as CompactionSettings;
+
+pub use describe::{
+    BackoffDescription, CacheDescription, CandidateDescription, ConfigDescription, LlmDescription,
+};
+pub use llm::{
+    FallbackPolicy, LlmConfig, ModelConfig, ModelKind, SummarizerChoice,
+    DEFAULT_MODEL_CONTEXT_WINDOW,
+};
+pub use secrets::ClientKeys;
+pub use url::{check_base_url, redact_url};
+
+use sources::{env_name, Layers, Settings};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Json,
+    Pretty,
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub listen: SocketAddr,
+    pub max_body_bytes: usize,
+    /// Entries (header included) a session body may hold: bounds the memory a small
+    /// body can claim, since each parsed entry costs far more than its shortest JSON.
+    pub max_entries: usize,
+    pub max_concurrency: usize,
+    pub request_timeout: Duration,
+    /// After SIGTERM/SIGINT, how long in-flight requests may run before the process
+    /// exits anyway.
+    pub shutdown_grace: Duration,
+    pub keep_recent_tokens: u64,
+    pub reserve_tokens: u64,
+    pub branch_reserve_tokens: u64,
+    pub context_window: u64,
+    pub prompts_dir: Option<PathBuf>,
+    pub log_format: LogFormat,
+    /// The summarizer: which one, its model candidates, deadlines, retries, cache.
+    pub llm: LlmConfig,
+    /// Accepted bearer tokens (none: no authentication).
+    pub api_keys: ClientKeys,
+}
+
+impl Default for Config {
+    /// The defaults of `sources::Settings`, with nothing read from outside.
+    fn default() -> Self {
+        Config::from_settings(Settings::default(), &env_name, &|_| None)
+            .expect("the defaults are a valid configuration")
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("invalid config file {path}: {message}")]
+    File { path: String, message: String },
+    #[error("invalid value for {name}: {message}")]
+    Value { name: String, message: String },
+}
+
+impl Config {
+    /// Loads from the process environment and the file it names.
+    pub fn load(file: Option<&Path>) -> Result<Self, ConfigError> {
+        Self::load_from(file, |k| std::env::var(k).ok())
+    }
+
+    /// Loads from the file (else the one `COMPACTD_CONFIG` names) and the environment
+    /// that `env` looks up.
+    pub fn load_from(
+        file: Option<&Path>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
+        let named = env("COMPACTD_CONFIG")
+            .filter(|v| !v.trim().is_empty())
+            .map(|v| PathBuf::from(v.trim()));
+        let file = file.or(named.as_deref());
+        let layers = Layers::read(file, &env)?;
+        let settings = layers.extract()?;
+        Config::from_settings(settings, &|key| layers.name(key), &env)
+    }
+
+    /// The typed configuration of `s`; `name` gives the name an error shows for a key.
+    fn from_settings(
+        s: Settings,
+        name: &dyn Fn(&str) -> String,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
+        let positive = |value: u64, key: &str| {
+            if value == 0 {
+                Err(ConfigError::Value {
+                    name: name(key),
+                    message: "must be positive".into(),
+                })
+            } else {
+                Ok(())
+            }
+        };
+        positive(s.max_body_bytes as u64, "max_body_bytes")?;
+        positive(s.max_entries as u64, "max_entries")?;
+        positive(s.max_concurrency as u64, "max_concurrency")?;
+        positive(s.request_timeout_secs, "request_timeout_secs")?;
+        let api_keys = secrets::client_keys(
+            s.api_keys.as_ref(),
+            s.api_keys_file
+                .as_deref()
+                .map(|p| (p, name("api_keys_file"))),
+        )?;
+        let request_timeout = Duration::from_secs(s.request_timeout_secs);
+        let llm = LlmConfig::from_settings(&s, request_timeout, name, env)?;
+        llm.validate_named(name)?;
+        Ok(Config {
+            listen: s.listen,
+            max_body_bytes: s.max_body_bytes,
+            max_entries: s.max_entries,
+            max_concurrency: s.max_concurrency,
+            request_timeout,
+            shutdown_grace: Duration::from_secs(s.shutdown_grace_secs),
+            keep_recent_tokens: s.keep_recent_tokens,
+            reserve_tokens: s.reserve_tokens,
+            branch_reserve_tokens: s.branch_reserve_tokens,
+            context_window: s.context_window,
+            prompts_dir: s.prompts_dir,
+            log_format: s.log_format,
+            llm,
+            api_keys,
+        })
+    }
+
+    /// Default compaction settings.
+    pub fn settings(&self) -> CompactionSettings {
+        CompactionSettings {
+            keep_recent_tokens: self.keep_recent_tokens,
+            reserve_tokens: self.reserve_tokens,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,90 @@
+//! Bearer-token authentication: the accepted keys, kept as digests, and the guard that
+//! checks every request but the probes.
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderValue};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use secrecy::ExposeSecret;
+
+use super::problem::ApiError;
+use super::AppState;
+use crate::config::ClientKeys;
+
+/// Accepted bearer tokens, kept only as SHA-256 digests and compared in constant time.
+#[derive(Clone, Default)]
+pub struct ApiKeys(Vec<[u8; 32]>);
+
+impl std::fmt::Debug for ApiKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ApiKeys({} configured)", self.0.len())
+    }
+}
+
+impl ApiKeys {
+    /// The digests of the configured keys.
+    pub fn new(keys: &ClientKeys) -> Self {
+        use sha2::Digest;
+        ApiKeys(
+            keys.iter()
+                .map(|k| sha2::Sha256::digest(k.expose_secret().as_bytes()).into())
+                .collect(),
+        )
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Whether `token` is one of the keys. Every key is compared, in constant time, on
+    /// digests (so neither the content nor the length of a key leaks through timing).
+    pub fn accepts(&self, token: &str) -> bool {
+        use sha2::Digest;
+        use subtle::ConstantTimeEq;
+        let digest: [u8; 32] = sha2::Sha256::digest(token.as_bytes()).into();
+        self.0
+            .iter()
+            .fold(subtle::Choice::from(0), |found, k| found | k.ct_eq(&digest))
+            .into()
+    }
+}
+
+/// Answers 401 unless no keys are configured, the route is a probe, or the request
+/// carries `Authorization: Bearer <one of the keys>`.
+pub async fn authenticate(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    if state.api_keys.is_empty() || super::guard::is_open(req.uri().path()) {
+        return next.run(req).await;
+    }
+    let token = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        })
+        .map(str::trim);
+    match token {
+        Some(t) if state.api_keys.accepts(t) => next.run(req).await,
+        _ => {
+            let mut res = ApiError::Unauthorized.into_response();
+            res.headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            res
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_matched_on_digests() {
+        let keys = ApiKeys::new(&ClientKeys::new(["key-one", " ", "key-two "]));
+        assert!(keys.accepts("key-one") && keys.accepts("key-two"));
+        assert!(!keys.accepts("key-three") && !keys.accepts(""));
+        assert!(!format!("{keys:?}").contains("key-one"));
+        assert!(ApiKeys::new(&ClientKeys::default()).is_empty());
+    }
+}

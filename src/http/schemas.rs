@@ -1,0 +1,176 @@
+//! Schemas the HTTP layer documents without a Rust type of its own: answers and requests
+//! whose shape depends on the body, and the schema of the core's [`FileLists`] (the core
+//! stays free of documentation types).
+
+use std::borrow::Cow;
+
+use utoipa::openapi::schema::{
+    AnyOfBuilder, ArrayBuilder, ObjectBuilder, OneOfBuilder, Schema, Type,
+};
+use utoipa::openapi::{Ref, RefOr};
+use utoipa::{PartialSchema, ToSchema};
+
+use crate::compaction::FileLists;
+use crate::pipeline::{BranchSummaryOptions, CompactOptions, PrepareOptions, PruneOptions};
+
+/// One entry as pi writes it (documentation only): the fields every entry shares. The
+/// rest depends on `type` and passes through untouched, as do unknown types.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionEntry {
+    /// `session` (the header, first only), `message`, `compaction`, `branch_summary`,
+    /// `custom_message`, `custom`, `model_change`, `thinking_level_change`, `label`,
+    /// `session_info`, or any other type.
+    #[serde(rename = "type")]
+    pub entry_type: String,
+    /// Unique within the session (absent or null in version 1 files: assigned by
+    /// migration).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The entry before this one in its branch (null or absent: a root).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<String>,
+}
+
+/// The JSON body of a session endpoint: `entries`, `settings`, and the properties of the
+/// endpoint's options types (the same types read the body: `pipeline::options`).
+fn session_request(description: &str, options: &[RefOr<Schema>]) -> RefOr<Schema> {
+    let mut body = ObjectBuilder::new()
+        .description(Some(description))
+        .property(
+            "entries",
+            ArrayBuilder::new()
+                .items(Ref::from_schema_name("SessionEntry"))
+                .description(Some(
+                    "The session's entries as pi writes them, header line allowed.",
+                )),
+        )
+        .required("entries")
+        .property(
+            "settings",
+            OneOfBuilder::new()
+                .item(ObjectBuilder::new().schema_type(Type::Null))
+                .item(Ref::from_schema_name("SettingsRequest"))
+                .description(Some(
+                    "`keepRecentTokens` and `reserveTokens`; they win over the flat ones.",
+                )),
+        );
+    for schema in options {
+        if let RefOr::T(Schema::Object(o)) = schema {
+            for (name, property) in &o.properties {
+                body = body.property(name.clone(), property.clone());
+            }
+        }
+    }
+    body.into()
+}
+
+/// Declares a session endpoint's JSON body schema, named `$name` in the components.
+macro_rules! session_request {
+    ($(#[$meta:meta])* $ty:ident = $name:literal, $description:literal, [$($options:ty),+]) => {
+        $(#[$meta])*
+        pub struct $ty;
+
+        impl PartialSchema for $ty {
+            fn schema() -> RefOr<Schema> {
+                session_request($description, &[$(<$options>::schema()),+])
+            }
+        }
+
+        impl ToSchema for $ty {
+            fn name() -> Cow<'static, str> {
+                Cow::Borrowed($name)
+            }
+        }
+    };
+}
+
+session_request!(
+    /// `/v1/prepare`'s JSON body.
+    PrepareRequest = "PrepareRequest",
+    "A session and the options of /v1/prepare.",
+    [PrepareOptions]
+);
+session_request!(
+    /// `/v1/compact`'s JSON session body (the name the spec has always used).
+    CompactSessionRequest = "SessionRequest",
+    "A session and the options of /v1/compact (those of /v1/prepare and its own).",
+    [PrepareOptions, CompactOptions]
+);
+session_request!(
+    /// `/v1/branch-summary`'s JSON body.
+    BranchSummaryRequest = "BranchSummaryRequest",
+    "The whole entry tree and the options of /v1/branch-summary.",
+    [BranchSummaryOptions]
+);
+session_request!(
+    /// `/v1/prune`'s JSON body.
+    PruneRequest = "PruneRequest",
+    "A session and the options of /v1/prune.",
+    [PruneOptions]
+);
+
+impl PartialSchema for FileLists {
+    fn schema() -> RefOr<Schema> {
+        let list = || ArrayBuilder::new().items(ObjectBuilder::new().schema_type(Type::String));
+        ObjectBuilder::new()
+            .description(Some(
+                "`details` of a compaction or branch summary: the cumulative file lists.",
+            ))
+            .property("readFiles", list())
+            .required("readFiles")
+            .property("modifiedFiles", list())
+            .required("modifiedFiles")
+            .into()
+    }
+}
+impl ToSchema for FileLists {}
+
+/// `anyOf` the named component schemas. `anyOf`, not `oneOf`: the shapes are open objects,
+/// so a CompactionResult also matches the smaller SummarizeResponse.
+fn any_of(description: &str, names: &[&str]) -> RefOr<Schema> {
+    let mut b = AnyOfBuilder::new().description(Some(description));
+    for name in names {
+        b = b.item(Ref::from_schema_name(*name));
+    }
+    b.into()
+}
+
+/// What `/v1/compact` takes as JSON: a session, or the remoteEndpoint body.
+pub struct CompactRequest;
+
+impl PartialSchema for CompactRequest {
+    fn schema() -> RefOr<Schema> {
+        any_of(
+            "A session (`entries`), or the remoteEndpoint body `{systemPrompt, prompt}` (no `entries`).",
+            &["SessionRequest", "SummarizeRequest"],
+        )
+    }
+}
+impl ToSchema for CompactRequest {}
+
+/// What `/v1/compact` answers: the shape depends on the body.
+pub struct CompactAnswer;
+
+impl PartialSchema for CompactAnswer {
+    fn schema() -> RefOr<Schema> {
+        any_of(
+            "A CompactionResult; a SummarizeResponse for a remoteEndpoint body; a PrepareResponse with `dryRun`.",
+            &["CompactionResult", "SummarizeResponse", "PrepareResponse"],
+        )
+    }
+}
+impl ToSchema for CompactAnswer {}
+
+/// What `/v1/branch-summary` answers.
+pub struct BranchAnswer;
+
+impl PartialSchema for BranchAnswer {
+    fn schema() -> RefOr<Schema> {
+        any_of(
+            "A BranchSummaryResult; a BranchDryRun with `dryRun`.",
+            &["BranchSummaryResult", "BranchDryRun"],
+        )
+    }
+}
+impl ToSchema for BranchAnswer {}

@@ -1,0 +1,161 @@
+//! Builds and runs the application: the one place that wires the configuration, the
+//! prompts, the summarizer, the listener and the HTTP router together.
+//!
+//! `compactd serve` and the API tests both start the service through [`Application`], so
+//! the tests run the production wiring: the same middleware, limits and shutdown path.
+//! Tests that bring a summarizer of their own use [`Application::build_with`]; the rest is
+//! shared. Binding happens in `build`, so a test can ask for port 0 and read the port
+//! actually bound from [`Application::port`] before it starts serving.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+
+use crate::config::Config;
+use crate::http::{self, AppState};
+use crate::summarize::llm::EngineError;
+use crate::summarize::templates::PromptError;
+use crate::summarize::{backend, Prompts, Summarize};
+
+/// Why the application could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    /// The prompts directory holds a file that cannot be read.
+    #[error(transparent)]
+    Prompts(#[from] PromptError),
+    /// The summarizer configuration is unusable.
+    #[error(transparent)]
+    Summarizer(#[from] EngineError),
+    /// The listen address cannot be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The service, bound and ready to serve.
+pub struct Application {
+    listener: TcpListener,
+    address: SocketAddr,
+    router: axum::Router,
+    /// The state the router serves, for the shutdown (grace period, requests in flight).
+    state: AppState,
+}
+
+impl Application {
+    /// Loads the prompts, builds the configured summarizer and binds `config.listen`; fails
+    /// before listening when the prompts or the summarizer configuration are unusable.
+    pub async fn build(config: Config) -> Result<Application, StartupError> {
+        let prompts = Prompts::load(config.prompts_dir.as_deref())?;
+        let summarizer = backend::build(&config)?;
+        Application::build_with(config, prompts, summarizer).await
+    }
+
+    /// [`Application::build`] with the prompts and the summarizer given (tests bring
+    /// summarizers of their own).
+    pub async fn build_with(
+        config: Config,
+        prompts: Prompts,
+        summarizer: Arc<dyn Summarize>,
+    ) -> Result<Application, StartupError> {
+        let listener =
+            TcpListener::bind(config.listen)
+                .await
+                .map_err(|source| StartupError::Bind {
+                    addr: config.listen,
+                    source,
+                })?;
+        let address = listener.local_addr().unwrap_or(config.listen);
+        tracing::info!(addr = %address, "compactd listening");
+        if config.api_keys.is_empty() && !address.ip().is_loopback() {
+            tracing::warn!(
+                addr = %address,
+                "serving WITHOUT authentication on a non-loopback address: anyone who can reach it can use it (set COMPACTD_API_KEYS or COMPACTD_API_KEYS_FILE)"
+            );
+        }
+        let state = AppState::new(config, prompts, summarizer);
+        Ok(Application {
+            listener,
+            address,
+            router: http::router(state.clone()),
+            state,
+        })
+    }
+
+    /// The address bound (with the real port when the configuration asked for port 0).
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// The port bound.
+    pub fn port(&self) -> u16 {
+        self.address.port()
+    }
+
+    /// Serves until SIGINT/SIGTERM, then stops accepting connections and lets in-flight
+    /// requests finish — for at most `shutdown_grace`, or until a second signal.
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        let Application {
+            listener,
+            router,
+            state,
+            ..
+        } = self;
+        let grace = state.config.shutdown_grace;
+        let limiter = state.limiter.clone();
+        let limit = state.config.max_concurrency;
+        let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
+        let server = axum::serve(listener, router).with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            tracing::info!(
+                in_flight = limit.saturating_sub(limiter.available_permits()),
+                grace_secs = grace.as_secs_f64(),
+                "shutdown signal received; finishing in-flight requests"
+            );
+            let _ = stopping_tx.send(());
+        });
+        let deadline = async move {
+            if stopping_rx.await.is_err() {
+                // The server ended without a signal.
+                return std::future::pending().await;
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(grace) => {
+                    tracing::warn!("shutdown grace period over; abandoning in-flight requests");
+                }
+                _ = shutdown_signal() => {
+                    tracing::warn!("second shutdown signal; abandoning in-flight requests");
+                }
+            }
+        };
+        tokio::select! {
+            result = std::future::IntoFuture::into_future(server) => result,
+            () = deadline => Ok(()),
+        }
+    }
+}
+
+/// SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}

@@ -1,0 +1,114 @@
+//! The built-in extractive summarizer: deterministic, no network, no model.
+//!
+//! It reads the summarizer prompt itself (the layout [`Prompts`](super::Prompts) writes:
+//! `<conversation>`, an optional `<previous-summary>` and `<additional-context>`, then the
+//! instructions) and fills the structured summary format with what the conversation shows:
+//! the user's requests and stated constraints, the files written and edited, the commands
+//! run and whether they failed, the last error, every path mentioned and the last assistant
+//! text. A previous summary (and any earlier summary quoted inside the conversation) is
+//! merged section by section. The result fits the request's output budget and is never
+//! longer than the text it condenses.
+//!
+//! Nothing here depends on our instruction wording: pi-style agents send the same layout
+//! through the remoteEndpoint with their own instructions, and
+//! [`RequestKind::detect`](super::RequestKind::detect) infers the summary they want from
+//! those.
+//!
+//! # The steps
+//!
+//! [`summarize`] is one pass from prompt to text; each step is a file:
+//!
+//! 1. The prompt's blocks are separated by `templates` (the module that writes them).
+//! 2. `transcript`: the serialized conversation back into its parts (`[User]`,
+//!    `[Assistant]`, `[Assistant thinking]`, `[Assistant tool calls]`, `[Tool result]`),
+//!    tool calls into names and JSON arguments, user parts into requests, shell commands
+//!    the user ran and earlier summaries shown as user messages.
+//! 3. `facts`: one walk over the parts gathers everything a summary may say (requests,
+//!    constraints, decisions, files written, edited and read, commands, the last failure
+//!    and whether a later success resolved it, the last assistant text). It asks `paths`
+//!    which tokens name files and `diagnostics` which output line is the error.
+//! 4. `earlier`: a previous summary, and any summary quoted in the conversation, read back
+//!    into items by section so that merging keeps them.
+//! 5. `sections`: facts and earlier items become the items of each section, each with a
+//!    tier of importance.
+//! 6. `render`: the least important items are dropped until the text fits, then the items
+//!    that must stay are shortened, then the markdown is written.
+//! 7. `short`: the one-paragraph form for a UI, and the last resort for budgets too small
+//!    for any format.
+//!
+//! `text` holds the string helpers every step shares.
+//!
+//! # Design decisions
+//!
+//! * The prompt is the only input, not the session: the same code answers `/v1/compact`,
+//!   the model fallback and remoteEndpoint bodies other clients build from their own
+//!   templates. It relies on the block layout and the serializer's labels only.
+//! * Deterministic: the same request gives the same bytes (no clock, no randomness, sets
+//!   keep the order of first appearance), so answers can be cached and compared.
+//! * The limit is the smaller of the output budget (4 UTF-16 units per token) and the
+//!   length of the text condensed; every form measures itself and gives way to a smaller
+//!   one, down to a cut first request.
+//! * Nothing is invented: items are text from the prompt, shortened with `…`; the next
+//!   steps are derived only from the unresolved error and the last assistant text.
+//! * Earlier summaries are merged, not replaced: their items keep their sections, compete
+//!   for the budget by tier, and equal items are kept once, so merging twice adds nothing.
+//! * Parsing never fails: text before the first label counts as the user's, and a tool
+//!   call that does not parse ends that part's calls.
+
+mod diagnostics;
+mod earlier;
+mod facts;
+mod paths;
+mod render;
+mod sections;
+mod short;
+mod text;
+mod transcript;
+
+use crate::session::text::utf16_len;
+
+use super::templates::{split_prompt, RequestKind, SummaryRequest};
+use super::{SummarizerKind, Summary, Usage};
+
+use facts::Facts;
+use render::{structured, Layout};
+use short::short;
+
+/// The `model` reported for summaries this summarizer writes.
+pub const MODEL: &str = "extractive";
+
+/// Deterministic, no network: a structured summary built from the prompt itself.
+pub fn summarize(req: &SummaryRequest) -> Summary {
+    let parts = split_prompt(&req.prompt);
+    let facts = Facts::gather(&parts);
+    let condensed = utf16_len(parts.conversation) + parts.previous.map_or(0, utf16_len);
+    let budget = usize::try_from(req.max_tokens.saturating_mul(4)).unwrap_or(usize::MAX);
+    let limit = budget.min(condensed);
+    let text = match req.kind {
+        RequestKind::History | RequestKind::Branch => structured(&facts, Layout::Checkpoint, limit),
+        RequestKind::TurnPrefix => structured(&facts, Layout::TurnPrefix, limit),
+        RequestKind::Short => short(&facts, limit),
+    };
+    let input = tokens(utf16_len(&req.system_prompt) + utf16_len(&req.prompt));
+    let output = tokens(utf16_len(&text));
+    Summary {
+        text,
+        usage: Usage {
+            input,
+            output,
+            total_tokens: input + output,
+            ..Usage::default()
+        },
+        model: MODEL.to_string(),
+        summarizer: SummarizerKind::Extractive,
+        retries: 0,
+        cached: false,
+    }
+}
+
+fn tokens(units: usize) -> u64 {
+    units.div_ceil(4) as u64
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,57 @@
+//! String helpers every step shares: whitespace, cutting to a budget, code spans.
+
+use crate::session::text::utf16_len;
+
+pub(super) fn collapse_ws(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// At most `max` UTF-16 units, cut at a word boundary when one is near, ending in `…`.
+pub(super) fn shorten(s: &str, max: usize) -> String {
+    if utf16_len(s) <= max {
+        return s.to_string();
+    }
+    if max == 0 {
+        return String::new();
+    }
+    let mut units = 0;
+    let mut end = 0;
+    for (i, c) in s.char_indices() {
+        let u = c.len_utf16();
+        if units + u > max - 1 {
+            break;
+        }
+        units += u;
+        end = i + c.len_utf8();
+    }
+    let mut cut = &s[..end];
+    if let Some(space) = cut.rfind(char::is_whitespace) {
+        if space * 5 >= end * 4 {
+            cut = &cut[..space];
+        }
+    }
+    format!("{}…", cut.trim_end())
+}
+
+/// The largest char boundary at or below `max` bytes.
+pub(super) fn floor_boundary(s: &str, max: usize) -> usize {
+    if max >= s.len() {
+        return s.len();
+    }
+    let mut i = max;
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// A markdown code span that survives backticks in the text.
+pub(super) fn code(s: &str) -> String {
+    if !s.contains('`') {
+        format!("`{s}`")
+    } else if !s.contains("``") {
+        format!("`` {s} ``")
+    } else {
+        s.to_string()
+    }
+}

@@ -1,0 +1,150 @@
+//! Which configured model answers.
+//!
+//! The candidates are built once from configuration: the endpoint of their wire format,
+//! the authentication header (marked sensitive), the base URL as it may be shown, the
+//! context window. A call then selects its candidates: all of them in order, or the one
+//! the request names, or none (the extractive summarizer). The first selected candidate's
+//! context window is the one the pipelines budget for.
+
+use std::fmt;
+
+use reqwest::header::{HeaderName, HeaderValue, AUTHORIZATION};
+use secrecy::ExposeSecret;
+
+use super::attempt::endpoint;
+use super::engine::EngineError;
+use super::{redact_url, truncate, ModelConfig, ModelKind, SummarizerChoice, EXTRACTIVE};
+use crate::summarize::SummarizeError;
+
+/// One model candidate, ready to call.
+pub(super) struct Candidate {
+    pub(super) name: String,
+    pub(super) kind: ModelKind,
+    pub(super) model: String,
+    pub(super) endpoint: reqwest::Url,
+    /// The base URL without user info or query, for logs and `describe`.
+    pub(super) shown_url: String,
+    pub(super) context_window: u64,
+    /// `Authorization: Bearer …` or `x-api-key: …`, marked sensitive.
+    pub(super) auth: Option<(HeaderName, HeaderValue)>,
+}
+
+impl fmt::Debug for Candidate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Candidate")
+            .field("name", &self.name)
+            .field("kind", &self.kind)
+            .field("model", &self.model)
+            .field("base_url", &self.shown_url)
+            .field("context_window", &self.context_window)
+            .field("api_key", &self.auth.as_ref().map(|_| "[REDACTED]"))
+            .finish()
+    }
+}
+
+impl Candidate {
+    /// A candidate from its configuration; the errors never quote the key or the URL's
+    /// credentials.
+    pub(super) fn new(m: &ModelConfig) -> Result<Candidate, EngineError> {
+        let base = reqwest::Url::parse(&m.base_url).map_err(|e| EngineError::InvalidBaseUrl {
+            model: m.name.clone(),
+            reason: e.to_string(),
+        })?;
+        if !matches!(base.scheme(), "http" | "https") || !base.has_host() {
+            return Err(EngineError::UnsupportedBaseUrl {
+                model: m.name.clone(),
+                shown_url: redact_url(&m.base_url),
+            });
+        }
+        let auth = match &m.api_key {
+            None => None,
+            Some(key) => {
+                let (name, value) = match m.kind {
+                    ModelKind::Openai => (AUTHORIZATION, format!("Bearer {}", key.expose_secret())),
+                    ModelKind::Anthropic => (
+                        HeaderName::from_static("x-api-key"),
+                        key.expose_secret().to_string(),
+                    ),
+                };
+                let mut value =
+                    HeaderValue::from_str(&value).map_err(|_| EngineError::InvalidApiKey {
+                        model: m.name.clone(),
+                    })?;
+                value.set_sensitive(true);
+                Some((name, value))
+            }
+        };
+        let mut endpoint = endpoint(&base, m.kind);
+        if m.kind == ModelKind::Openai && auth.is_some() {
+            // reqwest turns user info into `Authorization: Basic`; the bearer key wins.
+            let _ = endpoint.set_username("");
+            let _ = endpoint.set_password(None);
+        }
+        Ok(Candidate {
+            name: m.name.clone(),
+            kind: m.kind,
+            model: m.model.clone(),
+            endpoint,
+            shown_url: redact_url(&m.base_url),
+            context_window: m.context_window,
+            auth,
+        })
+    }
+}
+
+/// What to do with one summarize call.
+pub(super) enum Selection<'e> {
+    Extractive,
+    Models(Vec<&'e Candidate>),
+}
+
+/// The configured candidates and the default summarizer.
+#[derive(Debug)]
+pub(super) struct Candidates {
+    pub(super) summarizer: SummarizerChoice,
+    pub(super) list: Vec<Candidate>,
+}
+
+impl Candidates {
+    /// The candidates that answer a call naming `model` (`None`: the default summarizer).
+    ///
+    /// `model` is matched against candidate names, then model ids, then `name/model`;
+    /// `"extractive"` always selects the extractive summarizer, and a configured candidate
+    /// may be named even when the default summarizer is extractive.
+    pub(super) fn select(&self, model: Option<&str>) -> Result<Selection<'_>, SummarizeError> {
+        let Some(name) = model else {
+            return Ok(match self.summarizer {
+                SummarizerChoice::Extractive => Selection::Extractive,
+                _ => Selection::Models(self.list.iter().collect()),
+            });
+        };
+        if name == EXTRACTIVE {
+            return Ok(Selection::Extractive);
+        }
+        let found = self
+            .list
+            .iter()
+            .find(|c| c.name == name)
+            .or_else(|| self.list.iter().find(|c| c.model == name))
+            .or_else(|| {
+                self.list.iter().find(|c| {
+                    name.strip_prefix(c.name.as_str())
+                        .and_then(|rest| rest.strip_prefix('/'))
+                        == Some(c.model.as_str())
+                })
+            });
+        match found {
+            Some(c) => Ok(Selection::Models(vec![c])),
+            None => Err(SummarizeError::UnknownModel(truncate(name, 64))),
+        }
+    }
+
+    /// Context window (tokens) of the first candidate that would be tried; `None` for the
+    /// extractive summarizer or an unknown model.
+    pub(super) fn context_window(&self, model: Option<&str>) -> Option<u64> {
+        match self.select(model).ok()? {
+            Selection::Extractive => None,
+            Selection::Models(c) => c.first().map(|c| c.context_window),
+        }
+    }
+}

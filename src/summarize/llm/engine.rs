@@ -1,0 +1,409 @@
+//! The engine: one summarize call from start to answer.
+//!
+//! A call selects its candidates, answers from the cache when it can, and otherwise tries
+//! the candidates in order within one overall deadline, retrying transient failures of a
+//! candidate with backoff. When every candidate failed or the deadline passed, the
+//! fallback policy decides: the extractive summarizer answers, or the call fails. The
+//! [`Summarize`] implementation adds the metrics of every call.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::attempt::{self, Answer, Failure};
+use super::cache::SummaryCache;
+use super::candidates::{Candidate, Candidates, Selection};
+use super::retry::Backoff;
+use super::{FallbackPolicy, LlmConfig, Secrets, SummarizerChoice};
+use crate::config::{ConfigError, LlmDescription};
+use crate::summarize::{Summarize, SummarizeError, SummarizerKind, Summary, SummaryRequest};
+
+/// The extractive summarizer, injected by the caller (it lives elsewhere).
+pub type Fallback = Arc<dyn Fn(&SummaryRequest) -> Summary + Send + Sync>;
+
+/// Why an [`Engine`] cannot be built from its configuration. No variant holds a key or a
+/// URL's credentials.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// A setting is out of range or missing (see [`LlmConfig::validate`]).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A candidate's base URL does not parse.
+    #[error("model {model:?}: invalid base URL: {reason}")]
+    InvalidBaseUrl { model: String, reason: String },
+    /// A candidate's base URL is not an absolute http(s) URL (shown without credentials).
+    #[error("model {model:?}: the base URL must be http(s), got {shown_url:?}")]
+    UnsupportedBaseUrl { model: String, shown_url: String },
+    /// A candidate's API key cannot be sent as an HTTP header value.
+    #[error("model {model:?}: the API key is not a valid HTTP header value")]
+    InvalidApiKey { model: String },
+    /// The HTTP client could not be built (TLS backend).
+    #[error("cannot build the HTTP client: {0}")]
+    HttpClient(#[source] reqwest::Error),
+}
+
+/// Summarizes with the configured model candidates; see the module documentation.
+pub struct Engine {
+    fallback_policy: FallbackPolicy,
+    candidates: Candidates,
+    client: reqwest::Client,
+    fallback: Fallback,
+    retries: u32,
+    backoff: Backoff,
+    upstream_timeout: Duration,
+    deadline: Duration,
+    cache: SummaryCache,
+    /// The configuration's description; `describe` adds what the cache holds now.
+    described: LlmDescription,
+    /// Every configured key, to scrub from upstream text before it is logged or returned.
+    secrets: Secrets,
+}
+
+impl fmt::Debug for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Engine")
+            .field("summarizer", &self.candidates.summarizer)
+            .field("fallback", &self.fallback_policy)
+            .field("candidates", &self.candidates.list)
+            .field("retries", &self.retries)
+            .field("backoff", &self.backoff)
+            .field("upstream_timeout", &self.upstream_timeout)
+            .field("deadline", &self.deadline)
+            .field("cached_answers", &self.cache.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the attempts of one summarize call went through; kept outside the deadline so it
+/// survives a timeout.
+#[derive(Default)]
+struct Progress {
+    /// Retried attempts (the second and later attempts at a candidate).
+    retries: u32,
+    /// One line per failed candidate.
+    failures: Vec<String>,
+}
+
+impl Engine {
+    /// Built from configuration; `fallback` is the built-in extractive summarizer.
+    pub fn new(config: &LlmConfig, fallback: Fallback) -> Result<Engine, EngineError> {
+        config.validate()?;
+        let list = config
+            .models
+            .iter()
+            .map(Candidate::new)
+            .collect::<Result<Vec<_>, _>>()?;
+        let secrets = Secrets(
+            config
+                .models
+                .iter()
+                .filter_map(|m| m.api_key.clone())
+                .collect(),
+        );
+        // Redirects are not followed: an `x-api-key` would go along to the new host.
+        let client = reqwest::Client::builder()
+            .user_agent(concat!("compactd/", env!("CARGO_PKG_VERSION")))
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| EngineError::HttpClient(e.without_url()))?;
+        Ok(Engine {
+            fallback_policy: config.fallback,
+            candidates: Candidates {
+                summarizer: config.summarizer,
+                list,
+            },
+            client,
+            fallback,
+            retries: config.retries,
+            backoff: Backoff {
+                base: config.backoff_base,
+                cap: config.backoff_cap.max(config.backoff_base),
+            },
+            upstream_timeout: config.upstream_timeout,
+            deadline: config.deadline,
+            cache: SummaryCache::new(config.cache_entries, config.cache_bytes),
+            described: config.describe(),
+            secrets,
+        })
+    }
+
+    /// Summarize with the configured summarizer: when `summarizer = extractive` call the
+    /// fallback directly (summarizer: Extractive). Otherwise try the model candidates in
+    /// order (or only the one named `model`; unknown name → Err(UnknownModel)).
+    ///
+    /// `model` is matched against candidate names, then model ids, then `name/model`;
+    /// `"extractive"` always selects the extractive summarizer, and a configured candidate
+    /// may be named even when the default summarizer is extractive.
+    pub async fn summarize(
+        &self,
+        req: &SummaryRequest,
+        model: Option<&str>,
+    ) -> Result<Summary, SummarizeError> {
+        let candidates = match self.candidates.select(model)? {
+            Selection::Extractive => return Ok(self.extractive(req, 0)),
+            Selection::Models(c) => c,
+        };
+        let key = SummaryCache::key(&candidates, req);
+        if let Some(hit) = self.cache.get(&key) {
+            tracing::debug!(model = %hit.model, "summary served from the cache");
+            return Ok(Summary {
+                retries: 0,
+                cached: true,
+                ..(*hit).clone()
+            });
+        }
+        let deadline = Instant::now() + self.deadline;
+        let mut progress = Progress::default();
+        let run = self.run(&candidates, req, deadline, &mut progress);
+        match tokio::time::timeout_at(deadline, run).await {
+            Ok(Some(summary)) => {
+                self.cache.insert(key, summary.clone());
+                Ok(summary)
+            }
+            Ok(None) => {
+                let message = progress.failures.join("; ");
+                match self.fallback_policy {
+                    FallbackPolicy::Extractive => {
+                        tracing::warn!(
+                            failures = %message,
+                            "every model candidate failed; answering with the extractive summarizer"
+                        );
+                        Ok(self.extractive(req, progress.retries))
+                    }
+                    FallbackPolicy::None => Err(SummarizeError::Upstream(message)),
+                }
+            }
+            Err(_) => {
+                let failures = progress.failures.join("; ");
+                match self.fallback_policy {
+                    FallbackPolicy::Extractive => {
+                        tracing::warn!(
+                            deadline_ms = self.deadline.as_millis() as u64,
+                            failures = %failures,
+                            "summarizer deadline passed; answering with the extractive summarizer"
+                        );
+                        Ok(self.extractive(req, progress.retries))
+                    }
+                    FallbackPolicy::None => {
+                        tracing::warn!(
+                            deadline_ms = self.deadline.as_millis() as u64,
+                            failures = %failures,
+                            "summarizer deadline passed"
+                        );
+                        Err(SummarizeError::Timeout)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether model candidates answer (false: the extractive summarizer is configured).
+    pub fn uses_models(&self) -> bool {
+        self.candidates.summarizer != SummarizerChoice::Extractive
+    }
+
+    /// Context window (tokens) of the first candidate that would be tried; None for extractive.
+    pub fn context_window(&self, model: Option<&str>) -> Option<u64> {
+        self.candidates.context_window(model)
+    }
+
+    /// Non-secret description for GET /v1/config: summarizer, fallback, candidates (name, kind, baseUrl, contextWindow, whether a key is set — never the key), timeouts, retries.
+    pub fn describe(&self) -> serde_json::Value {
+        let mut described = self.described.clone();
+        described.cache.entries = self.cache.len();
+        serde_json::to_value(described).expect("a description is plain data")
+    }
+
+    fn extractive(&self, req: &SummaryRequest, retries: u32) -> Summary {
+        Summary {
+            summarizer: SummarizerKind::Extractive,
+            retries,
+            cached: false,
+            ..(self.fallback)(req)
+        }
+    }
+
+    /// Tries the candidates in order; `None` when every one failed.
+    async fn run(
+        &self,
+        candidates: &[&Candidate],
+        req: &SummaryRequest,
+        deadline: Instant,
+        progress: &mut Progress,
+    ) -> Option<Summary> {
+        for c in candidates {
+            match self.try_candidate(c, req, deadline, progress).await {
+                Ok(answer) => {
+                    return Some(Summary {
+                        text: answer.text,
+                        usage: answer.usage,
+                        model: format!("{}/{}", c.name, c.model),
+                        summarizer: SummarizerKind::Llm,
+                        retries: progress.retries,
+                        cached: false,
+                    })
+                }
+                Err((failure, attempts)) => {
+                    let line = format!(
+                        "{}/{}: {failure} ({attempts} attempt{})",
+                        c.name,
+                        c.model,
+                        if attempts == 1 { "" } else { "s" }
+                    );
+                    progress.failures.push(self.secrets.scrub(&line));
+                }
+            }
+        }
+        None
+    }
+
+    /// Attempts one candidate, retrying transient failures while retries and time remain.
+    /// On failure, the last failure and the number of attempts.
+    async fn try_candidate(
+        &self,
+        c: &Candidate,
+        req: &SummaryRequest,
+        deadline: Instant,
+        progress: &mut Progress,
+    ) -> Result<Answer, (Failure, u32)> {
+        let mut attempt: u32 = 0;
+        loop {
+            attempt += 1;
+            let sent = attempt::send(&self.client, c, req, self.upstream_timeout, &self.secrets);
+            let failure = match sent.await {
+                Ok(answer) => {
+                    if attempt > 1 {
+                        tracing::info!(candidate = %c.name, model = %c.model, attempt, "upstream attempt succeeded after retries");
+                    }
+                    return Ok(answer);
+                }
+                Err(f) => f,
+            };
+            let error = self.secrets.scrub(&failure.to_string());
+            let status = failure.status();
+            let transient = failure.is_transient();
+            if !transient || attempt > self.retries {
+                tracing::warn!(
+                    candidate = %c.name, model = %c.model, url = %c.shown_url, attempt, status,
+                    transient, error = %error,
+                    "upstream attempt failed; giving up on this candidate"
+                );
+                return Err((failure, attempt));
+            }
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            let (wait, source) = match failure.retry_after() {
+                Some(d) => (d, "retry-after"),
+                None => (self.backoff.delay(attempt - 1), "backoff"),
+            };
+            if wait >= remaining {
+                tracing::warn!(
+                    candidate = %c.name, model = %c.model, url = %c.shown_url, attempt, status,
+                    transient, error = %error, wait_ms = wait.as_millis() as u64, source,
+                    "upstream attempt failed; the wait would pass the deadline, giving up on this candidate"
+                );
+                return Err((failure, attempt));
+            }
+            tracing::warn!(
+                candidate = %c.name, model = %c.model, url = %c.shown_url, attempt, status,
+                transient, error = %error, backoff_ms = wait.as_millis() as u64, source,
+                "upstream attempt failed; retrying"
+            );
+            progress.retries += 1;
+            tokio::time::sleep(wait).await;
+        }
+    }
+}
+
+/// The engine as the pipelines see it, with the metrics of every call.
+impl Summarize for Engine {
+    fn summarize<'a>(
+        &'a self,
+        req: &'a SummaryRequest,
+        model: Option<&'a str>,
+    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
+        Box::pin(async move {
+            let result = Engine::summarize(self, req, model).await;
+            record(&result, self.uses_models());
+            result
+        })
+    }
+
+    fn context_window(&self, model: Option<&str>) -> Option<u64> {
+        Engine::context_window(self, model)
+    }
+
+    fn describe(&self) -> serde_json::Value {
+        Engine::describe(self)
+    }
+}
+
+/// Metrics of one summarize call.
+fn record(result: &Result<Summary, SummarizeError>, uses_models: bool) {
+    match result {
+        Ok(s) => {
+            let kind = match s.summarizer {
+                SummarizerKind::Llm => "llm",
+                SummarizerKind::Extractive => "extractive",
+            };
+            metrics::counter!("compactd_summaries_total", "summarizer" => kind).increment(1);
+            metrics::counter!("compactd_tokens_total", "direction" => "input")
+                .increment(s.usage.input);
+            metrics::counter!("compactd_tokens_total", "direction" => "output")
+                .increment(s.usage.output);
+            metrics::counter!("compactd_upstream_retries_total").increment(u64::from(s.retries));
+            if s.cached {
+                metrics::counter!("compactd_cache_hits_total").increment(1);
+            } else if s.summarizer == SummarizerKind::Llm {
+                metrics::counter!("compactd_upstream_attempts_total")
+                    .increment(u64::from(s.retries) + 1);
+            } else if uses_models {
+                metrics::counter!("compactd_fallbacks_total").increment(1);
+            }
+        }
+        Err(e) => {
+            let kind = match e {
+                SummarizeError::Upstream(_) => "upstream",
+                SummarizeError::Timeout => "timeout",
+                SummarizeError::UnknownModel(_) => "unknown_model",
+            };
+            metrics::counter!("compactd_summarize_errors_total", "kind" => kind).increment(1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::summarize::llm::EXTRACTIVE;
+    use crate::summarize::Usage;
+
+    #[test]
+    fn summarize_future_is_send() {
+        fn send<T: Send>(_: &T) {}
+        let engine = Engine::new(
+            &LlmConfig::default(),
+            Arc::new(|_: &SummaryRequest| Summary {
+                text: String::new(),
+                usage: Usage::default(),
+                model: EXTRACTIVE.into(),
+                summarizer: SummarizerKind::Extractive,
+                retries: 0,
+                cached: false,
+            }),
+        )
+        .unwrap();
+        let req = SummaryRequest {
+            kind: crate::summarize::RequestKind::History,
+            system_prompt: String::new(),
+            prompt: String::new(),
+            max_tokens: 1,
+        };
+        send(&engine.summarize(&req, None));
+        fn sync<T: Send + Sync>(_: &T) {}
+        sync(&engine);
+    }
+}

@@ -1,0 +1,102 @@
+//! The OpenAI-compatible and Anthropic wire formats: the request sent, the answer read,
+//! the usage mapped to pi's shape.
+
+use compactd::config::SummarizerChoice;
+use compactd::summarize::{SummarizerKind, Usage};
+use serde_json::json;
+use wiremock::matchers::{header, method, path};
+use wiremock::{Mock, MockServer};
+
+use crate::helpers::*;
+use crate::upstreams::*;
+
+#[tokio::test]
+async fn openai_wire_format_and_string_content() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .and(header("authorization", format!("Bearer {KEY}").as_str()))
+        .and(header("content-type", "application/json"))
+        .respond_with(openai_ok("## Goal\nShip it."))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let engine = engine(&config(vec![openai("openai", &server)]));
+    let s = engine
+        .summarize(&request("the conversation"), None)
+        .await
+        .unwrap();
+    assert_eq!(s.text, "## Goal\nShip it.");
+    assert_eq!(s.model, "openai/gpt-test");
+    assert_eq!(s.summarizer, SummarizerKind::Llm);
+    assert_eq!((s.retries, s.cached), (0, false));
+    assert_eq!(
+        s.usage,
+        Usage {
+            input: 600,
+            output: 50,
+            cache_read: 400,
+            cache_write: 0,
+            total_tokens: 1050
+        }
+    );
+    let sent = requests(&server).await;
+    assert_eq!(
+        String::from_utf8(sent[0].body.clone()).unwrap(),
+        r#"{"model":"gpt-test","messages":[{"role":"system","content":"You summarize."},{"role":"user","content":"the conversation"}],"max_tokens":512,"stream":false}"#
+    );
+    assert!(sent[0].headers.get("x-api-key").is_none());
+}
+
+#[tokio::test]
+async fn openai_content_as_parts() {
+    let server = MockServer::start().await;
+    let parts = json!([{"type": "text", "text": "## Goal"}, {"type": "text", "text": "Parts."}]);
+    Mock::given(method("POST"))
+        .respond_with(openai_answer(parts, "stop"))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let engine = engine(&config(vec![openai("openai", &server)]));
+    let s = engine.summarize(&request("p"), None).await.unwrap();
+    assert_eq!(s.text, "## Goal\nParts.");
+}
+
+#[tokio::test]
+async fn anthropic_wire_format_and_usage() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .and(header("x-api-key", KEY))
+        .and(header("anthropic-version", "2023-06-01"))
+        .and(header("content-type", "application/json"))
+        .respond_with(anthropic_answer("end_turn"))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let mut cfg = config(vec![anthropic("anthropic", &server)]);
+    cfg.summarizer = SummarizerChoice::Anthropic;
+    let engine = engine(&cfg);
+    let s = engine
+        .summarize(&request("the conversation"), None)
+        .await
+        .unwrap();
+    assert_eq!(s.text, "## Goal\nfirst\nsecond");
+    assert_eq!(s.model, "anthropic/claude-test");
+    assert_eq!(
+        s.usage,
+        Usage {
+            input: 900,
+            output: 60,
+            cache_read: 30,
+            cache_write: 10,
+            total_tokens: 1000
+        }
+    );
+    let sent = requests(&server).await;
+    assert_eq!(
+        String::from_utf8(sent[0].body.clone()).unwrap(),
+        r#"{"model":"claude-test","system":"You summarize.","messages":[{"role":"user","content":"the conversation"}],"max_tokens":512}"#
+    );
+    assert!(sent[0].headers.get("authorization").is_none());
+}
