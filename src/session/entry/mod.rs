@@ -5,10 +5,10 @@
 //! point into the request body. Fields the core does not interpret are never decoded,
 //! so they survive untouched (the raw text is what gets echoed back).
 //!
-//! This file holds the types and their accessors. Reading them is split in two:
-//! `scan` reads the usual entry with the strict JSON lexer (`crate::json`), and
-//! `parse` is the serde path, taken for anything the scanner does not vouch for and
-//! the one that words errors; `content` reads message content for both.
+//! This file holds the types and their accessors. Reading them: `parse` reads an entry
+//! into the shapes of `raw`, with `scan` (the strict JSON lexer of `crate::json`, for the
+//! usual entry) or serde (for anything the scanner does not vouch for, and for the
+//! wording of every error), then checks it with `fields` and `content`.
 
 use std::borrow::Cow;
 
@@ -21,10 +21,13 @@ use super::id::Id;
 use super::text::Text;
 
 mod content;
+mod fields;
 mod parse;
+mod raw;
 pub(crate) mod scan;
 
-pub use parse::{parse_entry, parse_message, truthy};
+pub use fields::truthy;
+pub use parse::{parse_entry, parse_message};
 
 /// The text of a JSON value as sent, already validated by the parser (a borrowed
 /// `RawValue`, which the fast scanner can build without serde).

@@ -1,57 +1,17 @@
-//! The serde path of entry parsing: every entry the scanner does not take, and the
-//! wording of every error (a JSON pointer and serde_json's message).
-//!
-//! One pass reads an entry into a `RawEntry` whose `message` and `content` are
-//! typed when serde can read them so, raw JSON otherwise; `build_entry` then turns
-//! either (or the scanner's result) into an `Entry`, checking the fields the core
-//! interprets.
+//! Entry parsing: the scanner first, the serde path for everything it does not take
+//! (and for the wording of every error: a JSON pointer and serde_json's message), then
+//! the checks that turn a raw entry into an `Entry`.
 
-use std::borrow::Cow;
-
-use serde::Deserialize;
-use serde::Deserialize as DeriveDeserialize;
-
-use super::content::{parse_assistant_content, parse_content, ContentField};
+use super::content::{parse_assistant_content, parse_content};
+use super::fields::{number_of, opt_str, parse_tracked, required_text, role_of, truthy};
+use super::raw::{ContentField, RawEntry, RawMessage, RawUsage};
 use super::{
     scan, BashExecution, CompactionEntry, Content, Entry, EntryBody, EntryError, Header, Message,
     Parsed, RawJson, Role, Usage,
 };
-use crate::session::error::{pointer_of, strip_position, Origin, Violation};
+use crate::session::error::{strip_position, Origin, Violation};
 use crate::session::id::Id;
 use crate::session::text::Text;
-
-/// An entry as read in one pass. `M` and `C` are the types of `message` and
-/// `content`: typed on the fast path, raw JSON on the fallback path (taken when the
-/// fast path fails), so an unknown entry type with odd fields still parses and a bad
-/// known one gets a precise error.
-#[derive(DeriveDeserialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct RawEntry<'a, M, C> {
-    #[serde(rename = "type", borrow)]
-    pub(super) entry_type: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    pub(super) id: Option<RawJson<'a>>,
-    #[serde(borrow)]
-    pub(super) parent_id: Option<RawJson<'a>>,
-    #[serde(borrow)]
-    pub(super) timestamp: Option<RawJson<'a>>,
-    pub(super) message: Option<M>,
-    pub(super) content: Option<C>,
-    #[serde(borrow)]
-    pub(super) summary: Option<RawJson<'a>>,
-    #[serde(borrow)]
-    pub(super) details: Option<RawJson<'a>>,
-    #[serde(borrow)]
-    pub(super) from_hook: Option<RawJson<'a>>,
-    #[serde(borrow)]
-    pub(super) first_kept_entry_id: Option<RawJson<'a>>,
-    #[serde(borrow)]
-    pub(super) first_kept_entry_index: Option<RawJson<'a>>,
-    #[serde(borrow)]
-    pub(super) tokens_before: Option<RawJson<'a>>,
-    #[serde(borrow)]
-    pub(super) version: Option<RawJson<'a>>,
-}
 
 /// Parses one entry's JSON text.
 pub fn parse_entry<'a>(
@@ -197,140 +157,6 @@ fn build_entry<'a, M: MessageField<'a>, C: ContentSource<'a>>(
         timestamp: r.timestamp,
         body,
     }))
-}
-
-/// Deserializes `raw`; on failure, parses again with path tracking (too slow for the
-/// happy path) to name the JSON pointer of the problem.
-fn parse_tracked<'a, T: Deserialize<'a>>(raw: &'a str) -> Result<T, (String, String)> {
-    serde_json::from_str(raw).map_err(|fast_err| {
-        let mut de = serde_json::Deserializer::from_str(raw);
-        match serde_path_to_error::deserialize::<_, T>(&mut de) {
-            Err(e) => (
-                pointer_of(e.path()),
-                strip_position(&e.inner().to_string()).to_string(),
-            ),
-            Ok(_) => (
-                String::new(),
-                strip_position(&fast_err.to_string()).to_string(),
-            ),
-        }
-    })
-}
-
-/// A string field that may be absent or null.
-fn opt_str<'a>(raw: Option<RawJson<'a>>) -> Result<Option<Cow<'a, str>>, &'static str> {
-    match raw {
-        None => Ok(None),
-        Some(r) if r.get() == "null" => Ok(None),
-        Some(r) => match Text::from_raw(r.get()) {
-            Some(t) => Ok(Some(t.decode())),
-            None => Err("must be a string"),
-        },
-    }
-}
-
-/// Pointers are built only when something is wrong (`ptr` is called on errors only).
-pub(super) fn required_text<'a>(
-    raw: Option<RawJson<'a>>,
-    origin: Origin,
-    ptr: impl FnOnce() -> String,
-) -> Result<Text<'a>, Violation> {
-    raw.and_then(|r| Text::from_raw(r.get()))
-        .ok_or_else(|| origin.violation(&ptr(), "must be a string"))
-}
-
-pub(super) fn optional_text<'a>(
-    raw: Option<RawJson<'a>>,
-    origin: Origin,
-    ptr: impl FnOnce() -> String,
-) -> Result<Option<Text<'a>>, Violation> {
-    match raw {
-        None => Ok(None),
-        Some(r) if r.get() == "null" => Ok(None),
-        Some(r) => Text::from_raw(r.get())
-            .map(Some)
-            .ok_or_else(|| origin.violation(&ptr(), "must be a string")),
-    }
-}
-
-fn number_of(raw: RawJson) -> Option<f64> {
-    let s = raw.get();
-    match s.as_bytes().first() {
-        Some(b'-' | b'0'..=b'9') => s.parse().ok(),
-        _ => None,
-    }
-}
-
-/// JavaScript truthiness of a JSON value (absent counts as `undefined`).
-pub fn truthy(raw: Option<RawJson>) -> bool {
-    let Some(raw) = raw else { return false };
-    match raw.get() {
-        "null" | "false" | "\"\"" => false,
-        s if s.starts_with('"') || s.starts_with('[') || s.starts_with('{') || s == "true" => true,
-        s => s
-            .parse::<f64>()
-            .map(|f| f != 0.0 && !f.is_nan())
-            .unwrap_or(true),
-    }
-}
-
-#[derive(DeriveDeserialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct RawMessage<'a> {
-    #[serde(borrow)]
-    pub(super) role: Option<RawJson<'a>>,
-    #[serde(borrow)]
-    pub(super) content: Option<ContentField<'a>>,
-    #[serde(borrow)]
-    pub(super) usage: Option<RawJson<'a>>,
-    #[serde(borrow)]
-    pub(super) stop_reason: Option<RawJson<'a>>,
-    #[serde(borrow)]
-    pub(super) command: Option<RawJson<'a>>,
-    #[serde(borrow)]
-    pub(super) output: Option<RawJson<'a>>,
-    #[serde(borrow)]
-    pub(super) exit_code: Option<RawJson<'a>>,
-    #[serde(borrow)]
-    pub(super) cancelled: Option<RawJson<'a>>,
-    #[serde(borrow)]
-    pub(super) truncated: Option<RawJson<'a>>,
-    #[serde(borrow)]
-    pub(super) full_output_path: Option<RawJson<'a>>,
-    #[serde(borrow)]
-    pub(super) exclude_from_context: Option<RawJson<'a>>,
-    #[serde(borrow)]
-    pub(super) summary: Option<RawJson<'a>>,
-    /// `usage` as the scanner read it (it leaves odd ones to serde).
-    #[serde(skip)]
-    pub(super) usage_fast: Option<Usage>,
-    /// Read by the scanner, which takes no deep nesting: no depth check needed.
-    #[serde(skip)]
-    pub(super) shallow: bool,
-}
-
-#[derive(DeriveDeserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct RawUsage {
-    input: Option<f64>,
-    output: Option<f64>,
-    cache_read: Option<f64>,
-    cache_write: Option<f64>,
-    total_tokens: Option<f64>,
-}
-
-fn role_of(raw: Option<RawJson>) -> Role {
-    match raw.map(RawJson::get) {
-        Some("\"user\"") => Role::User,
-        Some("\"assistant\"") => Role::Assistant,
-        Some("\"toolResult\"") => Role::ToolResult,
-        Some("\"bashExecution\"") => Role::BashExecution,
-        Some("\"custom\"") => Role::Custom,
-        Some("\"branchSummary\"") => Role::BranchSummary,
-        Some("\"compactionSummary\"") => Role::CompactionSummary,
-        Some("\"hookMessage\"") => Role::HookMessage,
-        _ => Role::Other,
-    }
 }
 
 /// Parses an AgentMessage from its JSON. `base` is the pointer of the message inside
@@ -482,13 +308,5 @@ mod tests {
             entry(r#"{"type":"message","id":"a","message":{"role":"user","usage":{"input":"x"}}}"#)
                 .unwrap_err();
         assert_eq!(err.pointer, "/message/usage/input");
-    }
-
-    #[test]
-    fn javascript_truthiness() {
-        let t = |s: &str| truthy(Some(RawJson(s)));
-        assert!(!t("0") && !t("-0") && !t("\"\"") && !t("null") && !t("false") && !t("0.0"));
-        assert!(t("1") && t("\"0\"") && t("[]") && t("{}") && t("true"));
-        assert!(!truthy(None));
     }
 }

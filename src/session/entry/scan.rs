@@ -9,8 +9,7 @@
 
 use std::borrow::Cow;
 
-use super::content::{ContentField, RawBlock, RawBlocks};
-use super::parse::{RawEntry, RawMessage};
+use super::raw::{ContentField, RawBlock, RawBlocks, RawEntry, RawMessage};
 use super::{RawJson, Usage};
 use crate::json::Lexer;
 use crate::session::text::Text;
