@@ -1,5 +1,6 @@
 //! The compaction core: token estimates, context, cut point, preparation,
 //! serialization and file operations. Pure: no I/O.
+//! The contract these modules implement, divergences included, is `docs/algorithm.md`.
 
 pub mod branch;
 pub mod context;

@@ -366,3 +366,37 @@ mod tests {
         assert!(prep.file_ops.lists().read_files.is_empty());
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use crate::compaction::test_session::{any_path, parse, path, proptest_config};
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(proptest_config(256))]
+
+        /// History and turn prefix together are exactly the entries from the boundary
+        /// start to the first kept entry, and hold at least one message (D4).
+        #[test]
+        fn the_summarized_entries_run_from_the_boundary_to_the_first_kept_entry(
+            s in any_path(30),
+            keep in 0..3000u64,
+        ) {
+            let text = s.jsonl();
+            let session = parse(&text);
+            let path = path(&session);
+            if let Ok(prep) = prepare_compaction(&path, Settings { keep_recent_tokens: keep, ..Settings::default() }) {
+                let summarized: Vec<*const Entry> =
+                    prep.summarized_entries().map(|e| e as *const Entry).collect();
+                let expected: Vec<*const Entry> = path[prep.boundary_start..prep.cut.first_kept]
+                    .iter()
+                    .map(|e| *e as *const Entry)
+                    .collect();
+                prop_assert_eq!(summarized, expected);
+                prop_assert!(prep.history_messages().chain(prep.turn_prefix_messages()).next().is_some());
+                prop_assert_eq!(prep.tokens_before, tokens_before(&path));
+            }
+        }
+    }
+}

@@ -210,7 +210,9 @@ pub fn any_path(max_len: usize) -> impl proptest::strategy::Strategy<Value = Ses
         ModelChange,
         Label,
     ]);
-    prop::collection::vec((kind, 0..300usize), 1..=max_len).prop_map(|entries| {
+    // Round sizes too, so sums meet a round budget exactly.
+    let size = prop_oneof![0..300usize, (0..6usize).prop_map(|k| k * 50)];
+    prop::collection::vec((kind, size), 1..=max_len).prop_map(|entries| {
         entries
             .into_iter()
             .fold(SessionText::new(), |s, (kind, n)| {

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::compaction::branch::{self, prepare_branch};
+use crate::compaction::branch::{collect_branch, prepare_branch};
 use crate::compaction::file_ops::{format_file_lists, FileLists};
 use crate::compaction::serialize_conversation;
 use crate::session::{truncate_for_message, InputError, Violation};
@@ -101,7 +101,7 @@ pub fn plan_branch_summary(
     };
     let old = find(old_leaf_id, "oldLeafId")?;
     let target = find(target_id, "targetId")?;
-    let collected = branch::collect_branch(session, old, target)?;
+    let collected = collect_branch(session, old, target)?;
     // Both are u64 from the client: subtract without wrapping, then clamp into i64.
     let token_budget = (i128::from(budget.context_window) - i128::from(budget.reserve_tokens))
         .clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;

@@ -6,8 +6,9 @@ use serde::Serialize;
 
 use crate::compaction::file_ops::{format_file_lists, FileLists};
 use crate::compaction::message::for_context;
+use crate::compaction::prepare::prepare_compaction;
 use crate::compaction::tokens::estimate;
-use crate::compaction::{self, serialize_conversation, NotCompactable, Settings};
+use crate::compaction::{serialize_conversation, NotCompactable, Settings};
 use crate::session::text::utf16_len;
 use crate::session::{Entry, InputError};
 use crate::summarize::{
@@ -79,14 +80,12 @@ pub fn plan_compaction(
     let positions = input.path(o.prepare.leaf_id.as_deref())?;
     let path: Vec<&Entry> = positions.iter().map(|&i| &session.entries[i]).collect();
     let settings = o.prepare.settings(defaults);
-    let prep = compaction::prepare::prepare_compaction(&path, settings).map_err(
-        |(reason, tokens_before)| {
-            PlanError::NothingToCompact(NothingToCompact {
-                reason,
-                tokens_before,
-            })
-        },
-    )?;
+    let prep = prepare_compaction(&path, settings).map_err(|(reason, tokens_before)| {
+        PlanError::NothingToCompact(NothingToCompact {
+            reason,
+            tokens_before,
+        })
+    })?;
     let w = &prompts.wrappers;
     let history_parts = prep
         .history_messages()

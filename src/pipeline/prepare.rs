@@ -5,8 +5,8 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::compaction::file_ops::FileLists;
-use crate::compaction::prepare::{NotCompactable, Preparation};
-use crate::compaction::{self, serialize_conversation, AgentMessage, Settings};
+use crate::compaction::prepare::{prepare_compaction, NotCompactable, Preparation};
+use crate::compaction::{serialize_conversation, AgentMessage, Settings};
 use crate::session::entry::{value_of, value_of_str, RawJson};
 use crate::session::{Entry, EntryBody, InputError};
 use crate::summarize::{PromptOptions, Prompts, SummaryRequest};
@@ -136,7 +136,7 @@ pub fn prepare_response<'a, O: AsRef<PrepareOptions>>(
     let should =
         |tokens: f64| context_window.map(|w| tokens > w as f64 - settings.reserve_tokens as f64);
 
-    let prep = match compaction::prepare::prepare_compaction(&path, settings) {
+    let prep = match prepare_compaction(&path, settings) {
         Ok(p) => p,
         Err((why, tokens)) => {
             return Ok(PrepareResponse::NotCompactable(NotCompactableResponse {

@@ -3,7 +3,7 @@
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::compaction::prune::{self, pruned_entry, PruneSettings};
+use crate::compaction::prune::{plan_pruning, pruned_entry, PruneSettings};
 use crate::session::{Entry, InputError};
 
 use super::input::SessionInput;
@@ -62,7 +62,7 @@ pub fn plan_prune<'s, 'a>(
     let session = &input.session;
     let positions = input.path(input.options.leaf_id.as_deref())?;
     let path: Vec<&'s Entry<'a>> = positions.iter().map(|&i| &session.entries[i]).collect();
-    let p = prune::plan_pruning(&path, &settings(&input.options));
+    let p = plan_pruning(&path, &settings(&input.options));
     Ok(Pruning {
         changes: p
             .candidates
