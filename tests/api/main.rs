@@ -3,6 +3,8 @@
 mod branch;
 mod compact;
 mod errors;
+#[path = "../support/fixtures.rs"]
+mod fixtures;
 mod guard;
 mod health;
 mod helpers;
