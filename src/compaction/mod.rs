@@ -6,12 +6,12 @@ pub mod branch;
 pub mod context;
 pub mod cut_point;
 pub mod file_ops;
-pub mod json;
 pub mod ledger;
 pub mod message;
 pub mod prepare;
 pub mod prune;
 pub mod serialize;
+pub mod stringify;
 pub mod template;
 #[cfg(test)]
 pub(crate) mod test_session;
