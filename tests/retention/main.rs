@@ -26,10 +26,12 @@
 //! (`no_summary_carries_a_secret_value`): the summarizers copy user sentences and
 //! nothing redacts a summary yet.
 //!
-//! `cargo test --release --test retention -- --nocapture` prints the table.
+//! `cargo test --test retention -- --nocapture` prints the tables (README: "Retention").
 //! `RETENTION_SEEDS=7,8,9` or `RETENTION_SEEDS=100..140` runs other seeds (default:
 //! [`DEFAULT_SEEDS`]). `RETENTION_DEBUG=seed/round` prints that round's context and
-//! planted items; `RETENTION_MISSING=1` names every item missing after a round.
+//! planted items; `RETENTION_MISSING=1` names every item missing after a round;
+//! `RETENTION_PIN=false` turns the pinned ledger off (the pipeline before issue 10: the
+//! targets then fail).
 
 mod fake_model;
 mod generate;
@@ -128,12 +130,53 @@ fn pct(p: usize, n: usize) -> String {
     }
 }
 
-/// The table, as Markdown (the README carries it).
+/// The tables, as Markdown (the README carries the first two): survival of all items
+/// per round, survival per type after round 5, then each cell per type per round.
 fn table(cells: &[Cell], seeds: &[u64]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Seeds {seeds:?}; per cell: items present in the context after the round / items planted so far (superseded ones excluded).\n"
+        "Seeds {seeds:?}, pinned ledger {}.\n",
+        if rounds::checking().pin { "on" } else { "off" }
+    );
+    let _ = writeln!(
+        out,
+        "| summarizer | budget | round 1 | round 2 | round 3 | round 4 | round 5 | stale | secret in summary | secret in pinned | size |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
+    for c in cells {
+        let mut row = format!("| {} | {:.0} % |", c.summarizer, c.budget * 100.0);
+        for r in &c.rounds {
+            let (p, n) = r.totals();
+            let _ = write!(row, " {} |", pct(p, n));
+        }
+        let last = c.rounds.last().unwrap();
+        let _ = writeln!(
+            out,
+            "{row} {}/{} | {} | {} | {:.0} % |",
+            last.stale,
+            last.supersessions,
+            secrets(c, |r| r.secret_in_summary),
+            secrets(c, |r| r.secret_in_pinned),
+            100.0 * last.tokens_after as f64 / last.tokens_before.max(1.0)
+        );
+    }
+    let _ = write!(out, "\nAfter round 5, per type:\n\n| type |");
+    for c in cells {
+        let _ = write!(out, " {} {:.0} % |", c.summarizer, c.budget * 100.0);
+    }
+    let _ = writeln!(out, "\n|---|{}", "---:|".repeat(cells.len()));
+    for kind in ItemType::ALL {
+        let _ = write!(out, "| {} |", kind.name());
+        for c in cells {
+            let last = c.rounds.last().unwrap();
+            let &(_, p, n) = last.by_type.iter().find(|x| x.0 == kind).unwrap();
+            let _ = write!(out, " {p}/{n} |");
+        }
+        let _ = writeln!(out);
+    }
+    let _ = writeln!(
+        out,
+        "\nPer cell: items present in the context after the round / items planted so far (superseded ones excluded).\n"
     );
     for c in cells {
         let _ = writeln!(

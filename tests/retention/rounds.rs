@@ -20,6 +20,7 @@
 use compactd::compaction::context::context_messages;
 use compactd::compaction::ledger::PINNED_HEADING;
 use compactd::compaction::{serialize_conversation, AgentMessage, Settings};
+use compactd::config::Checking;
 use compactd::pipeline::compact::{plan_compaction, run_compaction, PlanError};
 use compactd::pipeline::{BodyFormat, CompactOptions, SessionInput};
 use compactd::summarize::{Prompts, Summarize};
@@ -243,6 +244,15 @@ pub fn segment(
     new
 }
 
+/// The service's default checking (pinned ledger on); `RETENTION_PIN=false` turns the
+/// ledger off, which measures the pipeline as it was before issue 10.
+pub fn checking() -> Checking {
+    Checking {
+        pin: std::env::var("RETENTION_PIN").map_or(true, |v| v != "false"),
+        ..Checking::default()
+    }
+}
+
 /// Compaction settings for budget `f` of `tokens_before` (see the module docs).
 pub fn budget_settings(f: f64, tokens_before: f64) -> Settings {
     let b = (f * tokens_before).floor() as u64;
@@ -306,7 +316,8 @@ pub fn run(seed: u64, f: f64, summarizer: &dyn Summarize) -> Vec<RoundResult> {
         )
         .expect("the generated session parses");
         // T: tokensBefore, from a plan with default settings.
-        let tokens_before = match plan_compaction(&input, &prompts, Settings::default()) {
+        let tokens_before = match plan_compaction(&input, &prompts, Settings::default(), checking())
+        {
             Ok(p) => p.tokens_before,
             Err(PlanError::NothingToCompact(n)) => n.tokens_before,
             Err(e) => panic!("seed {seed} round {round}: {e}"),
@@ -314,7 +325,7 @@ pub fn run(seed: u64, f: f64, summarizer: &dyn Summarize) -> Vec<RoundResult> {
         let settings = budget_settings(f, tokens_before);
         let input = SessionInput::parse(session.as_bytes(), BodyFormat::Jsonl, options(settings))
             .expect("the generated session parses");
-        let plan = plan_compaction(&input, &prompts, settings)
+        let plan = plan_compaction(&input, &prompts, settings, checking())
             .unwrap_or_else(|e| panic!("seed {seed} round {round} budget {f}: {e}"));
         let result = runtime
             .block_on(run_compaction(
