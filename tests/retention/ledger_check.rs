@@ -5,11 +5,11 @@
 
 use compactd::compaction::ledger::{update, Ledger, Source, SourceRole};
 
-use crate::generate::{Gen, SessionWriter};
+use crate::generate::{Gen, ItemType, SessionWriter};
 use crate::rounds::{contains_value, segment, Deck, Tracked, ROUNDS};
 
-/// (planted items the ledger pins, planted items, descriptions of the misses).
-pub fn pinned_share(seed: u64) -> (usize, usize, Vec<String>) {
+/// (planted items the ledger pins, planted items, the misses with their types).
+pub fn pinned_share(seed: u64) -> (usize, usize, Vec<(ItemType, String)>) {
     let mut g = Gen::new(seed);
     let mut w = SessionWriter::new(seed);
     let mut tracked: Vec<Tracked> = Vec::new();
@@ -73,7 +73,7 @@ pub fn pinned_share(seed: u64) -> (usize, usize, Vec<String>) {
                 .all(|v| contains_value(&i.text, v) || i.values.iter().any(|x| x == v))
         });
         if !pinned {
-            misses.push(format!("{:?}: {}", t.item.kind, t.item.text));
+            misses.push((t.item.kind, format!("{:?}: {}", t.item.kind, t.item.text)));
         }
     }
     (live.len() - misses.len(), live.len(), misses)

@@ -39,9 +39,11 @@
 //!   (that)", "stop", "don't do that", "no wait", "strike that" followed by nothing or a
 //!   comma/dash; the rest of the sentence ("never mind, use 9090") is a statement of its
 //!   own. "Stop the server" is a request, not a cancellation.
-//! * **Goal** (an objective that a plain request does not replace): "goal", "objective",
-//!   "the task", "I want you to", "I need you to", "we need", "the plan is". Misses goals
-//!   stated as plain requests (then the next request replaces them, as before).
+//! * **Goal** (an objective that a plain request does not replace): "goal:", "the/our/my/
+//!   new goal", "objective:", "the/our objective", "the task is/for", "that's the task",
+//!   "the mission". Misses goals stated as plain requests ("I want you to migrate …", "we
+//!   need a rate limiter"): those read as steps too often ("we need to tackle this bash
+//!   issue"), so the next request replaces them, as before.
 //! * **Chit-chat** (not an objective): every word from a small vocabulary of thanks,
 //!   praise, assent and "go on" ("wow, it works", "thanks!", "ok continue"), at most two
 //!   words without a value, or a short yes/no question about the state ("are we all
@@ -166,13 +168,14 @@ const STATE_QUESTION: &[&str] = &[
 /// Cues of a stated goal, not a step towards it.
 #[rustfmt::skip]
 const GOAL_CUES: &[&str] = &[
-    "goal", "objective", "the task", "our task", "that's the task", "i want you to",
-    "i need you to", "we need", "the plan is", "mission",
+    "goal:", "the goal", "our goal", "my goal", "new goal", "objective:", "the objective",
+    "our objective", "the task is", "the task for", "that's the task", "our task is",
+    "the mission",
 ];
 
-/// Whether an objective states the session's goal ("Goal: build …", "I want you to
-/// migrate …", "We need a rate limiter …; that's the task") rather than a next step
-/// ("Check x.ts for unused imports"): a plain request does not replace a goal.
+/// Whether an objective states the session's goal ("Goal: build …", "We need a rate
+/// limiter …; that's the task for today") rather than a next step ("Check x.ts for
+/// unused imports"): a plain request does not replace a goal.
 pub(super) fn is_goal(objective: &str) -> bool {
     let f = fold(objective);
     GOAL_CUES.iter().any(|c| has_phrase(&f, c))

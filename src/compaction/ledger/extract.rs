@@ -535,7 +535,7 @@ mod tests {
     fn a_new_goal_replaces_the_stated_goal() {
         let l = extract(
             &[
-                u("e1", "I want you to migrate the API to async."),
+                u("e1", "Our goal: migrate the API to async."),
                 u("e2", "New goal: add a rate limiter."),
             ],
             NO_FILES,
