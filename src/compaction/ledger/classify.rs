@@ -347,7 +347,7 @@ pub(super) fn cancellation(sentence: &str) -> Option<&str> {
 
 /// Whether a user message (cancellations and pinned statements taken out) is a real
 /// request, not chit-chat.
-pub(super) fn is_real_request(text: &str) -> bool {
+pub fn is_real_request(text: &str) -> bool {
     let f = fold(text);
     let ws = words(&f);
     if ws.is_empty() {

@@ -1,16 +1,21 @@
-//! Facts: one walk over the transcript's parts gathers everything a summary may say, and
-//! the sentences of prose that state constraints and decisions.
+//! Facts: one walk over the transcript's parts gathers everything a summary may say:
+//! requests, files changed (with what the assistant said it was changing), commits,
+//! commands, the last failure and the last assistant text. What the user laid down
+//! (rules, constraints, preferences, facts) and the decisions come from the pinned
+//! ledger (see `pinned`), so the summary states them as verification will look for them.
 
 use std::collections::{HashSet, VecDeque};
 
 use super::diagnostics::{command_error, command_key, tool_error};
 use super::earlier::{parse_summary, Earlier};
 use super::paths::scan_paths;
+use super::pinned::ledger_of;
 use super::render::Sec;
 use super::text::{code, collapse_ws, floor_boundary, shorten};
 use super::transcript::{
     classify_user, parse_calls, split_parts, strip_truncation, Call, CallKind, Label, UserPart,
 };
+use crate::compaction::ledger::{is_real_request, Ledger};
 use crate::summarize::templates::PromptParts;
 
 /// Strings in order of first appearance, without repeats.
@@ -29,10 +34,6 @@ impl Ordered {
         self.items.push(s.to_string());
         true
     }
-
-    pub(super) fn contains(&self, s: &str) -> bool {
-        self.seen.contains(s)
-    }
 }
 
 /// A file a write or edit call touched.
@@ -42,6 +43,9 @@ pub(super) struct Modified {
     edited: bool,
     pub(super) ok: bool,
     pub(super) failed: bool,
+    /// What the assistant said it was doing just before changing the file, first said
+    /// first ("Update `executeBash` to queue while streaming").
+    pub(super) notes: Vec<String>,
 }
 
 impl Modified {
@@ -74,9 +78,11 @@ pub(super) struct Failure {
 pub(super) struct Facts {
     /// Distinct user requests, whitespace collapsed.
     pub(super) requests: Vec<String>,
-    pub(super) constraints: Ordered,
-    pub(super) decisions: Ordered,
+    /// Rules, constraints, preferences, facts, decisions: see `pinned`.
+    pub(super) ledger: Ledger,
     pub(super) modified: Vec<Modified>,
+    /// Messages of the commits that succeeded, in order.
+    pub(super) commits: Vec<String>,
     pub(super) read: Ordered,
     pub(super) mentioned: Ordered,
     pub(super) done_commands: Ordered,
@@ -89,6 +95,9 @@ pub(super) struct Facts {
     pub(super) additional: Vec<String>,
     /// Condensed conversation text, for the last-resort fallback.
     pub(super) fallback: String,
+    /// The opening sentence of the assistant text since the last tool result: what the
+    /// next tool call is for.
+    intent: Option<String>,
 }
 
 impl Facts {
@@ -116,6 +125,7 @@ impl Facts {
                     }
                 }
                 Label::ToolResult => {
+                    f.intent = None;
                     let call = pending.pop_front();
                     f.result(call.as_ref(), strip_truncation(part.text));
                 }
@@ -123,6 +133,13 @@ impl Facts {
             last = Some(part.label);
         }
         f.waiting = last == Some(Label::Assistant);
+        let changed: Vec<String> = f
+            .modified
+            .iter()
+            .filter(|m| m.done())
+            .map(|m| m.path.clone())
+            .collect();
+        f.ledger = ledger_of(p.conversation, &changed);
         f
     }
 
@@ -146,21 +163,14 @@ impl Facts {
                 if !request.is_empty() && !self.requests.contains(&request) {
                     self.requests.push(request);
                 }
-                for s in sentences(text) {
-                    if is_constraint(&s) {
-                        self.constraints.insert(&s);
-                    }
-                }
             }
         }
     }
 
     fn assistant(&mut self, text: &str) {
         scan_paths(text, &mut self.mentioned);
-        for s in sentences(text) {
-            if is_decision(&s) {
-                self.decisions.insert(&s);
-            }
+        if let Some(first) = sentences(text).into_iter().next() {
+            self.intent = Some(first);
         }
         if !text.trim().is_empty() {
             self.last_assistant = Some(collapse_ws(text));
@@ -188,6 +198,7 @@ impl Facts {
                                 edited: false,
                                 ok: false,
                                 failed: false,
+                                notes: Vec::new(),
                             });
                             self.modified.last_mut().expect("just pushed")
                         }
@@ -196,6 +207,11 @@ impl Facts {
                         m.wrote = true;
                     } else {
                         m.edited = true;
+                    }
+                    if let Some(note) = &self.intent {
+                        if !m.notes.contains(note) {
+                            m.notes.push(note.clone());
+                        }
                     }
                 }
                 None => self.scan_args(call),
@@ -255,6 +271,11 @@ impl Facts {
     fn ran(&mut self, command: &str, error: Option<String>) {
         if error.is_none() {
             self.done_commands.insert(command);
+            if let Some(message) = commit_message(command) {
+                if !self.commits.contains(&message) {
+                    self.commits.push(message);
+                }
+            }
         }
         self.outcome(
             command_key(command),
@@ -285,6 +306,20 @@ impl Facts {
 
     pub(super) fn blocker(&self) -> Option<&Failure> {
         self.last_error.as_ref().filter(|e| !e.resolved)
+    }
+
+    /// The requests that ask for something (chit-chat and state questions such as "wow,
+    /// it works" or "are we all committed?" left out), in order.
+    pub(super) fn real_requests(&self) -> impl Iterator<Item = &String> {
+        self.requests
+            .iter()
+            .filter(|r| is_real_request(r) && !looks_pasted(r))
+    }
+
+    /// Whether the work shown was finished: a commit succeeded. An earlier summary's "in
+    /// progress" and "next steps" are then history, not state.
+    pub(super) fn finished(&self) -> bool {
+        !self.commits.is_empty()
     }
 
     /// The goal to lead with: the first request, else the previous summary's.
@@ -360,45 +395,15 @@ fn strip_list_marker(t: &str) -> &str {
     t
 }
 
-/// `word` in `lower` starting at a word boundary; with `whole`, ending at one too.
-fn has_word(lower: &str, word: &str, whole: bool) -> bool {
-    lower.match_indices(word).any(|(i, _)| {
-        let before = lower[..i].chars().next_back();
-        let after = lower[i + word.len()..].chars().next();
-        !before.is_some_and(char::is_alphanumeric)
-            && (!whole || !after.is_some_and(char::is_alphanumeric))
-    })
-}
-
-fn is_constraint(sentence: &str) -> bool {
-    if sentence.ends_with('?') || sentence.len() < 8 {
-        return false;
-    }
-    let lower = sentence.to_lowercase().replace('’', "'");
-    [
-        "must",
-        "should",
-        "don't",
-        "dont",
-        "do not",
-        "never",
-        "always",
-        "prefer",
-        "only",
-        "use",
-        "avoid",
-        "make sure",
-    ]
-    .iter()
-    .any(|w| has_word(&lower, w, true))
-}
-
-fn is_decision(sentence: &str) -> bool {
-    if sentence.len() < 20 {
-        return false;
-    }
-    let lower = sentence.to_lowercase();
-    ["decided", "instead", "because", "chose", "will use"]
-        .iter()
-        .any(|w| has_word(&lower, w, false))
+/// The message of a `git commit -m "…"` (the first `-m`), whitespace collapsed.
+pub(super) fn commit_message(command: &str) -> Option<String> {
+    let at = command.find("git commit")?;
+    let rest = &command[at..];
+    let m = rest.find(" -m ").or_else(|| rest.find(" -am "))?;
+    let rest = rest[m..].trim_start_matches([' ', '-', 'a', 'm']);
+    let quote = rest.chars().next().filter(|c| matches!(c, '"' | '\''))?;
+    let body = &rest[1..];
+    let end = body.find(quote).unwrap_or(body.len());
+    let message = collapse_ws(&body[..end]);
+    (!message.is_empty()).then_some(message)
 }

@@ -55,10 +55,12 @@
 //! * Parsing never fails: text before the first label counts as the user's, and a tool
 //!   call that does not parse ends that part's calls.
 
+mod budget;
 mod diagnostics;
 mod earlier;
 mod facts;
 mod paths;
+mod pinned;
 mod render;
 mod sections;
 mod short;
@@ -82,8 +84,7 @@ pub fn summarize(req: &SummaryRequest) -> Summary {
     let parts = split_prompt(&req.prompt);
     let facts = Facts::gather(&parts);
     let condensed = utf16_len(parts.conversation) + parts.previous.map_or(0, utf16_len);
-    let budget = usize::try_from(req.max_tokens.saturating_mul(4)).unwrap_or(usize::MAX);
-    let limit = budget.min(condensed);
+    let limit = budget::limit_units(condensed, req.max_tokens);
     let text = match req.kind {
         RequestKind::History | RequestKind::Branch => structured(&facts, Layout::Checkpoint, limit),
         RequestKind::TurnPrefix => structured(&facts, Layout::TurnPrefix, limit),

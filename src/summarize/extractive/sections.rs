@@ -3,8 +3,10 @@
 
 use std::collections::HashSet;
 
-use super::diagnostics::{is_viewer, main_command};
+use super::diagnostics::{command_key, is_viewer, main_command};
 use super::facts::{Facts, Failure};
+use super::paths::is_covered;
+use super::pinned::{decisions, standing};
 use super::render::{Item, Layout, Sec, KEEP};
 use super::text::{code, collapse_ws, shorten};
 
@@ -68,22 +70,47 @@ impl Builder {
     }
 }
 
-fn request_item(b: &mut Builder, f: &Facts) {
-    let Some(first) = f.requests.first() else {
-        return;
+/// Intermediate requests listed besides the first and the latest.
+const MIDDLE_REQUESTS: usize = 6;
+/// Commands named in the critical context.
+const COMMANDS: usize = 5;
+/// Files mentioned (not read or changed) named in the critical context.
+const MENTIONED: usize = 12;
+/// Notes on what changed, per file.
+const NOTES: usize = 2;
+
+/// The goal: the first real request (unless an earlier summary states the goal), the
+/// latest one, and a few in between; chit-chat and pasted output are not requests.
+fn request_items(b: &mut Builder, f: &Facts, lead_kept: bool) {
+    let real: Vec<&String> = f.real_requests().collect();
+    let all_first = f.requests.first();
+    // With no real request at all, the first message is still what the session is about.
+    let first = if lead_kept {
+        real.first().copied().or(all_first)
+    } else {
+        real.first().copied()
     };
-    let shorter = [300, 160, 80, 40]
-        .iter()
-        .map(|&n| shorten(first, n))
-        .collect();
-    b.add_item(Sec::Goal, shorten(first, 800), false, KEEP, false, shorter);
-    let later = &f.requests[1..];
-    for (i, r) in later.iter().enumerate() {
-        if r.split_whitespace().count() < 3 {
-            continue; // "ok", "yo", "wow": not a request
-        }
-        let tier = if i + 1 == later.len() { 6 } else { 5 };
-        b.add(Sec::Goal, shorten(r, 300), tier, false);
+    if let Some(first) = first {
+        let tier = if lead_kept { KEEP } else { 6 };
+        let shorter = [300, 160, 80, 40]
+            .iter()
+            .map(|&n| shorten(first, n))
+            .collect();
+        b.add_item(Sec::Goal, shorten(first, 800), false, tier, false, shorter);
+    }
+    let end = real.len().saturating_sub(1);
+    let start = end.saturating_sub(MIDDLE_REQUESTS).max(1);
+    for r in real.get(start..end).unwrap_or_default() {
+        b.add(Sec::Goal, shorten(r, 200), 5, false);
+    }
+    if real.len() > 1 {
+        let latest = real[real.len() - 1];
+        let shorter = [300, 160, 80]
+            .iter()
+            .map(|&n| format!("Latest request: {}", shorten(latest, n)))
+            .collect();
+        let text = format!("Latest request: {}", shorten(latest, 600));
+        b.add_item(Sec::Goal, text, false, KEEP, false, shorter);
     }
 }
 
@@ -98,22 +125,47 @@ fn blocker_item(b: &mut Builder, f: &Facts, sec: Sec) {
     }
 }
 
+/// Progress by file: each file changed once, with what the assistant said it was
+/// changing; then the commits. Commands run are not progress (see `command_items`).
 fn file_items(b: &mut Builder, f: &Facts, sec: Sec) {
     for m in f.modified.iter().filter(|m| m.done()) {
-        b.add(sec, format!("{} {}", m.verb(), code(&m.path)), 8, true);
+        let notes: Vec<String> = pick_notes(&m.notes)
+            .iter()
+            .map(|n| shorten(&collapse_ws(n), 140))
+            .collect();
+        let bare = format!("{} {}", m.verb(), code(&m.path));
+        let text = if notes.is_empty() {
+            bare.clone()
+        } else {
+            format!("{bare}: {}", notes.join(" / "))
+        };
+        b.add_item(sec, text, false, 9, true, vec![bare]);
     }
-    for c in &f.done_commands.items {
-        // Commands that only look at files go first when the budget is tight.
-        let tier = if is_viewer(&main_command(c)) { 1 } else { 4 };
-        let c = shorten(&collapse_ws(c), 160);
-        b.add(sec, format!("Ran {}", code(&c)), tier, false);
+    for c in &f.commits {
+        b.add(sec, format!("Committed: \"{}\"", shorten(c, 160)), 8, true);
+    }
+}
+
+/// The first and the last note: how the work on a file started and where it ended.
+fn pick_notes(notes: &[String]) -> Vec<&String> {
+    match notes {
+        [] => Vec::new(),
+        [one] => vec![one],
+        [first, .., last] => vec![first, last].into_iter().take(NOTES).collect(),
+    }
+}
+
+/// The user's standing instructions, verbatim from the pinned ledger.
+fn standing_items(b: &mut Builder, f: &Facts, sec: Sec) {
+    for (_, text) in standing(&f.ledger) {
+        b.add(sec, collapse_ws(text), 8, true);
     }
 }
 
 fn decision_items(b: &mut Builder, f: &Facts, sec: Sec) {
-    let all = &f.decisions.items;
+    let all: Vec<&str> = decisions(&f.ledger).collect();
     for d in &all[all.len().saturating_sub(8)..] {
-        b.add(sec, shorten(&collapse_ws(d), 240), 3, false);
+        b.add(sec, shorten(&collapse_ws(d), 300), 6, true);
     }
 }
 
@@ -132,79 +184,128 @@ fn context_items(b: &mut Builder, f: &Facts) {
             format!(
                 "Last error ({}): {}{note}",
                 e.what,
-                code(&shorten(&e.line, 500))
+                code(&shorten(&e.line, 300))
             ),
-            5,
+            if e.resolved { 1 } else { 5 },
             false,
         );
     }
 }
 
-fn path_items(b: &mut Builder, f: &Facts) {
-    let recent: Vec<String> = f.commands.items[f.commands.items.len().saturating_sub(20)..]
+/// A few representative commands: the ones run most often (the project's build and
+/// test commands), not the greps and listings, each once.
+fn command_items(b: &mut Builder, f: &Facts) {
+    let mut counted: Vec<(String, usize, usize)> = Vec::new();
+    for (i, c) in f.commands.items.iter().enumerate() {
+        if is_viewer(&main_command(c)) || c.contains('\n') {
+            continue;
+        }
+        let key = command_key(c);
+        if key.is_empty() || key.starts_with("git commit") {
+            continue;
+        }
+        match counted.iter_mut().find(|(k, _, _)| *k == key) {
+            Some(e) => {
+                e.1 += 1;
+                e.2 = i;
+            }
+            None => counted.push((key, 1, i)),
+        }
+    }
+    counted.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.cmp(&a.2)));
+    let shown: Vec<String> = counted
         .iter()
-        .map(|c| code(&shorten(&collapse_ws(c), 80)))
+        .take(COMMANDS)
+        .map(|(k, _, _)| code(&shorten(k, 100)))
         .collect();
-    if !recent.is_empty() {
+    if !shown.is_empty() {
         b.add(
             Sec::Critical,
-            format!("Commands run: {}", recent.join(", ")),
-            1,
+            format!("Commands: {}", shown.join(", ")),
+            3,
             false,
         );
     }
-    let mut listed: HashSet<&str> = HashSet::new();
-    for m in &f.modified {
-        if listed.insert(&m.path) {
-            b.add(
-                Sec::Critical,
-                format!("{} (modified)", code(&m.path)),
-                2,
-                true,
-            );
-        }
-    }
+}
+
+/// The files: read (changed files are listed with the progress), then a few others
+/// mentioned, each file once whatever its spelling.
+fn path_items(b: &mut Builder, f: &Facts) {
+    let mut known: Vec<&str> = f.modified.iter().map(|m| m.path.as_str()).collect();
+    let mut read: Vec<String> = Vec::new();
     for p in &f.read.items {
-        if listed.insert(p) {
-            b.add(Sec::Critical, format!("{} (read)", code(p)), 2, true);
+        if !is_covered(p, known.iter().copied()) {
+            known.push(p);
+            read.push(code(p));
         }
     }
-    for p in &f.mentioned.items {
-        if listed.insert(p) && !f.read.contains(p) {
-            b.add(Sec::Critical, code(p), 0, true);
+    if !read.is_empty() {
+        b.add(Sec::Critical, format!("Read: {}", read.join(", ")), 2, false);
+    }
+    let mut others: Vec<&str> = Vec::new();
+    // Longest first, so a short spelling is recognized as a longer path's end.
+    let mut mentioned: Vec<&String> = f.mentioned.items.iter().collect();
+    mentioned.sort_by_key(|p| std::cmp::Reverse(p.len()));
+    for p in mentioned {
+        if !is_covered(p, known.iter().copied()) && !is_covered(p, others.iter().copied()) {
+            others.push(p);
         }
+    }
+    // Back in order of first mention, the first few.
+    let listed: Vec<String> = f
+        .mentioned
+        .items
+        .iter()
+        .filter(|p| others.contains(&p.as_str()))
+        .take(MENTIONED)
+        .map(|p| code(p))
+        .collect();
+    if !listed.is_empty() {
+        b.add(
+            Sec::Critical,
+            format!("Also mentioned: {}", listed.join(", ")),
+            0,
+            false,
+        );
+    }
+}
+
+/// The sections an earlier summary had for the state of the work: stale once the work
+/// shown here was finished.
+fn earlier_state(b: &mut Builder, f: &Facts, secs: &[Sec], tier: u8, tail_first: bool) {
+    if !f.finished() {
+        b.earlier(f, secs, tier, tail_first);
     }
 }
 
 pub(super) fn checkpoint_items(b: &mut Builder, f: &Facts) {
-    // Goal: earlier goals, the first request, later distinct requests.
+    let earlier_goal = f.earlier.iter().any(|e| e.sec == Sec::Goal);
     b.earlier(f, &[Sec::Goal], 9, true);
-    request_item(b, f);
+    request_items(b, f, !earlier_goal);
     b.earlier(f, &[Sec::Constraints], 9, true);
-    for c in &f.constraints.items {
-        b.add(Sec::Constraints, shorten(&collapse_ws(c), 300), 6, true);
-    }
+    standing_items(b, f, Sec::Constraints);
     b.earlier(f, &[Sec::Done], 7, false);
     file_items(b, f, Sec::Done);
     if let Some(last) = &f.last_assistant {
         b.add(Sec::InProgress, shorten(last, 500), 10, false);
     }
-    b.earlier(f, &[Sec::InProgress], 9, true);
+    earlier_state(b, f, &[Sec::InProgress], 9, true);
     blocker_item(b, f, Sec::Blocked);
-    b.earlier(f, &[Sec::Blocked], 9, true);
+    earlier_state(b, f, &[Sec::Blocked], 9, true);
     b.earlier(f, &[Sec::Decisions], 7, false);
     decision_items(b, f, Sec::Decisions);
     for step in next_steps(f) {
         b.add(Sec::NextSteps, step, 10, true);
     }
-    b.earlier(f, &[Sec::NextSteps], 7, true);
+    earlier_state(b, f, &[Sec::NextSteps], 7, true);
     context_items(b, f);
     b.earlier(f, &[Sec::Critical], 7, true);
+    command_items(b, f);
     path_items(b, f);
 }
 
 pub(super) fn turn_prefix_items(b: &mut Builder, f: &Facts) {
-    request_item(b, f);
+    request_items(b, f, true);
     b.earlier(f, &[Sec::Goal], 9, true);
     b.earlier(f, &[Sec::Done, Sec::Decisions], 7, false);
     file_items(b, f, Sec::Done);
@@ -218,22 +319,11 @@ pub(super) fn turn_prefix_items(b: &mut Builder, f: &Facts) {
             false,
         );
     }
-    for c in &f.constraints.items {
-        b.add(Sec::Critical, shorten(&collapse_ws(c), 300), 6, true);
-    }
+    standing_items(b, f, Sec::Critical);
     context_items(b, f);
-    b.earlier(
-        f,
-        &[
-            Sec::Constraints,
-            Sec::InProgress,
-            Sec::Blocked,
-            Sec::NextSteps,
-            Sec::Critical,
-        ],
-        7,
-        true,
-    );
+    b.earlier(f, &[Sec::Constraints, Sec::Critical], 7, true);
+    earlier_state(b, f, &[Sec::InProgress, Sec::Blocked, Sec::NextSteps], 7, true);
+    command_items(b, f);
     path_items(b, f);
 }
 
@@ -253,7 +343,7 @@ fn next_steps(f: &Facts) -> Vec<String> {
             .push("The assistant ended its turn; wait for the user's next request.".to_string()),
         (Some(last), _) => steps.push(format!("Continue: {}", shorten(last, 200))),
         (None, _) => {
-            if let Some(r) = f.requests.last() {
+            if let Some(r) = f.real_requests().last() {
                 steps.push(format!("Continue with the request: {}", shorten(r, 200)));
             }
         }
