@@ -169,7 +169,7 @@ impl Facts {
 
     fn assistant(&mut self, text: &str) {
         scan_paths(text, &mut self.mentioned);
-        if let Some(first) = sentences(text).into_iter().next() {
+        if let Some(first) = sentences(text).into_iter().find(|s| is_note(s)) {
             self.intent = Some(first);
         }
         if !text.trim().is_empty() {
@@ -313,7 +313,7 @@ impl Facts {
     pub(super) fn real_requests(&self) -> impl Iterator<Item = &String> {
         self.requests
             .iter()
-            .filter(|r| is_real_request(r) && !looks_pasted(r))
+            .filter(|r| is_real_request(r) && !looks_pasted(r) && !is_reply(r))
     }
 
     /// Whether the work shown was finished: a commit succeeded. An earlier summary's "in
@@ -331,6 +331,20 @@ impl Facts {
                 .map(|e| collapse_ws(&e.text))
         })
     }
+}
+
+/// A short answer to the assistant ("can leave it", "yes do it"), not a task: at most
+/// four words and no file or code in them; or a slash command typed into the agent's UI
+/// (`/mode`, `/theme dark`).
+pub(super) fn is_reply(request: &str) -> bool {
+    let words = request.split_whitespace().count();
+    let slash_command = request.starts_with('/')
+        && words <= 2
+        && request[1..]
+            .split_whitespace()
+            .next()
+            .is_some_and(|w| w.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'));
+    slash_command || (words <= 4 && !request.contains(['/', '.', '`', '_']))
 }
 
 /// Sentences of prose (fenced code skipped), list markers removed.
@@ -393,6 +407,31 @@ fn strip_list_marker(t: &str) -> &str {
         }
     }
     t
+}
+
+/// Whether an assistant sentence says what it is changing, not only that it agrees or
+/// understands ("You're absolutely right.", "Now I understand the full picture.").
+pub(super) fn is_note(sentence: &str) -> bool {
+    let lower = sentence.to_lowercase().replace('’', "'");
+    let acknowledgement = [
+        "you're right",
+        "you're absolutely right",
+        "you are right",
+        "now i understand",
+        "i understand",
+        "perfect",
+        "great",
+        "got it",
+    ]
+    .iter()
+    .any(|a| lower.starts_with(a));
+    // "Now let me create the file:" announces a step without saying what it changes.
+    let announcement = ["now let me", "let me", "now i'll", "i'll now", "i'll", "now i will"]
+        .iter()
+        .any(|a| lower.starts_with(a))
+        && !sentence.contains('`')
+        && sentence.split_whitespace().count() < 8;
+    sentence.split_whitespace().count() >= 5 && !acknowledgement && !announcement
 }
 
 /// The message of a `git commit -m "…"` (the first `-m`), whitespace collapsed.

@@ -75,7 +75,7 @@ const MIDDLE_REQUESTS: usize = 6;
 /// Commands named in the critical context.
 const COMMANDS: usize = 5;
 /// Files mentioned (not read or changed) named in the critical context.
-const MENTIONED: usize = 12;
+const MENTIONED: usize = 8;
 /// Notes on what changed, per file.
 const NOTES: usize = 2;
 
@@ -173,50 +173,48 @@ fn context_items(b: &mut Builder, f: &Facts) {
     for a in &f.additional {
         b.add(Sec::Critical, shorten(a, 500), 10, true);
     }
-    if let Some(e) = &f.last_error {
-        let note = if e.resolved {
-            " (a later run succeeded)"
-        } else {
-            ""
-        };
+    // Only an error still open matters; one a later run resolved is history.
+    if let Some(e) = f.blocker() {
         b.add(
             Sec::Critical,
-            format!(
-                "Last error ({}): {}{note}",
-                e.what,
-                code(&shorten(&e.line, 300))
-            ),
-            if e.resolved { 1 } else { 5 },
+            format!("Last error ({}): {}", e.what, code(&shorten(&e.line, 300))),
+            5,
             false,
         );
     }
 }
 
-/// A few representative commands: the ones run most often (the project's build and
-/// test commands), not the greps and listings, each once.
+/// A few representative commands: the programs run most often (the project's build and
+/// test commands), not the greps, listings and file moves; per program (`npx tsx`,
+/// `npm run`) its shortest form.
 fn command_items(b: &mut Builder, f: &Facts) {
-    let mut counted: Vec<(String, usize, usize)> = Vec::new();
+    // (program, shortest form, runs, last run)
+    let mut counted: Vec<(Vec<String>, String, usize, usize)> = Vec::new();
     for (i, c) in f.commands.items.iter().enumerate() {
-        if is_viewer(&main_command(c)) || c.contains('\n') {
+        let words = main_command(c);
+        if is_viewer(&words) || is_housekeeping(&words) || c.contains('\n') {
             continue;
         }
         let key = command_key(c);
-        if key.is_empty() || key.starts_with("git commit") {
+        if key.is_empty() {
             continue;
         }
-        match counted.iter_mut().find(|(k, _, _)| *k == key) {
+        match counted.iter_mut().find(|e| e.0 == words) {
             Some(e) => {
-                e.1 += 1;
-                e.2 = i;
+                if key.len() < e.1.len() {
+                    e.1 = key;
+                }
+                e.2 += 1;
+                e.3 = i;
             }
-            None => counted.push((key, 1, i)),
+            None => counted.push((words, key, 1, i)),
         }
     }
-    counted.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.cmp(&a.2)));
+    counted.sort_by(|a, b| b.2.cmp(&a.2).then(b.3.cmp(&a.3)));
     let shown: Vec<String> = counted
         .iter()
         .take(COMMANDS)
-        .map(|(k, _, _)| code(&shorten(k, 100)))
+        .map(|e| code(&shorten(&e.1, 100)))
         .collect();
     if !shown.is_empty() {
         b.add(
@@ -226,6 +224,19 @@ fn command_items(b: &mut Builder, f: &Facts) {
             false,
         );
     }
+}
+
+/// Commands that move files around or record work (git, mv, rm, mkdir, …): what they
+/// did shows in the files and the commits, and they teach nothing about the project.
+fn is_housekeeping(words: &[String]) -> bool {
+    words.first().is_some_and(|w| {
+        matches!(
+            w.as_str(),
+            "git" | "mv" | "rm" | "cp" | "mkdir" | "rmdir" | "touch" | "chmod" | "ln" | "sed"
+                | "cd" | "pwd" | "which" | "sleep" | "kill" | "pkill" | "for" | "while" | "if"
+                | "export" | "source"
+        )
+    })
 }
 
 /// The files: read (changed files are listed with the progress), then a few others
