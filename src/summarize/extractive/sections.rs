@@ -173,15 +173,7 @@ fn context_items(b: &mut Builder, f: &Facts) {
     for a in &f.additional {
         b.add(Sec::Critical, shorten(a, 500), 10, true);
     }
-    // Only an error still open matters; one a later run resolved is history.
-    if let Some(e) = f.blocker() {
-        b.add(
-            Sec::Critical,
-            format!("Last error ({}): {}", e.what, code(&shorten(&e.line, 300))),
-            5,
-            false,
-        );
-    }
+    // The open error is the blocker (its own item); one a later run resolved is history.
 }
 
 /// A few representative commands: the programs run most often (the project's build and
@@ -297,8 +289,17 @@ pub(super) fn checkpoint_items(b: &mut Builder, f: &Facts) {
     standing_items(b, f, Sec::Constraints);
     b.earlier(f, &[Sec::Done], 7, false);
     file_items(b, f, Sec::Done);
-    if let Some(last) = &f.last_assistant {
-        b.add(Sec::InProgress, shorten(last, 500), 10, false);
+    // A turn that ended with the assistant's reply is not in progress: the reply is
+    // context for the user's next message.
+    match (&f.last_assistant, f.waiting) {
+        (Some(last), false) => b.add(Sec::InProgress, shorten(last, 500), 10, false),
+        (Some(last), true) => b.add(
+            Sec::Critical,
+            format!("Last reply: {}", shorten(last, 500)),
+            10,
+            false,
+        ),
+        (None, _) => {}
     }
     earlier_state(b, f, &[Sec::InProgress], 9, true);
     blocker_item(b, f, Sec::Blocked);
