@@ -30,6 +30,15 @@ pub(super) fn history(
     r
 }
 
+/// A read of a long file: room for the summary format in a short conversation (a
+/// summary is never longer than what it condenses).
+pub(super) fn padding() -> String {
+    format!(
+        "\n\n[Assistant tool calls]: read(path=\"LICENSE.txt\")\n\n[Tool result]: {}",
+        "Permission is hereby granted, free of charge. ".repeat(80)
+    )
+}
+
 /// The markdown heading lines of a summary.
 pub(super) fn headings(text: &str) -> Vec<&str> {
     text.lines().filter(|l| l.starts_with('#')).collect()
