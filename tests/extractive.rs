@@ -83,8 +83,14 @@ fn summarizes_a_real_session() {
     assert!(history.contains("**Context Checkpoint: Coding Agent Refactoring**"));
     assert!(history.contains("E2E tests only"));
     // The previous summary's goal leads; a short reply ("can leave it") is no goal.
-    assert!(history.starts_with("## Goal\n- Refactor `coding-agent`"), "{history}");
-    assert!(!history.contains("- can leave it"), "a reply is not a request");
+    assert!(
+        history.starts_with("## Goal\n- Refactor `coding-agent`"),
+        "{history}"
+    );
+    assert!(
+        !history.contains("- can leave it"),
+        "a reply is not a request"
+    );
 }
 
 /// The extractive summarizer behind the `Summarize` trait, as `compactd compact` uses it
@@ -114,8 +120,12 @@ impl Summarize for Extractive {
 fn compact(file: &str) -> (CompactionResult, Vec<String>) {
     let body = fixtures::read(file);
     let prompts = Prompts::builtin();
-    let input = SessionInput::parse(body.as_bytes(), BodyFormat::Jsonl, CompactOptions::default())
-        .unwrap();
+    let input = SessionInput::parse(
+        body.as_bytes(),
+        BodyFormat::Jsonl,
+        CompactOptions::default(),
+    )
+    .unwrap();
     let plan = plan_compaction(&input, &prompts, Settings::default()).unwrap();
     let mut conversations = vec![plan.history_parts.join("\n\n")];
     conversations.extend(plan.turn_prefix.clone());
@@ -218,5 +228,8 @@ fn the_large_session_summary_is_short_and_lists_every_modified_file() {
     for file in &result.details.modified_files {
         assert!(result.summary.contains(file.as_str()), "{file} missing");
     }
-    assert!(!result.summary.contains("- /mode"), "a slash command is no goal");
+    assert!(
+        !result.summary.contains("- /mode"),
+        "a slash command is no goal"
+    );
 }

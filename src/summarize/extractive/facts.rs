@@ -322,13 +322,19 @@ impl Facts {
         !self.commits.is_empty()
     }
 
-    /// The goal to lead with: the first request, else the previous summary's.
+    /// The goal to lead with: the previous summary's, else the first real request, else
+    /// the first message.
     pub(super) fn first_goal(&self) -> Option<String> {
-        self.requests.first().cloned().or_else(|| {
-            self.earlier
-                .iter()
-                .find(|e| e.sec == Sec::Goal && !e.raw)
-                .map(|e| collapse_ws(&e.text))
+        let earlier = self
+            .earlier
+            .iter()
+            .find(|e| e.sec == Sec::Goal && !e.raw)
+            .map(|e| collapse_ws(&e.text));
+        earlier.or_else(|| {
+            self.real_requests()
+                .next()
+                .or(self.requests.first())
+                .cloned()
         })
     }
 }
@@ -426,9 +432,16 @@ pub(super) fn is_note(sentence: &str) -> bool {
     .iter()
     .any(|a| lower.starts_with(a));
     // "Now let me create the file:" announces a step without saying what it changes.
-    let announcement = ["now let me", "let me", "now i'll", "i'll now", "i'll", "now i will"]
-        .iter()
-        .any(|a| lower.starts_with(a))
+    let announcement = [
+        "now let me",
+        "let me",
+        "now i'll",
+        "i'll now",
+        "i'll",
+        "now i will",
+    ]
+    .iter()
+    .any(|a| lower.starts_with(a))
         && !sentence.contains('`')
         && sentence.split_whitespace().count() < 8;
     sentence.split_whitespace().count() >= 5 && !acknowledgement && !announcement

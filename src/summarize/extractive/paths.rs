@@ -228,7 +228,10 @@ mod tests {
     #[test]
     fn paths_that_climb_or_name_a_bare_root_file_are_not_listed() {
         let mut o = Ordered::default();
-        scan_paths("see ../../../config.js and /config.ts, not ./src/x.ts", &mut o);
+        scan_paths(
+            "see ../../../config.js and /config.ts, not ./src/x.ts",
+            &mut o,
+        );
         assert_eq!(o.items, ["src/x.ts"]);
     }
 

@@ -224,9 +224,27 @@ fn is_housekeeping(words: &[String]) -> bool {
     words.first().is_some_and(|w| {
         matches!(
             w.as_str(),
-            "git" | "mv" | "rm" | "cp" | "mkdir" | "rmdir" | "touch" | "chmod" | "ln" | "sed"
-                | "cd" | "pwd" | "which" | "sleep" | "kill" | "pkill" | "for" | "while" | "if"
-                | "export" | "source"
+            "git"
+                | "mv"
+                | "rm"
+                | "cp"
+                | "mkdir"
+                | "rmdir"
+                | "touch"
+                | "chmod"
+                | "ln"
+                | "sed"
+                | "cd"
+                | "pwd"
+                | "which"
+                | "sleep"
+                | "kill"
+                | "pkill"
+                | "for"
+                | "while"
+                | "if"
+                | "export"
+                | "source"
         )
     })
 }
@@ -243,7 +261,12 @@ fn path_items(b: &mut Builder, f: &Facts) {
         }
     }
     if !read.is_empty() {
-        b.add(Sec::Critical, format!("Read: {}", read.join(", ")), 2, false);
+        b.add(
+            Sec::Critical,
+            format!("Read: {}", read.join(", ")),
+            2,
+            false,
+        );
     }
     let mut others: Vec<&str> = Vec::new();
     // Longest first, so a short spelling is recognized as a longer path's end.
@@ -334,7 +357,13 @@ pub(super) fn turn_prefix_items(b: &mut Builder, f: &Facts) {
     standing_items(b, f, Sec::Critical);
     context_items(b, f);
     b.earlier(f, &[Sec::Constraints, Sec::Critical], 7, true);
-    earlier_state(b, f, &[Sec::InProgress, Sec::Blocked, Sec::NextSteps], 7, true);
+    earlier_state(
+        b,
+        f,
+        &[Sec::InProgress, Sec::Blocked, Sec::NextSteps],
+        7,
+        true,
+    );
     command_items(b, f);
     path_items(b, f);
 }
@@ -376,9 +405,19 @@ mod tests {
     fn finished_work_leaves_in_progress_and_next_steps() {
         let conv = "[User]: finish the move and commit it please\n\n[Assistant tool calls]: edit(path=\"src/core/a.ts\", oldText=\"x\", newText=\"y\")\n\n[Tool result]: Successfully replaced text in src/core/a.ts.\n\n[Assistant tool calls]: bash(command=\"git add -A && git commit -m \\\"Move files to src/core\\\"\")\n\n[Tool result]: [main 1a2b3c4] Move files to src/core\n\n[Assistant]: The move is committed.";
         let t = summarize(&history(conv, Some(PREVIOUS), 13107)).text;
-        assert!(t.contains("- [x] Committed: \"Move files to src/core\""), "{t}");
-        assert!(t.contains("- [x] Planned the layout"), "done stays done: {t}");
-        for stale in ["Moving files to src/core/", "Update the imports", "fails after the move"] {
+        assert!(
+            t.contains("- [x] Committed: \"Move files to src/core\""),
+            "{t}"
+        );
+        assert!(
+            t.contains("- [x] Planned the layout"),
+            "done stays done: {t}"
+        );
+        for stale in [
+            "Moving files to src/core/",
+            "Update the imports",
+            "fails after the move",
+        ] {
             assert!(!t.contains(stale), "{stale}: {t}");
         }
     }
@@ -387,7 +426,11 @@ mod tests {
     fn unfinished_work_keeps_in_progress_and_next_steps() {
         let conv = "[User]: continue with the move\n\n[Assistant tool calls]: edit(path=\"src/core/a.ts\", oldText=\"x\", newText=\"y\")\n\n[Tool result]: Successfully replaced text in src/core/a.ts.";
         let t = summarize(&history(conv, Some(PREVIOUS), 13107)).text;
-        for kept in ["- [ ] Moving files to src/core/", "Update the imports", "fails after the move"] {
+        for kept in [
+            "- [ ] Moving files to src/core/",
+            "Update the imports",
+            "fails after the move",
+        ] {
             assert!(t.contains(kept), "{kept}: {t}");
         }
     }
@@ -417,8 +460,14 @@ mod tests {
     fn paths_are_normalized_and_listed_once() {
         let conv = "[User]: Look at ./src/core/agent.ts and src/core/agent.ts and agent.ts, also the diff:\n\ndiff --git a/src/ui/view.ts b/src/ui/view.ts\n--- a/src/ui/view.ts\n+++ b/src/ui/view.ts\n\nimport { x } from \"../../utils/config.js\";\n\nand docs/notes.md please.";
         let t = summarize(&history(&format!("{conv}{}", padding()), None, 13107)).text;
-        let files = t.lines().find(|l| l.starts_with("- Also mentioned:")).unwrap();
-        assert_eq!(files, "- Also mentioned: `src/core/agent.ts`, `docs/notes.md`");
+        let files = t
+            .lines()
+            .find(|l| l.starts_with("- Also mentioned:"))
+            .unwrap();
+        assert_eq!(
+            files,
+            "- Also mentioned: `src/core/agent.ts`, `docs/notes.md`"
+        );
     }
 
     #[test]

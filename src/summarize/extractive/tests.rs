@@ -221,4 +221,3 @@ fn a_prompt_without_a_conversation_block_is_the_conversation() {
         "Please refactor src/lib.rs so parsing lives in src/parse.rs. Summarize."
     );
 }
-
