@@ -23,7 +23,7 @@ esac
 DATA="$TARGET_DIR/bench-data"
 CRITERION="$TARGET_DIR/criterion/prepare"
 CRITERION_CORE="$TARGET_DIR/criterion/prepare-core"
-FIXTURES="$ROOT/../shared/fixtures/pi-sessions"
+FIXTURES="$ROOT/tests/fixtures/pi-sessions"
 
 IDS=(before-compaction large-session generated-50mb)
 declare -A FILES=(

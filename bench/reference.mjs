@@ -4,7 +4,7 @@
 //
 //   node bench/reference.mjs [--min-time S] [--min-iters N] [--mode prepare|full|both] [FILE...]
 //
-// Default files: the two fixtures in ../shared/fixtures/pi-sessions/ and
+// Default files: the two real sessions in tests/fixtures/pi-sessions/ and
 // target/bench-data/generated-50mb.jsonl (written by `cargo bench --bench prepare`).
 //
 // One iteration, from the file's text already in memory (what pi does when it compacts a session
@@ -58,8 +58,8 @@ if (!["prepare", "full", "both"].includes(mode)) throw new Error(`--mode must be
 if (files.length === 0) {
 	const targetDir = process.env.CARGO_TARGET_DIR ? path.resolve(REPO, process.env.CARGO_TARGET_DIR) : path.join(REPO, "target");
 	files.push(
-		path.resolve(REPO, "../shared/fixtures/pi-sessions/before-compaction.jsonl"),
-		path.resolve(REPO, "../shared/fixtures/pi-sessions/large-session.jsonl"),
+		path.join(REPO, "tests/fixtures/pi-sessions/before-compaction.jsonl"),
+		path.join(REPO, "tests/fixtures/pi-sessions/large-session.jsonl"),
 		path.join(targetDir, "bench-data/generated-50mb.jsonl"),
 	);
 }

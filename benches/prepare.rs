@@ -5,7 +5,7 @@
 //! * `prepare/<file>`: the whole POST /v1/prepare work, from the body bytes to the JSON
 //!   answer (also serializing the conversation, the summarizer requests and the answer).
 //!
-//! Inputs: the two real pi sessions in `../shared/fixtures/pi-sessions/` and a generated
+//! Inputs: the two real pi sessions in `tests/fixtures/pi-sessions/` and a generated
 //! ~50 MB v3 session (`target/bench-data/generated-50mb.jsonl`, written on first use by
 //! `support/generate.rs`, deterministic). Throughput is the input size.
 //!
@@ -13,7 +13,7 @@
 
 use std::fs;
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
@@ -24,6 +24,8 @@ use compactd::session::Entry;
 use compactd::summarize::Prompts;
 use serde_json::value::RawValue;
 
+#[path = "../tests/support/fixtures.rs"]
+mod fixtures;
 #[path = "support/generate.rs"]
 mod generate;
 
@@ -51,9 +53,7 @@ fn parse_prepare_core(bytes: &[u8]) -> usize {
 }
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures/pi-sessions")
-        .join(name)
+    fixtures::path(name)
 }
 
 /// One line on stderr per input, so a run shows what was measured (and fails loudly

@@ -1,16 +1,17 @@
 //! The compaction core: token estimates, context, cut point, preparation,
 //! serialization and file operations. Pure: no I/O.
+//! The contract these modules implement, divergences included, is `docs/algorithm.md`.
 
 pub mod branch;
 pub mod context;
 pub mod cut_point;
 pub mod file_ops;
-pub mod json;
 pub mod ledger;
 pub mod message;
 pub mod prepare;
 pub mod prune;
 pub mod serialize;
+pub mod stringify;
 pub mod template;
 #[cfg(test)]
 pub(crate) mod test_session;

@@ -5,10 +5,10 @@ use crate::session::entry::value_of;
 use crate::session::{Block, Content, Message, Role, Text};
 use serde_json::Value;
 
-use super::json::{
+use super::message::AgentMessage;
+use super::stringify::{
     entries_in_js_order, js_number_string, push_string, stringify_into, tool_arguments_raw,
 };
-use super::message::AgentMessage;
 use super::template::Template;
 
 /// Tool results are cut to this many UTF-16 units in the serialized text.

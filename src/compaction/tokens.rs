@@ -3,8 +3,8 @@
 use crate::session::entry::value_of_str;
 use crate::session::{Block, Content, Role};
 
-use super::json::{stringify_len, stringify_raw, NeedsValue, Utf16Count};
 use super::message::AgentMessage;
+use super::stringify::{stringify_len, stringify_raw, NeedsValue, Utf16Count};
 
 /// Characters an image counts for in tool results and custom messages.
 const IMAGE_CHARS: usize = 4800;
@@ -177,7 +177,7 @@ mod tests {
 #[cfg(test)]
 mod properties {
     use super::*;
-    use crate::compaction::json::stringify;
+    use crate::compaction::stringify::stringify;
     use crate::compaction::test_session::proptest_config;
     use proptest::prelude::*;
     use serde_json::{json, Value};

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::llm::{FallbackPolicy, LlmConfig, ModelConfig, ModelKind, SummarizerChoice};
+use super::choices::{FallbackPolicy, ModelKind, SummarizerChoice};
+use super::llm::{LlmConfig, ModelConfig};
 use super::url::redact_url;
 use super::{Config, LogFormat};
 
@@ -26,6 +27,9 @@ pub struct ConfigDescription<S> {
     pub reserve_tokens: u64,
     pub branch_reserve_tokens: u64,
     pub context_window: u64,
+    pub pin: bool,
+    pub pin_budget_share: f64,
+    pub min_progress: f64,
     pub prompts_dir: Option<String>,
     pub log_format: LogFormat,
     pub summarizer: S,
@@ -95,6 +99,9 @@ impl Config {
             reserve_tokens: self.reserve_tokens,
             branch_reserve_tokens: self.branch_reserve_tokens,
             context_window: self.context_window,
+            pin: self.pin,
+            pin_budget_share: self.pin_budget_share,
+            min_progress: self.min_progress,
             prompts_dir: self.prompts_dir.as_ref().map(|p| p.display().to_string()),
             log_format: self.log_format,
             summarizer,
@@ -172,6 +179,9 @@ mod tests {
                 "reserveTokens",
                 "branchReserveTokens",
                 "contextWindow",
+                "pin",
+                "pinBudgetShare",
+                "minProgress",
                 "promptsDir",
                 "logFormat",
                 "summarizer"

@@ -151,7 +151,7 @@ impl ApiError {
                 format!(
                     "{} (tokensBefore {})",
                     n.reason.reason(),
-                    crate::compaction::json::js_number_string(n.tokens_before)
+                    crate::compaction::stringify::js_number_string(n.tokens_before)
                 ),
             ),
             ApiError::Summarize(e @ SummarizeError::Upstream(_)) => row(

@@ -11,6 +11,10 @@ use std::fmt;
 use serde::de::{self, Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
+use crate::json::string::{escaped_utf16_len, push_prefix, unescape_into, unescape_prefix_into};
+/// Kept here too: JavaScript string lengths are what callers of `Text` count in.
+pub use crate::json::utf16_len;
+
 /// A JSON string: either still escaped (borrowed from the input) or already plain.
 #[derive(Clone, PartialEq, Eq)]
 pub enum Text<'a> {
@@ -69,7 +73,7 @@ impl<'a> Text<'a> {
             Text::Plain(s) => s.clone(),
             Text::Escaped(s) => {
                 let mut out = String::with_capacity(s.len());
-                unescape_into(s, &mut out, usize::MAX);
+                unescape_into(s, &mut out);
                 Cow::Owned(out)
             }
         }
@@ -79,9 +83,7 @@ impl<'a> Text<'a> {
     pub fn push_to(&self, out: &mut String) {
         match self {
             Text::Plain(s) => out.push_str(s),
-            Text::Escaped(s) => {
-                unescape_into(s, out, usize::MAX);
-            }
+            Text::Escaped(s) => unescape_into(s, out),
         }
     }
 
@@ -90,8 +92,8 @@ impl<'a> Text<'a> {
     /// Returns the number of units appended.
     pub fn push_prefix_to(&self, out: &mut String, max_units: usize) -> usize {
         match self {
-            Text::Plain(s) => push_str_prefix(s, out, max_units),
-            Text::Escaped(s) => unescape_into(s, out, max_units),
+            Text::Plain(s) => push_prefix(s, out, max_units),
+            Text::Escaped(s) => unescape_prefix_into(s, out, max_units),
         }
     }
 }
@@ -115,161 +117,6 @@ pub(crate) fn unexpected_of(raw: &str) -> de::Unexpected<'static> {
         Some(b'"') => de::Unexpected::Other("string"),
         _ => de::Unexpected::Other("number"),
     }
-}
-
-/// UTF-16 length of a Rust string.
-pub fn utf16_len(s: &str) -> usize {
-    // Every byte that is not a UTF-8 continuation byte starts a character (one unit);
-    // four-byte sequences are astral characters and take a second unit. Counting in
-    // u8 lanes over chunks lets the compiler vectorize the loop.
-    let bytes = s.as_bytes();
-    let mut continuation = 0usize;
-    let mut astral = 0usize;
-    for chunk in bytes.chunks(255) {
-        let (mut c, mut a) = (0u8, 0u8);
-        for &b in chunk {
-            c += ((b as i8) < -64) as u8;
-            a += (b >= 0xF0) as u8;
-        }
-        continuation += c as usize;
-        astral += a as usize;
-    }
-    bytes.len() - continuation + astral
-}
-
-/// UTF-16 length of the string an escaped JSON literal body decodes to.
-fn escaped_utf16_len(s: &str) -> usize {
-    // Count the whole text as if unescaped (escapes are ASCII: a unit per byte), then
-    // take off what each escape saves: every escape is one unit, `\uXXXX` included (a
-    // surrogate pair is two escapes).
-    let bytes = s.as_bytes();
-    let mut saved = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        // Escapes often come in runs (`\n\t\t`): look before calling memchr.
-        if bytes[i] != b'\\' {
-            match memchr::memchr(b'\\', &bytes[i..]) {
-                Some(k) => i += k,
-                None => break,
-            }
-        }
-        let len = if bytes.get(i + 1) == Some(&b'u') {
-            6
-        } else {
-            2
-        };
-        saved += len - 1;
-        i += len;
-    }
-    utf16_len(s).saturating_sub(saved)
-}
-
-fn push_str_prefix(s: &str, out: &mut String, max_units: usize) -> usize {
-    push_str_prefix_whole(s, out, max_units).0
-}
-
-/// [`push_str_prefix`], also telling whether all of `s` fit.
-fn push_str_prefix_whole(s: &str, out: &mut String, max_units: usize) -> (usize, bool) {
-    let mut units = 0;
-    for (idx, ch) in s.char_indices() {
-        let w = ch.len_utf16();
-        if units + w > max_units {
-            out.push_str(&s[..idx]);
-            return (units, false);
-        }
-        units += w;
-    }
-    out.push_str(s);
-    (units, true)
-}
-
-fn hex4(b: &[u8]) -> Option<u32> {
-    if b.len() < 4 {
-        return None;
-    }
-    let mut v = 0u32;
-    for &c in &b[..4] {
-        v = v * 16 + (c as char).to_digit(16)?;
-    }
-    Some(v)
-}
-
-/// Decodes an escaped JSON string body into `out`, stopping before `max_units` UTF-16
-/// units would be exceeded. Returns the units written, except that runs between escapes
-/// are not counted when there is no limit (`usize::MAX`: `push_to` and `decode`, which
-/// ignore the count; counting would be a second pass over the text). The input was
-/// validated by the JSON parser, so malformed escapes cannot occur; they are skipped
-/// defensively.
-fn unescape_into(s: &str, out: &mut String, max_units: usize) -> usize {
-    let bytes = s.as_bytes();
-    let mut units = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        // Copy the run up to the next backslash in one go.
-        let run_end = memchr::memchr(b'\\', &bytes[i..]).map_or(bytes.len(), |p| i + p);
-        if run_end > i {
-            let run = &s[i..run_end];
-            if max_units == usize::MAX {
-                out.push_str(run);
-                i = run_end;
-                continue;
-            }
-            let budget = max_units - units;
-            if run.len() > budget {
-                // May not fit: walk the run only up to the budget rather than count all
-                // of it (a tool result cut at 2000 units can be one long run).
-                let (run_units, whole) = push_str_prefix_whole(run, out, budget);
-                units += run_units;
-                if !whole {
-                    return units;
-                }
-            } else {
-                // Fits: no character takes more UTF-16 units than UTF-8 bytes.
-                out.push_str(run);
-                units += utf16_len(run);
-            }
-            i = run_end;
-            continue;
-        }
-        let (ch, consumed) = match bytes.get(i + 1) {
-            Some(b'u') => {
-                let hi = hex4(&bytes[i + 2..]).unwrap_or(0xFFFD);
-                if (0xD800..0xDC00).contains(&hi) {
-                    let lo = if bytes.get(i + 6) == Some(&b'\\') && bytes.get(i + 7) == Some(&b'u')
-                    {
-                        hex4(&bytes[i + 8..])
-                    } else {
-                        None
-                    };
-                    match lo {
-                        Some(lo) if (0xDC00..0xE000).contains(&lo) => {
-                            let c = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
-                            (char::from_u32(c).unwrap_or('\u{FFFD}'), 12)
-                        }
-                        _ => ('\u{FFFD}', 6),
-                    }
-                } else {
-                    (char::from_u32(hi).unwrap_or('\u{FFFD}'), 6)
-                }
-            }
-            Some(b'n') => ('\n', 2),
-            Some(b't') => ('\t', 2),
-            Some(b'r') => ('\r', 2),
-            Some(b'b') => ('\u{8}', 2),
-            Some(b'f') => ('\u{c}', 2),
-            Some(&c) => (c as char, 2),
-            None => break,
-        };
-        // A lone surrogate counts one unit in JavaScript even though we emit U+FFFD.
-        let w = if consumed == 12 { 2 } else { 1 };
-        if units + w > max_units {
-            return units;
-        }
-        out.push(ch);
-        units += w;
-        i += consumed;
-    }
-    units
 }
 
 #[cfg(test)]

@@ -1,4 +1,3 @@
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use compactd::config::Config;
@@ -103,11 +102,9 @@ impl TestApp {
     }
 }
 
+/// The text of one real pi session (`tests/fixtures/pi-sessions/`).
 pub fn fixture(name: &str) -> String {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures/pi-sessions")
-        .join(name);
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    crate::fixtures::read(name)
 }
 
 /// A JSONL session file as a JSON `entries` array.

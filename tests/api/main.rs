@@ -1,8 +1,11 @@
 //! HTTP API tests against the real server on a random port.
 
 mod branch;
+mod checked;
 mod compact;
 mod errors;
+#[path = "../support/fixtures.rs"]
+mod fixtures;
 mod guard;
 mod health;
 mod helpers;

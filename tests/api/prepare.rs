@@ -148,8 +148,7 @@ async fn headerless_json_entries_keep_their_ids() {
 
 #[test]
 fn cli_prepare_prints_the_same_json_as_the_server() {
-    let file = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures/pi-sessions/large-session.jsonl");
+    let file = crate::fixtures::path(crate::fixtures::LARGE_SESSION);
     let cli = cli_json(&[
         "prepare",
         file.to_str().unwrap(),

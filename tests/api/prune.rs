@@ -558,10 +558,8 @@ fn round_trip(input: &std::path::Path, opts: &[&str]) -> (Vec<u8>, Value) {
 
 #[test]
 fn cli_round_trip_on_the_real_sessions() {
-    for name in ["before-compaction.jsonl", "large-session.jsonl"] {
-        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/fixtures/pi-sessions")
-            .join(name);
+    for name in crate::fixtures::ALL {
+        let path = crate::fixtures::path(name);
         let (_, counts) = round_trip(
             &path,
             &["--protect-tokens", "1000", "--minimum-savings", "0"],

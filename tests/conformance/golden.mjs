@@ -10,12 +10,12 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const REPO = path.resolve(HERE, "../.."); // /work/main
+const REPO = path.resolve(HERE, "../.."); // the repository root
 const PKG = path.join(HERE, "node_modules/@mariozechner/pi-coding-agent");
 const CORE = path.join(PKG, "dist/core");
 const CORPUS = path.join(HERE, "corpus");
 const GOLDENS = path.join(HERE, "goldens");
-const FIXTURES = [path.resolve(REPO, "../shared/fixtures/pi-sessions/before-compaction.jsonl"), path.resolve(REPO, "../shared/fixtures/pi-sessions/large-session.jsonl")];
+const FIXTURES = [path.join(REPO, "tests/fixtures/pi-sessions/before-compaction.jsonl"), path.join(REPO, "tests/fixtures/pi-sessions/large-session.jsonl")];
 const FIXTURE_KEEPS = [500, 2000, 8000, 20000, 60000, 1000000];
 const RESERVE_TOKENS = 16384;
 const BRANCH_DEFAULT_BUDGET = 128000 - 16384; // contextWindow - branchReserveTokens (defaults)

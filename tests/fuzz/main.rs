@@ -12,6 +12,8 @@
 //! For long coverage-guided runs, see `fuzz/` (cargo-fuzz).
 
 mod exercise;
+#[path = "../support/fixtures.rs"]
+mod fixtures;
 mod mutate;
 
 use std::panic::AssertUnwindSafe;
@@ -190,9 +192,9 @@ fn seeds() -> Vec<Vec<u8>> {
     for f in files {
         seeds.push(std::fs::read(f).unwrap());
     }
-    for name in ["before-compaction.jsonl", "large-session.jsonl"] {
-        let path = format!("{root}/../shared/fixtures/pi-sessions/{name}");
-        let text = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    for name in fixtures::ALL {
+        let path = fixtures::path(name);
+        let text = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         // Whole lines, about 150 kB: long enough for cut points, short enough to be quick.
         let cut = text[..150_000]
             .iter()

@@ -1,7 +1,7 @@
 //! Properties of tool-output pruning over seeded generated sessions and the real ones.
 //!
 //! Every case is checked against an independent oracle written over `serde_json`
-//! values (ALGORITHM.md §10): the exact set of pruned results and `tokensSaved`. Then
+//! values (docs/algorithm.md §10): the exact set of pruned results and `tokensSaved`. Then
 //! the changes are applied (the file rewritten as `compactd prune -o` does) and:
 //! unchanged lines are byte-identical, changed lines differ only in `content` and
 //! `prunedAt`, pruning again changes nothing, and the context estimate never grows.

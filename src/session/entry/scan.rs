@@ -1,28 +1,24 @@
-//! The fast path of entry parsing: a purpose-built scanner for the fields the core
-//! reads, producing exactly what serde_json would for the same text.
+//! The fast path of entry parsing: the fields the core reads, read with the strict
+//! [`Lexer`], producing exactly what serde_json would for the same text.
 //!
-//! Session lines are mostly long strings with an escape every few dozen bytes, where
-//! serde_json pays a function call per escape and scans eight bytes at a time. This
-//! scanner jumps between quotes and backslashes with `memchr` and validates escapes
-//! inline. It accepts a conservative subset of what serde_json accepts and gives up
-//! (`None`) on anything else: bad or unusual input (surrogate escapes, escaped keys,
-//! duplicate fields, deep nesting, syntax errors, ...) goes to the serde_json path,
-//! which stays the single source of parse results and error messages for it.
+//! The lexer accepts a conservative subset of JSON; on top of it this reader gives up
+//! (`None`) on what serde's derived types would treat differently: duplicate fields,
+//! escaped type names, content that is neither a string, an array nor null, ... The
+//! serde_json path (`parse`) then decides, and stays the single source of parse
+//! results and error messages for such input.
 
 use std::borrow::Cow;
 
-use super::{ContentField, RawBlock, RawBlocks, RawEntry, RawJson, RawMessage, Usage};
+use super::raw::{ContentField, RawBlock, RawBlocks, RawEntry, RawMessage};
+use super::{RawJson, Usage};
+use crate::json::Lexer;
 use crate::session::text::Text;
-
-/// Deeper nesting is left to serde_json (its limit is 128). Values read here are thus
-/// shallow enough to be re-parsed as `serde_json::Value` later without a depth check.
-const MAX_DEPTH: u32 = 64;
 
 /// Reads one entry, or `None` when the serde_json path must decide.
 pub(super) fn entry(raw: &str) -> Option<RawEntry<'_, RawMessage<'_>, ContentField<'_>>> {
-    let mut s = Scanner::new(raw);
-    s.ws();
-    if s.peek() != Some(b'{') {
+    let mut lx = Lexer::strict(raw);
+    lx.ws();
+    if lx.peek() != Some(b'{') {
         return None;
     }
     let mut r = RawEntry {
@@ -41,36 +37,56 @@ pub(super) fn entry(raw: &str) -> Option<RawEntry<'_, RawMessage<'_>, ContentFie
         version: None,
     };
     let mut seen = Seen(0);
-    s.object(|s, key| {
+    lx.object(|lx, key| {
         match key {
-            b"type" => {
+            "type" => {
                 seen.once(0)?;
-                r.entry_type = s.plain_str()?;
+                r.entry_type = plain_str(lx)?;
             }
-            b"id" => s.raw_once(&mut seen, 1, &mut r.id)?,
-            b"parentId" => s.raw_once(&mut seen, 2, &mut r.parent_id)?,
-            b"timestamp" => s.raw_once(&mut seen, 3, &mut r.timestamp)?,
-            b"message" => {
+            "id" => raw_once(lx, &mut seen, 1, &mut r.id)?,
+            "parentId" => raw_once(lx, &mut seen, 2, &mut r.parent_id)?,
+            "timestamp" => raw_once(lx, &mut seen, 3, &mut r.timestamp)?,
+            "message" => {
                 seen.once(4)?;
-                r.message = s.message()?;
+                r.message = message(lx)?;
             }
-            b"content" => {
+            "content" => {
                 seen.once(5)?;
-                r.content = s.content()?;
+                r.content = content(lx)?;
             }
-            b"summary" => s.raw_once(&mut seen, 6, &mut r.summary)?,
-            b"details" => s.raw_once(&mut seen, 7, &mut r.details)?,
-            b"fromHook" => s.raw_once(&mut seen, 8, &mut r.from_hook)?,
-            b"firstKeptEntryId" => s.raw_once(&mut seen, 9, &mut r.first_kept_entry_id)?,
-            b"firstKeptEntryIndex" => s.raw_once(&mut seen, 10, &mut r.first_kept_entry_index)?,
-            b"tokensBefore" => s.raw_once(&mut seen, 11, &mut r.tokens_before)?,
-            b"version" => s.raw_once(&mut seen, 12, &mut r.version)?,
-            _ => s.skip_value()?,
+            "summary" => raw_once(lx, &mut seen, 6, &mut r.summary)?,
+            "details" => raw_once(lx, &mut seen, 7, &mut r.details)?,
+            "fromHook" => raw_once(lx, &mut seen, 8, &mut r.from_hook)?,
+            "firstKeptEntryId" => raw_once(lx, &mut seen, 9, &mut r.first_kept_entry_id)?,
+            "firstKeptEntryIndex" => raw_once(lx, &mut seen, 10, &mut r.first_kept_entry_index)?,
+            "tokensBefore" => raw_once(lx, &mut seen, 11, &mut r.tokens_before)?,
+            "version" => raw_once(lx, &mut seen, 12, &mut r.version)?,
+            _ => lx.skip_value()?,
         }
         Some(())
     })?;
-    s.ws();
-    (s.pos == raw.len()).then_some(r)
+    lx.at_end().then_some(r)
+}
+
+/// The value of field `name` of a JSON object given as valid JSON text (`Some(None)`
+/// when absent or null), or `None` when serde_json must decide (not an object, a
+/// duplicate `name`, anything the lexer does not take).
+pub(crate) fn field<'a>(object: &'a str, name: &[u8]) -> Option<Option<RawJson<'a>>> {
+    let mut lx = Lexer::strict(object);
+    lx.ws();
+    if lx.peek()? != b'{' {
+        return None;
+    }
+    let mut seen = Seen(0);
+    let mut value = None;
+    lx.object(|lx, key| {
+        if key.as_bytes() == name {
+            raw_once(lx, &mut seen, 0, &mut value)
+        } else {
+            lx.skip_value()
+        }
+    })?;
+    lx.at_end().then_some(value)
 }
 
 /// Fields already read in an object: a repeated known field is an error for serde.
@@ -87,28 +103,6 @@ impl Seen {
     }
 }
 
-/// The value of field `name` of a JSON object given as valid JSON text (`Some(None)`
-/// when absent or null), or `None` when serde_json must decide (not an object, a
-/// duplicate `name`, anything the scanner does not take).
-pub(crate) fn field<'a>(object: &'a str, name: &[u8]) -> Option<Option<RawJson<'a>>> {
-    let mut s = Scanner::new(object);
-    s.ws();
-    if s.peek()? != b'{' {
-        return None;
-    }
-    let mut seen = Seen(0);
-    let mut value = None;
-    s.object(|s, key| {
-        if key == name {
-            s.raw_once(&mut seen, 0, &mut value)
-        } else {
-            s.skip_value()
-        }
-    })?;
-    s.ws();
-    (s.pos == object.len()).then_some(value)
-}
-
 /// Digits only, at most 15 of them: the value serde_json's `u64` read gives, exactly.
 fn small_integer(s: &str) -> Option<f64> {
     if s.is_empty() || s.len() > 15 || !s.bytes().all(|b| b.is_ascii_digit()) {
@@ -117,494 +111,179 @@ fn small_integer(s: &str) -> Option<f64> {
     s.parse::<u64>().ok().map(|n| n as f64)
 }
 
-/// Any byte below 0x20. Outside strings JSON allows only tab, CR and LF (whitespace);
-/// inside strings none. Lines without any (the norm) skip the per-string check.
-fn has_control_bytes(b: &[u8]) -> bool {
-    // Lane-wise minimums over 32-byte chunks: the compiler turns this into a few
-    // vector instructions per chunk. Control bytes are rare, so no early exit.
-    let mut chunks = b.chunks_exact(32);
-    let mut min = [u8::MAX; 32];
-    for c in &mut chunks {
-        for (m, &x) in min.iter_mut().zip(c) {
-            *m = (*m).min(x);
-        }
+/// A value kept as raw text: `Some(None)` for `null` (serde's `Option` reads it as
+/// absent), `None` to give up.
+fn raw<'a>(lx: &mut Lexer<'a>) -> Option<Option<RawJson<'a>>> {
+    if lx.peek()? == b'n' {
+        lx.literal(b"null")?;
+        return Some(None);
     }
-    let low = |s: &[u8]| s.iter().fold(u8::MAX, |m, &x| m.min(x));
-    low(&min).min(low(chunks.remainder())) < 0x20
+    lx.value_text().map(|t| Some(RawJson(t)))
 }
 
-/// Finds the next quote or backslash. memchr's AVX2 searcher, built once per line, saves the
-/// runtime dispatch of `memchr2` on every call (there is a call per escape).
-struct QuoteOrBackslash {
-    #[cfg(target_arch = "x86_64")]
-    avx2: Option<memchr::arch::x86_64::avx2::memchr::Two>,
+/// A field read once as raw text (`bit` marks it seen).
+fn raw_once<'a>(
+    lx: &mut Lexer<'a>,
+    seen: &mut Seen,
+    bit: u32,
+    slot: &mut Option<RawJson<'a>>,
+) -> Option<()> {
+    seen.once(bit)?;
+    *slot = raw(lx)?;
+    Some(())
 }
 
-impl QuoteOrBackslash {
-    fn new() -> Self {
-        QuoteOrBackslash {
-            #[cfg(target_arch = "x86_64")]
-            avx2: memchr::arch::x86_64::avx2::memchr::Two::new(b'"', b'\\'),
-        }
-    }
-
-    // Not inlined: the scanning loop then keeps its state in registers across the call.
-    #[inline(never)]
-    fn find(&self, haystack: &[u8]) -> Option<usize> {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(two) = &self.avx2 {
-            return two.find(haystack);
-        }
-        memchr::memchr2(b'"', b'\\', haystack)
+/// A string serde would borrow (no escapes), or null.
+fn plain_str<'a>(lx: &mut Lexer<'a>) -> Option<Option<Cow<'a, str>>> {
+    match lx.peek()? {
+        b'n' => lx.literal(b"null").map(|()| None),
+        b'"' => match lx.string()? {
+            (s, false) => Some(Some(Cow::Borrowed(s))),
+            (_, true) => None,
+        },
+        _ => None,
     }
 }
 
-/// Bytes of `w` (little-endian) that are a quote, a backslash or a control character:
-/// the lowest flagged byte is exact (false positives only occur above a true match).
-fn specials(w: u64) -> u64 {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    let below = |x: u64, n: u8| x.wrapping_sub(LO * u64::from(n)) & !x;
-    let quote = w ^ (LO * u64::from(b'"'));
-    let backslash = w ^ (LO * u64::from(b'\\'));
-    (below(quote, 1) | below(backslash, 1) | below(w, 0x20)) & (LO << 7)
+fn text<'a>(lx: &mut Lexer<'a>) -> Option<Text<'a>> {
+    Some(match lx.string()? {
+        (s, false) => Text::Plain(Cow::Borrowed(s)),
+        // The same characters serde would decode (the lexer took no surrogates).
+        (s, true) => Text::Escaped(s),
+    })
 }
 
-/// Bit k set when byte `i + k` is a quote or a backslash; `None` when fewer than 16
-/// bytes are left.
-#[cfg(target_arch = "x86_64")]
-fn mask16(b: &[u8], i: usize) -> Option<u32> {
-    use std::arch::x86_64::{
-        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+/// `message`: an object or null.
+fn message<'a>(lx: &mut Lexer<'a>) -> Option<Option<RawMessage<'a>>> {
+    match lx.peek()? {
+        b'n' => return lx.literal(b"null").map(|()| None),
+        b'{' => {}
+        // serde would read a struct from an array, or fail: its call.
+        _ => return None,
+    }
+    let mut m = RawMessage {
+        role: None,
+        content: None,
+        usage: None,
+        stop_reason: None,
+        command: None,
+        output: None,
+        exit_code: None,
+        cancelled: None,
+        truncated: None,
+        full_output_path: None,
+        exclude_from_context: None,
+        summary: None,
+        usage_fast: None,
+        shallow: true,
     };
-    let chunk: &[u8; 16] = b.get(i..i + 16)?.try_into().ok()?;
-    // SAFETY: SSE2 is part of the x86_64 baseline, and the unaligned load reads the 16
-    // bytes of `chunk`, which is borrowed for the duration of the call.
-    let m = unsafe {
-        let v = _mm_loadu_si128(chunk.as_ptr().cast());
-        let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
-        let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
-        _mm_movemask_epi8(_mm_or_si128(quote, backslash))
-    };
-    Some(m as u32)
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn mask16(_: &[u8], _: usize) -> Option<u32> {
-    None
-}
-
-struct Scanner<'a> {
-    text: &'a str,
-    pos: usize,
-    check_controls: bool,
-    depth: u32,
-    finder: QuoteOrBackslash,
-}
-
-impl<'a> Scanner<'a> {
-    fn new(text: &'a str) -> Self {
-        Scanner {
-            text,
-            pos: 0,
-            check_controls: has_control_bytes(text.as_bytes()),
-            depth: 0,
-            finder: QuoteOrBackslash::new(),
-        }
-    }
-
-    fn bytes(&self) -> &'a [u8] {
-        self.text.as_bytes()
-    }
-
-    fn peek(&self) -> Option<u8> {
-        self.bytes().get(self.pos).copied()
-    }
-
-    /// JSON whitespace, exactly serde_json's set.
-    fn ws(&mut self) {
-        while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.peek() {
-            self.pos += 1;
-        }
-    }
-
-    /// A string (at its opening quote). Returns the text between the quotes and
-    /// whether it contains escapes.
-    fn string(&mut self) -> Option<(&'a str, bool)> {
-        let b = self.bytes();
-        let start = self.pos + 1;
-        let mut i = start;
-        let mut escaped = false;
-        loop {
-            // Escapes often come in runs (`\n\t\t`) or a few dozen bytes apart: look at
-            // the next byte, then the next 16 inline, and call memchr only for a longer run.
-            if b.get(i) != Some(&b'\\') {
-                i += match mask16(b, i) {
-                    Some(0) => 16 + self.finder.find(b.get(i + 16..)?)?,
-                    Some(m) => m.trailing_zeros() as usize,
-                    None => self.finder.find(b.get(i..)?)?,
-                };
+    let mut seen = Seen(0);
+    lx.object(|lx, key| {
+        match key {
+            "role" => raw_once(lx, &mut seen, 0, &mut m.role)?,
+            "content" => {
+                seen.once(1)?;
+                m.content = content(lx)?;
             }
-            if b[i] == b'"' {
-                break;
+            "usage" => {
+                seen.once(2)?;
+                (m.usage, m.usage_fast) = usage(lx)?;
             }
-            escaped = true;
-            match *b.get(i + 1)? {
-                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i += 2,
-                b'u' => {
-                    let h = b.get(i + 2..i + 6)?;
-                    if !h.iter().all(u8::is_ascii_hexdigit) {
-                        return None;
-                    }
-                    // Surrogates: serde_json validates pairs only when it decodes the
-                    // string; leave every case to it.
-                    if matches!(h[0], b'd' | b'D') && !matches!(h[1], b'0'..=b'7') {
-                        return None;
-                    }
-                    i += 6;
-                }
-                _ => return None,
-            }
+            "stopReason" => raw_once(lx, &mut seen, 3, &mut m.stop_reason)?,
+            "command" => raw_once(lx, &mut seen, 4, &mut m.command)?,
+            "output" => raw_once(lx, &mut seen, 5, &mut m.output)?,
+            "exitCode" => raw_once(lx, &mut seen, 6, &mut m.exit_code)?,
+            "cancelled" => raw_once(lx, &mut seen, 7, &mut m.cancelled)?,
+            "truncated" => raw_once(lx, &mut seen, 8, &mut m.truncated)?,
+            "fullOutputPath" => raw_once(lx, &mut seen, 9, &mut m.full_output_path)?,
+            "excludeFromContext" => raw_once(lx, &mut seen, 10, &mut m.exclude_from_context)?,
+            "summary" => raw_once(lx, &mut seen, 11, &mut m.summary)?,
+            _ => lx.skip_value()?,
         }
-        let inner = &self.text[start..i];
-        if self.check_controls && inner.bytes().any(|c| c < 0x20) {
-            return None;
-        }
-        self.pos = i + 1;
-        Some((inner, escaped))
-    }
-
-    /// An object key (at its opening quote). Keys with escapes are left to serde.
-    fn key(&mut self) -> Option<&'a [u8]> {
-        let b = self.bytes();
-        let start = self.pos + 1;
-        let mut end = start;
-        // Eight bytes at a time: keys are short.
-        while let Some(w) = b.get(end..end + 8) {
-            let m = specials(u64::from_le_bytes(w.try_into().ok()?));
-            if m != 0 {
-                end += m.trailing_zeros() as usize / 8;
-                break;
-            }
-            end += 8;
-        }
-        while !matches!(*b.get(end)?, b'"' | b'\\' | ..0x20) {
-            end += 1;
-        }
-        if b[end] != b'"' {
-            return None;
-        }
-        self.pos = end + 1;
-        Some(&b[start..end])
-    }
-
-    /// Walks an object (at its `{`), calling `field` with each key once the scanner
-    /// stands at the value; `field` must consume the value.
-    fn object(&mut self, mut field: impl FnMut(&mut Self, &'a [u8]) -> Option<()>) -> Option<()> {
-        self.enter()?;
-        self.ws();
-        if self.peek()? == b'}' {
-            self.pos += 1;
-            self.depth -= 1;
-            return Some(());
-        }
-        loop {
-            if self.peek()? != b'"' {
-                return None;
-            }
-            let key = self.key()?;
-            self.ws();
-            if self.peek()? != b':' {
-                return None;
-            }
-            self.pos += 1;
-            self.ws();
-            field(self, key)?;
-            self.ws();
-            match self.peek()? {
-                b',' => {
-                    self.pos += 1;
-                    self.ws();
-                }
-                b'}' => {
-                    self.pos += 1;
-                    self.depth -= 1;
-                    return Some(());
-                }
-                _ => return None,
-            }
-        }
-    }
-
-    /// Walks an array (at its `[`), calling `element` at each element.
-    fn array(&mut self, mut element: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
-        self.enter()?;
-        self.ws();
-        if self.peek()? == b']' {
-            self.pos += 1;
-            self.depth -= 1;
-            return Some(());
-        }
-        loop {
-            element(self)?;
-            self.ws();
-            match self.peek()? {
-                b',' => {
-                    self.pos += 1;
-                    self.ws();
-                }
-                b']' => {
-                    self.pos += 1;
-                    self.depth -= 1;
-                    return Some(());
-                }
-                _ => return None,
-            }
-        }
-    }
-
-    fn enter(&mut self) -> Option<()> {
-        self.depth += 1;
-        self.pos += 1;
-        (self.depth <= MAX_DEPTH).then_some(())
-    }
-
-    /// Any JSON value, validated and skipped.
-    fn skip_value(&mut self) -> Option<()> {
-        match self.peek()? {
-            b'"' => self.string().map(drop),
-            b'{' => self.object(|s, _| s.skip_value()),
-            b'[' => self.array(Self::skip_value),
-            b't' => self.literal(b"true"),
-            b'f' => self.literal(b"false"),
-            b'n' => self.literal(b"null"),
-            b'-' | b'0'..=b'9' => self.number(),
-            _ => None,
-        }
-    }
-
-    fn literal(&mut self, word: &[u8]) -> Option<()> {
-        if self.bytes().get(self.pos..self.pos + word.len())? != word {
-            return None;
-        }
-        self.pos += word.len();
         Some(())
-    }
+    })?;
+    Some(Some(m))
+}
 
-    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, as serde_json checks it.
-    fn number(&mut self) -> Option<()> {
-        let b = self.bytes();
-        let mut i = self.pos;
-        let digits = |i: &mut usize| {
-            let start = *i;
-            while b.get(*i).is_some_and(u8::is_ascii_digit) {
-                *i += 1;
-            }
-            *i > start
+/// `usage`, kept raw, and read here when it is an object whose token counts are all
+/// null, absent or plain integers (exact in an f64). Anything else is left to the
+/// serde_json read of the raw text (errors included).
+fn usage<'a>(lx: &mut Lexer<'a>) -> Option<(Option<RawJson<'a>>, Option<Usage>)> {
+    let start = lx.pos();
+    if lx.peek()? != b'{' {
+        return Some((raw(lx)?, None));
+    }
+    let mut u = Usage::default();
+    let mut exact = true;
+    let mut seen = Seen(0);
+    lx.object(|lx, key| {
+        let (bit, slot) = match key {
+            "input" => (0, &mut u.input),
+            "output" => (1, &mut u.output),
+            "cacheRead" => (2, &mut u.cache_read),
+            "cacheWrite" => (3, &mut u.cache_write),
+            "totalTokens" => (4, &mut u.total_tokens),
+            _ => return lx.skip_value(),
         };
-        if b.get(i) == Some(&b'-') {
-            i += 1;
-        }
-        match b.get(i)? {
-            b'0' => i += 1,
-            b'1'..=b'9' => {
-                digits(&mut i);
-            }
-            _ => return None,
-        }
-        if b.get(i) == Some(&b'.') {
-            i += 1;
-            if !digits(&mut i) {
-                return None;
-            }
-        }
-        if let Some(b'e' | b'E') = b.get(i) {
-            i += 1;
-            if let Some(b'+' | b'-') = b.get(i) {
-                i += 1;
-            }
-            if !digits(&mut i) {
-                return None;
-            }
-        }
-        self.pos = i;
-        Some(())
-    }
-
-    /// A value kept as raw text: `Some(None)` for `null` (serde's `Option` reads it
-    /// as absent), `None` to give up.
-    fn raw(&mut self) -> Option<Option<RawJson<'a>>> {
-        if self.peek()? == b'n' {
-            self.literal(b"null")?;
-            return Some(None);
-        }
-        let start = self.pos;
-        self.skip_value()?;
-        Some(Some(RawJson(&self.text[start..self.pos])))
-    }
-
-    fn raw_once(
-        &mut self,
-        seen: &mut Seen,
-        bit: u32,
-        slot: &mut Option<RawJson<'a>>,
-    ) -> Option<()> {
-        seen.once(bit)?;
-        *slot = self.raw()?;
-        Some(())
-    }
-
-    /// A string serde would borrow (no escapes), or null.
-    fn plain_str(&mut self) -> Option<Option<Cow<'a, str>>> {
-        match self.peek()? {
-            b'n' => self.literal(b"null").map(|()| None),
-            b'"' => match self.string()? {
-                (s, false) => Some(Some(Cow::Borrowed(s))),
-                (_, true) => None,
+        exact &= seen.once(bit).is_some();
+        match raw(lx)? {
+            Some(n) => match small_integer(n.get()) {
+                Some(v) => *slot = v,
+                None => exact = false,
             },
-            _ => None,
+            None => *slot = 0.0,
         }
-    }
+        Some(())
+    })?;
+    let raw = RawJson(&lx.text()[start..lx.pos()]);
+    Some((Some(raw), exact.then_some(u)))
+}
 
-    fn text(&mut self) -> Option<Text<'a>> {
-        Some(match self.string()? {
-            (s, false) => Text::Plain(Cow::Borrowed(s)),
-            // The same characters serde would decode (surrogates were excluded).
-            (s, true) => Text::Escaped(s),
-        })
-    }
-
-    /// `message`: an object or null.
-    fn message(&mut self) -> Option<Option<RawMessage<'a>>> {
-        match self.peek()? {
-            b'n' => return self.literal(b"null").map(|()| None),
-            b'{' => {}
-            // serde would read a struct from an array, or fail: its call.
-            _ => return None,
+/// `content`: a string, an array of blocks, or null.
+fn content<'a>(lx: &mut Lexer<'a>) -> Option<Option<ContentField<'a>>> {
+    match lx.peek()? {
+        b'n' => lx.literal(b"null").map(|()| None),
+        b'"' => text(lx).map(|t| Some(ContentField::Text(t))),
+        b'[' => {
+            let mut blocks = Vec::with_capacity(2);
+            lx.array(|lx| {
+                blocks.push(block(lx)?);
+                Some(())
+            })?;
+            Some(Some(ContentField::Blocks(RawBlocks(blocks))))
         }
-        let mut m = RawMessage {
-            role: None,
-            content: None,
-            usage: None,
-            stop_reason: None,
-            command: None,
-            output: None,
-            exit_code: None,
-            cancelled: None,
-            truncated: None,
-            full_output_path: None,
-            exclude_from_context: None,
-            summary: None,
-            usage_fast: None,
-            shallow: true,
-        };
-        let mut seen = Seen(0);
-        self.object(|s, key| {
-            match key {
-                b"role" => s.raw_once(&mut seen, 0, &mut m.role)?,
-                b"content" => {
-                    seen.once(1)?;
-                    m.content = s.content()?;
-                }
-                b"usage" => {
-                    seen.once(2)?;
-                    (m.usage, m.usage_fast) = s.usage()?;
-                }
-                b"stopReason" => s.raw_once(&mut seen, 3, &mut m.stop_reason)?,
-                b"command" => s.raw_once(&mut seen, 4, &mut m.command)?,
-                b"output" => s.raw_once(&mut seen, 5, &mut m.output)?,
-                b"exitCode" => s.raw_once(&mut seen, 6, &mut m.exit_code)?,
-                b"cancelled" => s.raw_once(&mut seen, 7, &mut m.cancelled)?,
-                b"truncated" => s.raw_once(&mut seen, 8, &mut m.truncated)?,
-                b"fullOutputPath" => s.raw_once(&mut seen, 9, &mut m.full_output_path)?,
-                b"excludeFromContext" => s.raw_once(&mut seen, 10, &mut m.exclude_from_context)?,
-                b"summary" => s.raw_once(&mut seen, 11, &mut m.summary)?,
-                _ => s.skip_value()?,
-            }
-            Some(())
-        })?;
-        Some(Some(m))
+        _ => None,
     }
+}
 
-    /// `usage`, kept raw, and read here when it is an object whose token counts are
-    /// all null, absent or plain integers (exact in an f64). Anything else is left to
-    /// the serde_json read of the raw text (errors included).
-    fn usage(&mut self) -> Option<(Option<RawJson<'a>>, Option<Usage>)> {
-        let start = self.pos;
-        if self.peek()? != b'{' {
-            return Some((self.raw()?, None));
-        }
-        let mut u = Usage::default();
-        let mut exact = true;
-        let mut seen = Seen(0);
-        self.object(|s, key| {
-            let (bit, slot) = match key {
-                b"input" => (0, &mut u.input),
-                b"output" => (1, &mut u.output),
-                b"cacheRead" => (2, &mut u.cache_read),
-                b"cacheWrite" => (3, &mut u.cache_write),
-                b"totalTokens" => (4, &mut u.total_tokens),
-                _ => return s.skip_value(),
-            };
-            exact &= seen.once(bit).is_some();
-            match s.raw()? {
-                Some(n) => match small_integer(n.get()) {
-                    Some(v) => *slot = v,
-                    None => exact = false,
-                },
-                None => *slot = 0.0,
-            }
-            Some(())
-        })?;
-        let raw = RawJson(&self.text[start..self.pos]);
-        Some((Some(raw), exact.then_some(u)))
+/// One element of a content array: objects are blocks, the rest is skipped.
+fn block<'a>(lx: &mut Lexer<'a>) -> Option<Option<RawBlock<'a>>> {
+    match lx.peek()? {
+        b'{' => {}
+        b'"' | b'[' | b't' | b'f' | b'n' => return lx.skip_value().map(|()| None),
+        // serde would decode a number here (and fail on one out of range).
+        _ => return None,
     }
-
-    /// `content`: a string, an array of blocks, or null.
-    fn content(&mut self) -> Option<Option<ContentField<'a>>> {
-        match self.peek()? {
-            b'n' => self.literal(b"null").map(|()| None),
-            b'"' => self.text().map(|t| Some(ContentField::Text(t))),
-            b'[' => {
-                let mut blocks = Vec::with_capacity(2);
-                self.array(|s| {
-                    blocks.push(s.block()?);
-                    Some(())
-                })?;
-                Some(Some(ContentField::Blocks(RawBlocks(blocks))))
-            }
-            _ => None,
+    let mut b = RawBlock {
+        block_type: None,
+        text: None,
+        thinking: None,
+        name: None,
+        arguments: None,
+    };
+    let mut seen = Seen(0);
+    lx.object(|lx, key| {
+        match key {
+            "type" => raw_once(lx, &mut seen, 0, &mut b.block_type)?,
+            "text" => raw_once(lx, &mut seen, 1, &mut b.text)?,
+            "thinking" => raw_once(lx, &mut seen, 2, &mut b.thinking)?,
+            "name" => raw_once(lx, &mut seen, 3, &mut b.name)?,
+            "arguments" => raw_once(lx, &mut seen, 4, &mut b.arguments)?,
+            _ => lx.skip_value()?,
         }
-    }
-
-    /// One element of a content array: objects are blocks, the rest is skipped.
-    fn block(&mut self) -> Option<Option<RawBlock<'a>>> {
-        match self.peek()? {
-            b'{' => {}
-            b'"' | b'[' | b't' | b'f' | b'n' => return self.skip_value().map(|()| None),
-            // serde would decode a number here (and fail on one out of range).
-            _ => return None,
-        }
-        let mut b = RawBlock {
-            block_type: None,
-            text: None,
-            thinking: None,
-            name: None,
-            arguments: None,
-        };
-        let mut seen = Seen(0);
-        self.object(|s, key| {
-            match key {
-                b"type" => s.raw_once(&mut seen, 0, &mut b.block_type)?,
-                b"text" => s.raw_once(&mut seen, 1, &mut b.text)?,
-                b"thinking" => s.raw_once(&mut seen, 2, &mut b.thinking)?,
-                b"name" => s.raw_once(&mut seen, 3, &mut b.name)?,
-                b"arguments" => s.raw_once(&mut seen, 4, &mut b.arguments)?,
-                _ => s.skip_value()?,
-            }
-            Some(())
-        })?;
-        Some(Some(b))
-    }
+        Some(())
+    })?;
+    Some(Some(b))
 }
 
 #[cfg(test)]

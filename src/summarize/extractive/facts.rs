@@ -4,37 +4,19 @@
 //! (rules, constraints, preferences, facts) and the decisions come from the pinned
 //! ledger (see `pinned`), so the summary states them as verification will look for them.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 
 use super::diagnostics::{command_error, command_key, tool_error};
 use super::earlier::{parse_summary, Earlier};
+use super::layout::Sec;
 use super::paths::scan_paths;
 use super::pinned::ledger_of;
-use super::render::Sec;
-use super::text::{code, collapse_ws, floor_boundary, shorten};
+use super::text::{code, collapse_ws, floor_boundary, shorten, Ordered};
 use super::transcript::{
     classify_user, parse_calls, split_parts, strip_truncation, Call, CallKind, Label, UserPart,
 };
 use crate::compaction::ledger::{is_real_request, Ledger};
 use crate::summarize::templates::PromptParts;
-
-/// Strings in order of first appearance, without repeats.
-#[derive(Default)]
-pub(super) struct Ordered {
-    pub(super) items: Vec<String>,
-    seen: HashSet<String>,
-}
-
-impl Ordered {
-    pub(super) fn insert(&mut self, s: &str) -> bool {
-        if self.seen.contains(s) {
-            return false;
-        }
-        self.seen.insert(s.to_string());
-        self.items.push(s.to_string());
-        true
-    }
-}
 
 /// A file a write or edit call touched.
 pub(super) struct Modified {

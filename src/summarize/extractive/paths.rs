@@ -8,7 +8,7 @@
 //! A leading `./` is dropped, and a path that ends another known path at a `/` (`config.ts`
 //! beside `src/utils/config.ts`) is the same file.
 
-use super::facts::Ordered;
+use super::text::Ordered;
 
 const KNOWN_EXTENSIONS: &[&str] = &[
     "rs",

@@ -5,9 +5,9 @@ use std::collections::HashSet;
 
 use super::diagnostics::{command_key, is_viewer, main_command};
 use super::facts::{Facts, Failure};
+use super::layout::{Item, Layout, Sec, KEEP};
 use super::paths::is_covered;
 use super::pinned::{decisions, standing};
-use super::render::{Item, Layout, Sec, KEEP};
 use super::text::{code, collapse_ws, shorten};
 
 /// The items of every section in the order they were added; an item already in its

@@ -2,6 +2,7 @@
 //! …`, `[Tool result]: …`, parts joined by blank lines) back into its parts, tool calls
 //! into names and arguments, and user parts into what they really are.
 
+use crate::json;
 use crate::summarize::templates::find_block;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,7 +175,7 @@ pub(super) fn parse_calls(s: &str) -> Vec<Call> {
             }
             let key = s[key_start..i].trim().to_string();
             i += 1;
-            let Some(end) = skip_json(b, i) else {
+            let Some(end) = json::lenient::value_end(b, i) else {
                 calls.push(call);
                 break 'calls;
             };
@@ -198,40 +199,6 @@ pub(super) fn parse_calls(s: &str) -> Vec<Call> {
         }
     }
     calls
-}
-
-/// The end of the JSON value starting at `i` (strings, arrays and objects are balanced;
-/// scalars end at `,` or `)`).
-fn skip_json(b: &[u8], mut i: usize) -> Option<usize> {
-    let start = i;
-    let mut depth = 0usize;
-    while i < b.len() {
-        match b[i] {
-            b'"' => {
-                i += 1;
-                while i < b.len() && b[i] != b'"' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
-                if i >= b.len() {
-                    return None;
-                }
-                if depth == 0 {
-                    return Some(i + 1);
-                }
-            }
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(i + 1);
-                }
-            }
-            b',' | b')' if depth == 0 => return (i > start).then_some(i),
-            _ => {}
-        }
-        i += 1;
-    }
-    (depth == 0 && i > start).then_some(i)
 }
 
 /// What a `[User]` part really is.

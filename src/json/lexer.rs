@@ -1,0 +1,569 @@
+//! One cursor over JSON text, in two modes.
+//!
+//! * [`Lexer::strict`] reads text nobody has validated yet (a session line). It accepts
+//!   a conservative subset of what serde_json accepts and answers `None` for anything
+//!   else: syntax errors, but also valid input it does not vouch for (surrogate
+//!   escapes, which serde_json checks only when it decodes a string; nesting deeper
+//!   than [`STRICT_MAX_DEPTH`]; control characters). The caller then asks serde_json,
+//!   which stays the single source of parse results and error messages.
+//! * [`Lexer::trusted`] walks text a JSON parser already accepted (a tool call's
+//!   arguments): no depth limit, surrogate escapes allowed, no control-character pass.
+//!   `None` still means "not what I expected", never a wrong answer.
+//!
+//! Session lines are mostly long strings with an escape every few dozen bytes, where
+//! serde_json pays a function call per escape and scans eight bytes at a time. Strings
+//! here jump between quotes and backslashes (16 bytes inline with SSE2, then memchr)
+//! and validate escapes inline; keys, which are short, are scanned eight bytes at a
+//! time in a register.
+
+/// Deeper nesting is left to serde_json (its limit is 128). Values read in strict mode
+/// are thus shallow enough to be re-parsed as `serde_json::Value` without a depth check.
+pub const STRICT_MAX_DEPTH: u32 = 64;
+
+/// A cursor over JSON text. Methods that read a token expect the cursor at its first
+/// byte (callers skip whitespace with [`Lexer::ws`]) and leave it just after it.
+pub struct Lexer<'a> {
+    text: &'a str,
+    pos: usize,
+    /// The text holds bytes below 0x20, so each string must be checked for them.
+    check_controls: bool,
+    /// `\uD800`..`\uDFFF` escapes are accepted (trusted mode).
+    surrogates: bool,
+    depth: u32,
+    max_depth: u32,
+    finder: QuoteOrBackslash,
+}
+
+impl<'a> Lexer<'a> {
+    /// For text nobody has validated: `None` from any method means "ask serde_json".
+    pub fn strict(text: &'a str) -> Self {
+        Lexer {
+            text,
+            pos: 0,
+            check_controls: has_control_bytes(text.as_bytes()),
+            surrogates: false,
+            depth: 0,
+            max_depth: STRICT_MAX_DEPTH,
+            finder: QuoteOrBackslash::new(),
+        }
+    }
+
+    /// For text a JSON parser has already accepted.
+    pub fn trusted(text: &'a str) -> Self {
+        Lexer {
+            text,
+            pos: 0,
+            check_controls: false,
+            surrogates: true,
+            depth: 0,
+            max_depth: u32::MAX,
+            finder: QuoteOrBackslash::new(),
+        }
+    }
+
+    pub fn text(&self) -> &'a str {
+        self.text
+    }
+
+    /// The byte offset of the cursor.
+    pub fn pos(&self) -> usize {
+        self.pos
+    }
+
+    /// Whitespace, then the end of the text: nothing may follow a top-level value.
+    pub fn at_end(&mut self) -> bool {
+        self.ws();
+        self.pos == self.text.len()
+    }
+
+    fn bytes(&self) -> &'a [u8] {
+        self.text.as_bytes()
+    }
+
+    pub fn peek(&self) -> Option<u8> {
+        self.bytes().get(self.pos).copied()
+    }
+
+    /// JSON whitespace, exactly serde_json's set.
+    pub fn ws(&mut self) {
+        while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.peek() {
+            self.pos += 1;
+        }
+    }
+
+    /// A string (at its opening quote). Returns the text between the quotes and
+    /// whether it contains escapes.
+    pub fn string(&mut self) -> Option<(&'a str, bool)> {
+        let b = self.bytes();
+        let start = self.pos + 1;
+        let mut i = start;
+        let mut escaped = false;
+        loop {
+            // Escapes often come in runs (`\n\t\t`) or a few dozen bytes apart: look at
+            // the next byte, then the next 16 inline, and call memchr only for a longer run.
+            if b.get(i) != Some(&b'\\') {
+                i += match mask16(b, i) {
+                    Some(0) => 16 + self.finder.find(b.get(i + 16..)?)?,
+                    Some(m) => m.trailing_zeros() as usize,
+                    None => self.finder.find(b.get(i..)?)?,
+                };
+            }
+            if b[i] == b'"' {
+                break;
+            }
+            escaped = true;
+            match *b.get(i + 1)? {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i += 2,
+                b'u' => {
+                    let h = b.get(i + 2..i + 6)?;
+                    if !h.iter().all(u8::is_ascii_hexdigit) {
+                        return None;
+                    }
+                    // Surrogates: serde_json validates pairs only when it decodes the
+                    // string; in strict mode leave every case to it.
+                    if !self.surrogates
+                        && matches!(h[0], b'd' | b'D')
+                        && !matches!(h[1], b'0'..=b'7')
+                    {
+                        return None;
+                    }
+                    i += 6;
+                }
+                _ => return None,
+            }
+        }
+        let inner = &self.text[start..i];
+        if self.check_controls && inner.bytes().any(|c| c < 0x20) {
+            return None;
+        }
+        self.pos = i + 1;
+        Some((inner, escaped))
+    }
+
+    /// An object key (at its opening quote), without the quotes. Keys with escapes
+    /// are not read (`None`): serde would decode them, JavaScript would too.
+    pub fn key(&mut self) -> Option<&'a str> {
+        let b = self.bytes();
+        let start = self.pos + 1;
+        let mut end = start;
+        // Eight bytes at a time: keys are short.
+        while let Some(w) = b.get(end..end + 8) {
+            let m = specials(u64::from_le_bytes(w.try_into().ok()?));
+            if m != 0 {
+                end += m.trailing_zeros() as usize / 8;
+                break;
+            }
+            end += 8;
+        }
+        while !matches!(*b.get(end)?, b'"' | b'\\' | ..0x20) {
+            end += 1;
+        }
+        if b[end] != b'"' {
+            return None;
+        }
+        self.pos = end + 1;
+        // Both ends are ASCII quotes: character boundaries.
+        self.text.get(start..end)
+    }
+
+    /// Walks an object (at its `{`), calling `field` with each key once the cursor
+    /// stands at the value; `field` must consume the value.
+    pub fn object(
+        &mut self,
+        mut field: impl FnMut(&mut Self, &'a str) -> Option<()>,
+    ) -> Option<()> {
+        self.enter()?;
+        self.ws();
+        if self.peek()? == b'}' {
+            self.pos += 1;
+            self.depth -= 1;
+            return Some(());
+        }
+        loop {
+            if self.peek()? != b'"' {
+                return None;
+            }
+            let key = self.key()?;
+            self.ws();
+            if self.peek()? != b':' {
+                return None;
+            }
+            self.pos += 1;
+            self.ws();
+            field(self, key)?;
+            self.ws();
+            match self.peek()? {
+                b',' => {
+                    self.pos += 1;
+                    self.ws();
+                }
+                b'}' => {
+                    self.pos += 1;
+                    self.depth -= 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// Walks an array (at its `[`), calling `element` at each element; `element`
+    /// must consume it.
+    pub fn array(&mut self, mut element: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.enter()?;
+        self.ws();
+        if self.peek()? == b']' {
+            self.pos += 1;
+            self.depth -= 1;
+            return Some(());
+        }
+        loop {
+            element(self)?;
+            self.ws();
+            match self.peek()? {
+                b',' => {
+                    self.pos += 1;
+                    self.ws();
+                }
+                b']' => {
+                    self.pos += 1;
+                    self.depth -= 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn enter(&mut self) -> Option<()> {
+        self.depth += 1;
+        self.pos += 1;
+        (self.depth <= self.max_depth).then_some(())
+    }
+
+    /// Any JSON value, validated and skipped.
+    pub fn skip_value(&mut self) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.string().map(drop),
+            b'{' => self.object(|s, _| s.skip_value()),
+            b'[' => self.array(Self::skip_value),
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            b'-' | b'0'..=b'9' => self.number().map(drop),
+            _ => None,
+        }
+    }
+
+    /// Any JSON value, validated; returns its text.
+    pub fn value_text(&mut self) -> Option<&'a str> {
+        let start = self.pos;
+        self.skip_value()?;
+        Some(&self.text[start..self.pos])
+    }
+
+    /// `true`, `false` or `null` (given as `word`).
+    pub fn literal(&mut self, word: &[u8]) -> Option<()> {
+        if self.bytes().get(self.pos..self.pos + word.len())? != word {
+            return None;
+        }
+        self.pos += word.len();
+        Some(())
+    }
+
+    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, as serde_json checks it.
+    /// Returns the number's text.
+    pub fn number(&mut self) -> Option<&'a str> {
+        let b = self.bytes();
+        let mut i = self.pos;
+        let digits = |i: &mut usize| {
+            let start = *i;
+            while b.get(*i).is_some_and(u8::is_ascii_digit) {
+                *i += 1;
+            }
+            *i > start
+        };
+        if b.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        match b.get(i)? {
+            b'0' => i += 1,
+            b'1'..=b'9' => {
+                digits(&mut i);
+            }
+            _ => return None,
+        }
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            if !digits(&mut i) {
+                return None;
+            }
+        }
+        if let Some(b'e' | b'E') = b.get(i) {
+            i += 1;
+            if let Some(b'+' | b'-') = b.get(i) {
+                i += 1;
+            }
+            if !digits(&mut i) {
+                return None;
+            }
+        }
+        let text = &self.text[self.pos..i];
+        self.pos = i;
+        Some(text)
+    }
+}
+
+/// Any byte below 0x20. Outside strings JSON allows only tab, CR and LF (whitespace);
+/// inside strings none. Texts without any (the norm) skip the per-string check.
+fn has_control_bytes(b: &[u8]) -> bool {
+    // Lane-wise minimums over 32-byte chunks: the compiler turns this into a few
+    // vector instructions per chunk. Control bytes are rare, so no early exit.
+    let mut chunks = b.chunks_exact(32);
+    let mut min = [u8::MAX; 32];
+    for c in &mut chunks {
+        for (m, &x) in min.iter_mut().zip(c) {
+            *m = (*m).min(x);
+        }
+    }
+    let low = |s: &[u8]| s.iter().fold(u8::MAX, |m, &x| m.min(x));
+    low(&min).min(low(chunks.remainder())) < 0x20
+}
+
+/// Finds the next quote or backslash. memchr's AVX2 searcher, built once per lexer,
+/// saves the runtime dispatch of `memchr2` on every call (there is a call per escape).
+pub(crate) struct QuoteOrBackslash {
+    #[cfg(target_arch = "x86_64")]
+    avx2: Option<memchr::arch::x86_64::avx2::memchr::Two>,
+}
+
+impl QuoteOrBackslash {
+    pub(crate) fn new() -> Self {
+        QuoteOrBackslash {
+            #[cfg(target_arch = "x86_64")]
+            avx2: memchr::arch::x86_64::avx2::memchr::Two::new(b'"', b'\\'),
+        }
+    }
+
+    // Not inlined: the scanning loop then keeps its state in registers across the call.
+    #[inline(never)]
+    pub(crate) fn find(&self, haystack: &[u8]) -> Option<usize> {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(two) = &self.avx2 {
+            return two.find(haystack);
+        }
+        memchr::memchr2(b'"', b'\\', haystack)
+    }
+}
+
+/// Bytes of `w` (little-endian) that are a quote, a backslash or a control character:
+/// the lowest flagged byte is exact (false positives only occur above a true match).
+fn specials(w: u64) -> u64 {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    let below = |x: u64, n: u8| x.wrapping_sub(LO * u64::from(n)) & !x;
+    let quote = w ^ (LO * u64::from(b'"'));
+    let backslash = w ^ (LO * u64::from(b'\\'));
+    (below(quote, 1) | below(backslash, 1) | below(w, 0x20)) & (LO << 7)
+}
+
+/// Bit k set when byte `i + k` is a quote or a backslash; `None` when fewer than 16
+/// bytes are left.
+#[cfg(target_arch = "x86_64")]
+fn mask16(b: &[u8], i: usize) -> Option<u32> {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+    let chunk: &[u8; 16] = b.get(i..i + 16)?.try_into().ok()?;
+    // SAFETY: SSE2 is part of the x86_64 baseline, and the unaligned load reads the 16
+    // bytes of `chunk`, which is borrowed for the duration of the call.
+    let m = unsafe {
+        let v = _mm_loadu_si128(chunk.as_ptr().cast());
+        let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+        let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+        _mm_movemask_epi8(_mm_or_si128(quote, backslash))
+    };
+    Some(m as u32)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn mask16(_: &[u8], _: usize) -> Option<u32> {
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The text of the one value in `json`, if the strict lexer takes all of it.
+    fn strict(json: &str) -> Option<&str> {
+        let mut lx = Lexer::strict(json);
+        lx.ws();
+        let v = lx.value_text()?;
+        lx.at_end().then_some(v)
+    }
+
+    fn trusted(json: &str) -> Option<&str> {
+        let mut lx = Lexer::trusted(json);
+        lx.ws();
+        let v = lx.value_text()?;
+        lx.at_end().then_some(v)
+    }
+
+    #[test]
+    fn numbers_follow_the_json_grammar() {
+        for n in [
+            "0",
+            "-0",
+            "12",
+            "-1.5",
+            "1e5",
+            "1E+5",
+            "2.5e-3",
+            "123456789012345678901",
+        ] {
+            assert_eq!(strict(n), Some(n), "{n}");
+            let mut lx = Lexer::strict(n);
+            assert_eq!(lx.number(), Some(n));
+        }
+        for n in ["01", "-", "1.", ".5", "1e", "1e+", "+1", "-a", "0x1"] {
+            assert_eq!(strict(n), None, "{n}");
+        }
+    }
+
+    #[test]
+    fn strings_give_their_body_and_whether_it_has_escapes() {
+        let long = format!("\"{}\\n{}\"", "a".repeat(40), "é".repeat(20));
+        for (json, body, escaped) in [
+            (r#""""#, "", false),
+            (r#""plain é 😀""#, "plain é 😀", false),
+            (
+                r#""a\"b\\c\/d\b\f\n\r\t\u00e9""#,
+                r#"a\"b\\c\/d\b\f\n\r\t\u00e9"#,
+                true,
+            ),
+            (&long[..], &long[1..long.len() - 1], true),
+        ] {
+            let mut lx = Lexer::strict(json);
+            assert_eq!(lx.string(), Some((body, escaped)), "{json}");
+            assert!(lx.at_end());
+        }
+    }
+
+    #[test]
+    fn strings_reject_bad_escapes_controls_and_open_ends() {
+        for json in [
+            r#""\x""#,
+            r#""\u12""#,
+            r#""\u12g4""#,
+            r#""open"#,
+            r#""ends in a backslash\"#,
+            "\"a\tb\"",
+            "\"a\u{1}b\"",
+        ] {
+            assert_eq!(strict(json), None, "{json}");
+        }
+    }
+
+    #[test]
+    fn surrogate_escapes_are_left_to_serde_in_strict_mode_only() {
+        for json in [r#""\ud83d\ude00""#, r#""\ud800""#, r#""\uDFFF""#] {
+            assert_eq!(strict(json), None, "{json}");
+            assert_eq!(trusted(json), Some(json), "{json}");
+        }
+        assert_eq!(strict(r#""\ud7ff\ue000""#), Some(r#""\ud7ff\ue000""#));
+    }
+
+    #[test]
+    fn keys_with_escapes_or_controls_are_not_read() {
+        let mut lx = Lexer::strict(r#""a\u0062""#);
+        assert_eq!(lx.key(), None);
+        let mut lx = Lexer::strict("\"a\u{1}\"");
+        assert_eq!(lx.key(), None);
+        let mut lx = Lexer::strict(r#""fullOutputPath":1"#);
+        assert_eq!(lx.key(), Some("fullOutputPath"));
+        assert_eq!(lx.pos(), 16);
+    }
+
+    #[test]
+    fn objects_and_arrays_are_walked_and_checked() {
+        let json = r#" { "a" : [ 1 , true , false , null , { } , [ ] ] , "b" : "x" } "#;
+        assert_eq!(strict(json), Some(json.trim()));
+        let mut keys = Vec::new();
+        let mut lx = Lexer::strict(json);
+        lx.ws();
+        lx.object(|lx, k| {
+            keys.push(k);
+            lx.skip_value()
+        })
+        .unwrap();
+        assert_eq!(keys, ["a", "b"]);
+        for bad in [
+            r#"{"x":1,}"#,
+            r#"[1,]"#,
+            r#"{"x" 1}"#,
+            r#"{1:2}"#,
+            r#"[1 2]"#,
+            r#"{"x":tru}"#,
+            r#"{"x":nul}"#,
+            r#"{"x":1"#,
+            r#"[1"#,
+            "",
+            "x",
+        ] {
+            assert_eq!(strict(bad), None, "{bad}");
+        }
+        assert_eq!(strict(r#"{"x":1} x"#), None);
+    }
+
+    #[test]
+    fn nesting_is_limited_in_strict_mode_only() {
+        let nested = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        let at_limit = nested(STRICT_MAX_DEPTH as usize);
+        assert!(strict(&at_limit).is_some());
+        let deeper = nested(STRICT_MAX_DEPTH as usize + 1);
+        assert!(strict(&deeper).is_none());
+        assert!(trusted(&deeper).is_some());
+    }
+
+    /// Lines of the conformance corpus, mutated at random: whatever the strict lexer
+    /// takes, serde_json takes too, as the same single value.
+    #[test]
+    fn mutated_corpus_lines_agree_with_serde() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/corpus");
+        let mut lines = Vec::new();
+        for f in std::fs::read_dir(dir).unwrap().take(40) {
+            let text = std::fs::read_to_string(f.unwrap().path()).unwrap();
+            lines.extend(text.lines().filter(|l| l.len() < 4000).map(str::to_string));
+        }
+        assert!(lines.len() > 100);
+        const ALPHABET: &[u8] =
+            b"{}[]\",:\\/ \t\n0123456789-+.eEnulltruefalsu\x01\x1f\x7fabcdefABCDEF";
+        let mut rng = fastrand::Rng::with_seed(11);
+        let (mut accepted, mut total) = (0, 0);
+        for line in &lines {
+            for k in 0..9 {
+                let mut b = line.as_bytes().to_vec();
+                for _ in 0..if k == 0 { 0 } else { rng.usize(1..4) } {
+                    let at = rng.usize(..b.len().max(1));
+                    let c = ALPHABET[rng.usize(..ALPHABET.len())];
+                    match rng.u8(..3) {
+                        0 if at < b.len() => b[at] = c,
+                        1 if at < b.len() => drop(b.remove(at)),
+                        _ => b.insert(at.min(b.len()), c),
+                    }
+                }
+                let Ok(m) = String::from_utf8(b) else {
+                    continue;
+                };
+                total += 1;
+                let Some(text) = strict(&m) else { continue };
+                accepted += 1;
+                let serde: &serde_json::value::RawValue = serde_json::from_str(&m)
+                    .unwrap_or_else(|e| panic!("the lexer took what serde rejects ({e}): {m}"));
+                assert_eq!(serde.get(), text, "{m}");
+                assert_eq!(trusted(&m), Some(text), "{m}");
+            }
+        }
+        assert!(accepted > total / 20, "{accepted} of {total}");
+    }
+}

@@ -1,0 +1,189 @@
+//! Entries as read in one pass, before any field is checked: the shapes serde derives
+//! a reader for, and which the scanner (`scan`) fills in directly. Fields the core
+//! interprets are kept as raw JSON text; `message` and `content` are typed when they can
+//! be read so, raw otherwise.
+
+use std::borrow::Cow;
+
+use serde::de::{self, Deserialize, Deserializer, SeqAccess, Visitor};
+use serde::Deserialize as DeriveDeserialize;
+
+use super::{RawJson, Usage};
+use crate::session::text::Text;
+
+/// An entry as read in one pass. `M` and `C` are the types of `message` and
+/// `content`: typed on the fast path, raw JSON on the fallback path (taken when the
+/// fast path fails), so an unknown entry type with odd fields still parses and a bad
+/// known one gets a precise error.
+#[derive(DeriveDeserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct RawEntry<'a, M, C> {
+    #[serde(rename = "type", borrow)]
+    pub(super) entry_type: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub(super) id: Option<RawJson<'a>>,
+    #[serde(borrow)]
+    pub(super) parent_id: Option<RawJson<'a>>,
+    #[serde(borrow)]
+    pub(super) timestamp: Option<RawJson<'a>>,
+    pub(super) message: Option<M>,
+    pub(super) content: Option<C>,
+    #[serde(borrow)]
+    pub(super) summary: Option<RawJson<'a>>,
+    #[serde(borrow)]
+    pub(super) details: Option<RawJson<'a>>,
+    #[serde(borrow)]
+    pub(super) from_hook: Option<RawJson<'a>>,
+    #[serde(borrow)]
+    pub(super) first_kept_entry_id: Option<RawJson<'a>>,
+    #[serde(borrow)]
+    pub(super) first_kept_entry_index: Option<RawJson<'a>>,
+    #[serde(borrow)]
+    pub(super) tokens_before: Option<RawJson<'a>>,
+    #[serde(borrow)]
+    pub(super) version: Option<RawJson<'a>>,
+}
+
+#[derive(DeriveDeserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct RawMessage<'a> {
+    #[serde(borrow)]
+    pub(super) role: Option<RawJson<'a>>,
+    #[serde(borrow)]
+    pub(super) content: Option<ContentField<'a>>,
+    #[serde(borrow)]
+    pub(super) usage: Option<RawJson<'a>>,
+    #[serde(borrow)]
+    pub(super) stop_reason: Option<RawJson<'a>>,
+    #[serde(borrow)]
+    pub(super) command: Option<RawJson<'a>>,
+    #[serde(borrow)]
+    pub(super) output: Option<RawJson<'a>>,
+    #[serde(borrow)]
+    pub(super) exit_code: Option<RawJson<'a>>,
+    #[serde(borrow)]
+    pub(super) cancelled: Option<RawJson<'a>>,
+    #[serde(borrow)]
+    pub(super) truncated: Option<RawJson<'a>>,
+    #[serde(borrow)]
+    pub(super) full_output_path: Option<RawJson<'a>>,
+    #[serde(borrow)]
+    pub(super) exclude_from_context: Option<RawJson<'a>>,
+    #[serde(borrow)]
+    pub(super) summary: Option<RawJson<'a>>,
+    /// `usage` as the scanner read it (it leaves odd ones to serde).
+    #[serde(skip)]
+    pub(super) usage_fast: Option<Usage>,
+    /// Read by the scanner, which takes no deep nesting: no depth check needed.
+    #[serde(skip)]
+    pub(super) shallow: bool,
+}
+
+#[derive(DeriveDeserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct RawUsage {
+    pub(super) input: Option<f64>,
+    pub(super) output: Option<f64>,
+    pub(super) cache_read: Option<f64>,
+    pub(super) cache_write: Option<f64>,
+    pub(super) total_tokens: Option<f64>,
+}
+
+/// One content block as sent; typed after looking at `type`.
+#[derive(DeriveDeserialize)]
+pub(super) struct RawBlock<'a> {
+    #[serde(rename = "type", borrow)]
+    pub(super) block_type: Option<RawJson<'a>>,
+    #[serde(borrow)]
+    pub(super) text: Option<RawJson<'a>>,
+    #[serde(borrow)]
+    pub(super) thinking: Option<RawJson<'a>>,
+    #[serde(borrow)]
+    pub(super) name: Option<RawJson<'a>>,
+    #[serde(borrow)]
+    pub(super) arguments: Option<RawJson<'a>>,
+}
+
+/// Blocks of a content array: objects are parsed, anything else is an unknown block.
+pub(super) struct RawBlocks<'a>(pub(super) Vec<Option<RawBlock<'a>>>);
+
+/// One element of a content array, read in the same pass as the array.
+struct MaybeBlock<'a>(Option<RawBlock<'a>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for MaybeBlock<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = MaybeBlock<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a content block")
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                RawBlock::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(|b| MaybeBlock(Some(b)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+                Ok(MaybeBlock(None))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(MaybeBlock(None))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(MaybeBlock(None))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(MaybeBlock(None))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(MaybeBlock(None))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(MaybeBlock(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(MaybeBlock(None))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+/// `content` as read: a string, an array of blocks, or null.
+pub(super) enum ContentField<'a> {
+    Text(Text<'a>),
+    Blocks(RawBlocks<'a>),
+    Null,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ContentField<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = ContentField<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string or an array of content blocks")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
+                Ok(ContentField::Text(Text::Plain(Cow::Borrowed(s))))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
+                Ok(ContentField::Text(Text::Plain(Cow::Owned(s.to_string()))))
+            }
+            fn visit_string<E: de::Error>(self, s: String) -> Result<Self::Value, E> {
+                Ok(ContentField::Text(Text::Plain(Cow::Owned(s))))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(ContentField::Null)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(2));
+                while let Some(MaybeBlock(b)) = seq.next_element()? {
+                    out.push(b);
+                }
+                Ok(ContentField::Blocks(RawBlocks(out)))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
