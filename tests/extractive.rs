@@ -9,6 +9,7 @@ use std::pin::Pin;
 
 use compactd::compaction::ledger::{extract, is_present, Kind, Source, SourceRole};
 use compactd::compaction::Settings;
+use compactd::config::Checking;
 use compactd::pipeline::compact::{plan_compaction, run_compaction, CompactionResult};
 use compactd::pipeline::{
     prepare_response, BodyFormat, CompactOptions, PrepareOptions, PrepareResponse, SessionInput,
@@ -126,7 +127,7 @@ fn compact(file: &str) -> (CompactionResult, Vec<String>) {
         CompactOptions::default(),
     )
     .unwrap();
-    let plan = plan_compaction(&input, &prompts, Settings::default()).unwrap();
+    let plan = plan_compaction(&input, &prompts, Settings::default(), Checking::default()).unwrap();
     let mut conversations = vec![plan.history_parts.join("\n\n")];
     conversations.extend(plan.turn_prefix.clone());
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -162,7 +163,7 @@ fn the_real_session_summary_is_short_and_keeps_what_matters() {
         summary.chars().count()
     );
     // Every modified file.
-    for file in &result.details.modified_files {
+    for file in &result.details.files.modified_files {
         assert!(summary.contains(&format!("`{file}`")), "{file} missing");
     }
     // The last user request before the cut: the split turn's own request.
@@ -225,7 +226,7 @@ fn the_large_session_summary_is_short_and_lists_every_modified_file() {
         "{} characters",
         result.summary.chars().count()
     );
-    for file in &result.details.modified_files {
+    for file in &result.details.files.modified_files {
         assert!(result.summary.contains(file.as_str()), "{file} missing");
     }
     assert!(

@@ -124,3 +124,11 @@ pub(super) fn decisions(ledger: &Ledger) -> impl Iterator<Item = &str> {
         .filter(|i| i.kind == Kind::Decision)
         .map(|i| i.text.as_str())
 }
+
+/// The errors the ledger holds open (no later success of the same call), oldest first.
+pub(super) fn open_errors(ledger: &Ledger) -> impl Iterator<Item = &str> {
+    ledger
+        .active()
+        .filter(|i| i.kind == Kind::Error)
+        .map(|i| i.text.as_str())
+}

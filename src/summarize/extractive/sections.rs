@@ -7,7 +7,7 @@ use super::diagnostics::{command_key, is_viewer, main_command};
 use super::facts::{Facts, Failure};
 use super::layout::{Item, Layout, Sec, KEEP};
 use super::paths::is_covered;
-use super::pinned::{decisions, standing};
+use super::pinned::{decisions, open_errors, standing};
 use super::text::{code, collapse_ws, shorten};
 
 /// The items of every section in the order they were added; an item already in its
@@ -173,7 +173,12 @@ fn context_items(b: &mut Builder, f: &Facts) {
     for a in &f.additional {
         b.add(Sec::Critical, shorten(a, 500), 10, true);
     }
-    // The open error is the blocker (its own item); one a later run resolved is history.
+    // The last error, when open, is the blocker (its own item); one a later run resolved
+    // is history. Earlier failures no identical call has since fixed are stated as the
+    // ledger words them, so the verification finds them here.
+    for e in open_errors(&f.ledger) {
+        b.add(Sec::Critical, format!("Open error: {e}"), 4, false);
+    }
 }
 
 /// A few representative commands: the programs run most often (the project's build and
