@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::llm::{FallbackPolicy, LlmConfig, ModelConfig, ModelKind, SummarizerChoice};
+use super::choices::{FallbackPolicy, ModelKind, SummarizerChoice};
+use super::llm::{LlmConfig, ModelConfig};
 use super::url::redact_url;
 use super::{Config, LogFormat};
 

@@ -2,72 +2,20 @@
 //! models fail, the model candidates, deadlines, retries and the cache. The model engine
 //! (`summarize::llm`) is built from an [`LlmConfig`]; these types live here, with the
 //! settings they come from, so that the configuration never imports from the engine.
+//!
+//! This file sits above its siblings: it reads the settings of `sources` and the keys of
+//! `secrets`, and the enums it uses (`ModelKind`, …) come from `choices`, which knows
+//! nothing of this file.
 
 use std::time::Duration;
 
 use secrecy::SecretString;
-use serde::{Deserialize, Serialize};
 
+use super::choices::{FallbackPolicy, ModelKind, SummarizerChoice};
 use super::secrets::{model_key, KeySources};
 use super::sources::Settings;
 use super::url::{check_base_url, redact_url};
 use super::ConfigError;
-
-/// Which summarizer answers when a request names no model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SummarizerChoice {
-    /// The built-in extractive summarizer; no network.
-    Extractive,
-    /// The model candidates (the single one from `model` is OpenAI-compatible).
-    Openai,
-    /// The model candidates (the single one from `model` speaks the Messages API).
-    Anthropic,
-}
-
-/// What to answer with when every model candidate failed or the deadline passed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FallbackPolicy {
-    /// The extractive summarizer (a warning is logged).
-    Extractive,
-    /// No fallback: 502 `upstream-failed` / 504 `upstream-timeout`.
-    None,
-}
-
-/// The wire format a model candidate speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ModelKind {
-    /// OpenAI-compatible `POST {base}/chat/completions`.
-    Openai,
-    /// Anthropic `POST {base}/v1/messages`.
-    Anthropic,
-}
-
-impl ModelKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ModelKind::Openai => "openai",
-            ModelKind::Anthropic => "anthropic",
-        }
-    }
-
-    pub fn default_base_url(self) -> &'static str {
-        match self {
-            ModelKind::Openai => "https://api.openai.com/v1",
-            ModelKind::Anthropic => "https://api.anthropic.com",
-        }
-    }
-
-    /// The conventional environment variable holding this kind's API key.
-    pub fn key_env(self) -> &'static str {
-        match self {
-            ModelKind::Openai => "OPENAI_API_KEY",
-            ModelKind::Anthropic => "ANTHROPIC_API_KEY",
-        }
-    }
-}
 
 /// Default context window of a model candidate.
 pub const DEFAULT_MODEL_CONTEXT_WINDOW: u64 = 128_000;

@@ -5,14 +5,21 @@
 //! Layout:
 //! * `sources`: the one declaration of every setting (its file key, its variable and
 //!   its default) and the layering by figment;
-//! * `llm`: the summarizer's configuration, the model candidates and their types;
+//! * `choices`: the summarizer's enums (`SummarizerChoice`, `FallbackPolicy`,
+//!   `ModelKind`), shared by the files below and importing none of them;
 //! * `secrets`: client keys and upstream keys, and where they are read from;
+//! * `llm`: the summarizer's configuration and the model candidates, built from
+//!   `sources` and `secrets`;
 //! * `url`: checking and redacting model server URLs;
 //! * `describe`: the effective non-secret configuration, described once.
+//!
+//! Inside the folder the imports point one way: `choices` and `url` at the bottom,
+//! `secrets` and `sources` above them, `llm` above those, `describe` on top.
 //!
 //! [`Config`] is the typed result the rest of the service reads. It is a plain struct
 //! with public fields, so tests build one with `Config { .., ..Config::default() }`.
 
+mod choices;
 mod describe;
 mod llm;
 mod secrets;
@@ -27,13 +34,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::compaction::Settings as CompactionSettings;
 
+pub use choices::{FallbackPolicy, ModelKind, SummarizerChoice};
 pub use describe::{
     BackoffDescription, CacheDescription, CandidateDescription, ConfigDescription, LlmDescription,
 };
-pub use llm::{
-    FallbackPolicy, LlmConfig, ModelConfig, ModelKind, SummarizerChoice,
-    DEFAULT_MODEL_CONTEXT_WINDOW,
-};
+pub use llm::{LlmConfig, ModelConfig, DEFAULT_MODEL_CONTEXT_WINDOW};
 pub use secrets::ClientKeys;
 pub use url::{check_base_url, redact_url};
 

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use secrecy::{ExposeSecret, SecretString};
 
-use super::llm::ModelKind;
+use super::choices::ModelKind;
 use super::ConfigError;
 
 /// The bearer tokens clients must present (none: no authentication).

@@ -26,7 +26,7 @@ use figment::{Figment, Metadata, Profile, Provider};
 use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 
-use super::llm::{FallbackPolicy, ModelKind, SummarizerChoice};
+use super::choices::{FallbackPolicy, ModelKind, SummarizerChoice};
 use super::{ConfigError, LogFormat};
 
 /// The name of the file source in figment's metadata.

@@ -2,7 +2,7 @@
 //! into items by section. Our own headings map to their sections; other headings are kept
 //! as bold labels so nothing of an earlier summary is lost in the merge.
 
-use super::render::Sec;
+use super::layout::Sec;
 
 /// An item of an earlier summary.
 pub(super) struct Earlier {

@@ -1,39 +1,17 @@
 //! Facts: one walk over the transcript's parts gathers everything a summary may say, and
 //! the sentences of prose that state constraints and decisions.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 
 use super::diagnostics::{command_error, command_key, tool_error};
 use super::earlier::{parse_summary, Earlier};
+use super::layout::Sec;
 use super::paths::scan_paths;
-use super::render::Sec;
-use super::text::{code, collapse_ws, floor_boundary, shorten};
+use super::text::{code, collapse_ws, floor_boundary, shorten, Ordered};
 use super::transcript::{
     classify_user, parse_calls, split_parts, strip_truncation, Call, CallKind, Label, UserPart,
 };
 use crate::summarize::templates::PromptParts;
-
-/// Strings in order of first appearance, without repeats.
-#[derive(Default)]
-pub(super) struct Ordered {
-    pub(super) items: Vec<String>,
-    seen: HashSet<String>,
-}
-
-impl Ordered {
-    pub(super) fn insert(&mut self, s: &str) -> bool {
-        if self.seen.contains(s) {
-            return false;
-        }
-        self.seen.insert(s.to_string());
-        self.items.push(s.to_string());
-        true
-    }
-
-    pub(super) fn contains(&self, s: &str) -> bool {
-        self.seen.contains(s)
-    }
-}
 
 /// A file a write or edit call touched.
 pub(super) struct Modified {

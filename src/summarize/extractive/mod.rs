@@ -36,7 +36,14 @@
 //! 7. `short`: the one-paragraph form for a UI, and the last resort for budgets too small
 //!    for any format.
 //!
-//! `text` holds the string helpers every step shares.
+//! `text` holds the string helpers every step shares, and `layout` the shape of a summary
+//! (its sections, headings and items) that `facts`, `earlier`, `sections` and `render`
+//! share.
+//!
+//! The imports between these files point one way: a step uses earlier steps and the
+//! shared files, never a later step (`render` uses `sections` and `short`, which use
+//! `facts`, which uses `transcript`, `diagnostics`, `paths` and `earlier`), and `layout`
+//! and `text` use no sibling.
 //!
 //! # Design decisions
 //!
@@ -58,6 +65,7 @@
 mod diagnostics;
 mod earlier;
 mod facts;
+mod layout;
 mod paths;
 mod render;
 mod sections;
@@ -71,7 +79,8 @@ use super::templates::{split_prompt, RequestKind, SummaryRequest};
 use super::{SummarizerKind, Summary, Usage};
 
 use facts::Facts;
-use render::{structured, Layout};
+use layout::Layout;
+use render::structured;
 use short::short;
 
 /// The `model` reported for summaries this summarizer writes.

@@ -1,6 +1,6 @@
 //! Paths: which tokens of any text name files, kept in order of first mention.
 
-use super::facts::Ordered;
+use super::text::Ordered;
 
 const KNOWN_EXTENSIONS: &[&str] = &[
     "rs",

@@ -1,98 +1,16 @@
-//! Rendering: the summary's sections and their headings, fitting the items into the
-//! budget (least important first out, then the must-keep items shortened), and the
-//! markdown.
+//! Rendering: fitting the items into the budget (least important first out, then the
+//! must-keep items shortened), and the markdown. The top of the structured form: it asks
+//! `sections` for the items and falls back on `short`; the sections and headings
+//! themselves are described in `layout`.
 
 use crate::session::text::utf16_len;
 
 use super::facts::Facts;
+use super::layout::{Item, Layout, KEEP};
 use super::sections::{checkpoint_items, turn_prefix_items, Builder};
 use super::short::compact;
 
-/// A logical section of the summary; [`Layout`] places it under a heading.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Sec {
-    Goal,
-    Constraints,
-    Done,
-    InProgress,
-    Blocked,
-    Decisions,
-    NextSteps,
-    Critical,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Layout {
-    /// The sections of `prompts/initial.md` (history and branch summaries).
-    Checkpoint,
-    /// The sections of `prompts/turn-prefix.md`.
-    TurnPrefix,
-}
-
-const CHECKPOINT_HEADINGS: [&str; 8] = [
-    "## Goal",
-    "## Constraints & Preferences",
-    "## Progress\n### Done",
-    "### In Progress",
-    "### Blocked",
-    "## Key Decisions",
-    "## Next Steps",
-    "## Critical Context",
-];
-
-const TURN_PREFIX_HEADINGS: [&str; 3] = [
-    "## Original Request",
-    "## Early Progress",
-    "## Context for Suffix",
-];
-
-/// Never dropped (the first request, the blocking error).
-pub(super) const KEEP: u8 = u8::MAX;
 const NONE: &str = "(none)";
-
-impl Layout {
-    fn headings(self) -> &'static [&'static str] {
-        match self {
-            Layout::Checkpoint => &CHECKPOINT_HEADINGS,
-            Layout::TurnPrefix => &TURN_PREFIX_HEADINGS,
-        }
-    }
-
-    /// Output section of a logical section.
-    pub(super) fn section(self, sec: Sec) -> usize {
-        match self {
-            Layout::Checkpoint => sec as usize,
-            Layout::TurnPrefix => match sec {
-                Sec::Goal => 0,
-                Sec::Done | Sec::Decisions => 1,
-                _ => 2,
-            },
-        }
-    }
-
-    fn numbered(self, section: usize) -> bool {
-        self == Layout::Checkpoint && section == Sec::NextSteps as usize
-    }
-
-    fn marker(self, section: usize) -> &'static str {
-        match (self, section) {
-            (Layout::Checkpoint, 2) => "- [x] ",
-            (Layout::Checkpoint, 3) => "- [ ] ",
-            _ => "- ",
-        }
-    }
-}
-
-pub(super) struct Item {
-    pub(super) section: usize,
-    pub(super) text: String,
-    pub(super) raw: bool,
-    /// Lower tiers are dropped first; within a tier, lower `order` first.
-    pub(super) tier: u8,
-    pub(super) order: usize,
-    /// Shorter versions of a kept item, longest first, for tight budgets.
-    pub(super) shorter: Vec<String>,
-}
 
 fn item_len(layout: Layout, item: &Item) -> usize {
     let marker = if item.raw {

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use super::diagnostics::{is_viewer, main_command};
 use super::facts::{Facts, Failure};
-use super::render::{Item, Layout, Sec, KEEP};
+use super::layout::{Item, Layout, Sec, KEEP};
 use super::text::{code, collapse_ws, shorten};
 
 /// The items of every section in the order they were added; an item already in its

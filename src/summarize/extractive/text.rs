@@ -1,6 +1,32 @@
-//! String helpers every step shares: whitespace, cutting to a budget, code spans.
+//! String helpers every step shares: whitespace, cutting to a budget, code spans, and
+//! [`Ordered`], the set of strings in order of first appearance. The bottom of the
+//! folder: it imports none of its siblings.
+
+use std::collections::HashSet;
 
 use crate::session::text::utf16_len;
+
+/// Strings in order of first appearance, without repeats.
+#[derive(Default)]
+pub(super) struct Ordered {
+    pub(super) items: Vec<String>,
+    seen: HashSet<String>,
+}
+
+impl Ordered {
+    pub(super) fn insert(&mut self, s: &str) -> bool {
+        if self.seen.contains(s) {
+            return false;
+        }
+        self.seen.insert(s.to_string());
+        self.items.push(s.to_string());
+        true
+    }
+
+    pub(super) fn contains(&self, s: &str) -> bool {
+        self.seen.contains(s)
+    }
+}
 
 pub(super) fn collapse_ws(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::attempt::{Answer, Failure};
+use super::outcome::{Answer, Failure};
 use crate::summarize::{SummaryRequest, Usage};
 
 /// The `anthropic-version` header sent with every request.

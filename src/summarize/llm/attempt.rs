@@ -2,130 +2,15 @@
 //!
 //! The request is built for the candidate's wire format and sent to its endpoint; the
 //! answer is read up to [`MAX_RESPONSE_BYTES`] and classified: a summary ([`Answer`]) or a
-//! [`Failure`] that says whether another attempt could succeed. Retrying, the deadline and
-//! the fallback are the engine's business, not this file's.
+//! [`Failure`] that says whether another attempt could succeed (both in `outcome`).
+//! Retrying, the deadline and the fallback are the engine's business, not this file's.
 
-use std::fmt;
 use std::time::{Duration, SystemTime};
 
 use super::candidates::Candidate;
+use super::outcome::{Answer, Failure, MAX_QUOTED_CHARS, MAX_RESPONSE_BYTES};
 use super::{anthropic, openai, retry, truncate, ModelKind, Secrets};
-use crate::summarize::{SummaryRequest, Usage};
-
-/// Largest upstream answer read, in bytes.
-const MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
-/// Longest piece of upstream text (an error message) quoted in a log line or an error.
-pub(super) const MAX_QUOTED_CHARS: usize = 200;
-
-/// A model's answer to one attempt.
-#[derive(Debug)]
-pub(super) struct Answer {
-    pub(super) text: String,
-    pub(super) usage: Usage,
-}
-
-/// Why one attempt failed. The texts are short and never hold a key, a URL or a body.
-#[derive(Debug)]
-pub(super) enum Failure {
-    /// No connection (refused, DNS, TLS).
-    Connect(String),
-    /// No complete answer within the per-attempt timeout.
-    Timeout(Duration),
-    /// The connection broke while sending or receiving.
-    Transport(String),
-    /// A non-2xx status, with the server's requested wait and a short error message.
-    Status {
-        code: u16,
-        retry_after: Option<Duration>,
-        message: Option<String>,
-    },
-    /// The model stopped for another reason than finishing (output limit, filter).
-    Stopped { field: &'static str, value: String },
-    /// The answer held no text.
-    Empty,
-    /// The answer was not the expected JSON.
-    Unparsable(String),
-    /// The answer was larger than we read.
-    TooLarge,
-}
-
-impl Failure {
-    pub(super) fn unparsable(e: serde_json::Error) -> Failure {
-        // serde's messages may quote a value from the body: keep them short.
-        Failure::Unparsable(truncate(&e.to_string(), 120))
-    }
-
-    fn from_reqwest(e: reqwest::Error) -> Failure {
-        let e = e.without_url();
-        // The cause chain ("client error (Connect): tcp connect error: Connection
-        // refused"); none of it holds a URL once the top level lost its own.
-        let mut text = e.to_string();
-        let mut source = std::error::Error::source(&e);
-        while let Some(cause) = source {
-            let cause_text = cause.to_string();
-            if !text.contains(&cause_text) {
-                text = format!("{text}: {cause_text}");
-            }
-            source = cause.source();
-        }
-        let text = truncate(&text, MAX_QUOTED_CHARS);
-        if e.is_connect() {
-            Failure::Connect(text)
-        } else {
-            Failure::Transport(text)
-        }
-    }
-
-    /// Worth another attempt at the same candidate with the same request.
-    pub(super) fn is_transient(&self) -> bool {
-        match self {
-            Failure::Connect(_) | Failure::Timeout(_) | Failure::Transport(_) => true,
-            Failure::Status { code, .. } => retry::transient_status(*code),
-            Failure::Stopped { .. }
-            | Failure::Empty
-            | Failure::Unparsable(_)
-            | Failure::TooLarge => false,
-        }
-    }
-
-    /// The wait the upstream asked for (`Retry-After`), if any.
-    pub(super) fn retry_after(&self) -> Option<Duration> {
-        match self {
-            Failure::Status { retry_after, .. } => *retry_after,
-            _ => None,
-        }
-    }
-
-    /// The HTTP status for log lines (0: no status).
-    pub(super) fn status(&self) -> u16 {
-        match self {
-            Failure::Status { code, .. } => *code,
-            _ => 0,
-        }
-    }
-}
-
-impl fmt::Display for Failure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Failure::Connect(e) => write!(f, "cannot connect ({e})"),
-            Failure::Timeout(d) => write!(f, "no answer within {} ms", d.as_millis()),
-            Failure::Transport(e) => write!(f, "transport error ({e})"),
-            Failure::Status {
-                code,
-                message: Some(m),
-                ..
-            } => write!(f, "HTTP {code}: {m}"),
-            Failure::Status { code, .. } => write!(f, "HTTP {code}"),
-            Failure::Stopped { field, value } => {
-                write!(f, "answer cut off ({field} {value:?})")
-            }
-            Failure::Empty => f.write_str("empty answer"),
-            Failure::Unparsable(e) => write!(f, "unparsable answer ({e})"),
-            Failure::TooLarge => write!(f, "answer larger than {MAX_RESPONSE_BYTES} bytes"),
-        }
-    }
-}
+use crate::summarize::SummaryRequest;
 
 /// One HTTP exchange, bounded by `timeout`. Upstream error messages are scrubbed of every
 /// key in `secrets` before they are kept.
@@ -179,21 +64,6 @@ pub(super) async fn send(
     }
 }
 
-/// `{base}/chat/completions` or `{base}/v1/messages` (a base already ending in `/v1` gets
-/// `/messages`), keeping the base's query (e.g. an `api-version`).
-pub(super) fn endpoint(base: &reqwest::Url, kind: ModelKind) -> reqwest::Url {
-    let path = base.path().trim_end_matches('/');
-    let suffix = match kind {
-        ModelKind::Openai => "/chat/completions",
-        ModelKind::Anthropic if path.ends_with("/v1") => "/messages",
-        ModelKind::Anthropic => "/v1/messages",
-    };
-    let mut url = base.clone();
-    url.set_path(&format!("{path}{suffix}"));
-    url.set_fragment(None);
-    url
-}
-
 /// The `error.message` (or `error`, or `message`) of an upstream error body, on one line
 /// (to be scrubbed of keys, then shortened).
 fn error_message(body: &[u8]) -> Option<String> {
@@ -211,35 +81,6 @@ fn error_message(body: &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn endpoints() {
-        let u = |s: &str| reqwest::Url::parse(s).unwrap();
-        assert_eq!(
-            endpoint(&u("http://127.0.0.1:11434/v1/"), ModelKind::Openai).as_str(),
-            "http://127.0.0.1:11434/v1/chat/completions"
-        );
-        assert_eq!(
-            endpoint(
-                &u("https://x.example/openai?api-version=1"),
-                ModelKind::Openai
-            )
-            .as_str(),
-            "https://x.example/openai/chat/completions?api-version=1"
-        );
-        assert_eq!(
-            endpoint(&u("https://api.anthropic.com"), ModelKind::Anthropic).as_str(),
-            "https://api.anthropic.com/v1/messages"
-        );
-        assert_eq!(
-            endpoint(
-                &u("https://proxy.example/anthropic/v1"),
-                ModelKind::Anthropic
-            )
-            .as_str(),
-            "https://proxy.example/anthropic/v1/messages"
-        );
-    }
 
     #[test]
     fn error_messages_are_short() {

@@ -1,6 +1,7 @@
 //! Which configured model answers.
 //!
-//! The candidates are built once from configuration: the endpoint of their wire format,
+//! The candidates are built once from configuration: the endpoint of their wire format
+//! ([`endpoint`], here beside the candidate it addresses),
 //! the authentication header (marked sensitive), the base URL as it may be shown, the
 //! context window. A call then selects its candidates: all of them in order, or the one
 //! the request names, or none (the extractive summarizer). The first selected candidate's
@@ -11,8 +12,7 @@ use std::fmt;
 use reqwest::header::{HeaderName, HeaderValue, AUTHORIZATION};
 use secrecy::ExposeSecret;
 
-use super::attempt::endpoint;
-use super::engine::EngineError;
+use super::error::EngineError;
 use super::{redact_url, truncate, ModelConfig, ModelKind, SummarizerChoice, EXTRACTIVE};
 use crate::summarize::SummarizeError;
 
@@ -146,5 +146,54 @@ impl Candidates {
             Selection::Extractive => None,
             Selection::Models(c) => c.first().map(|c| c.context_window),
         }
+    }
+}
+
+/// `{base}/chat/completions` or `{base}/v1/messages` (a base already ending in `/v1` gets
+/// `/messages`), keeping the base's query (e.g. an `api-version`).
+pub(super) fn endpoint(base: &reqwest::Url, kind: ModelKind) -> reqwest::Url {
+    let path = base.path().trim_end_matches('/');
+    let suffix = match kind {
+        ModelKind::Openai => "/chat/completions",
+        ModelKind::Anthropic if path.ends_with("/v1") => "/messages",
+        ModelKind::Anthropic => "/v1/messages",
+    };
+    let mut url = base.clone();
+    url.set_path(&format!("{path}{suffix}"));
+    url.set_fragment(None);
+    url
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints() {
+        let u = |s: &str| reqwest::Url::parse(s).unwrap();
+        assert_eq!(
+            endpoint(&u("http://127.0.0.1:11434/v1/"), ModelKind::Openai).as_str(),
+            "http://127.0.0.1:11434/v1/chat/completions"
+        );
+        assert_eq!(
+            endpoint(
+                &u("https://x.example/openai?api-version=1"),
+                ModelKind::Openai
+            )
+            .as_str(),
+            "https://x.example/openai/chat/completions?api-version=1"
+        );
+        assert_eq!(
+            endpoint(&u("https://api.anthropic.com"), ModelKind::Anthropic).as_str(),
+            "https://api.anthropic.com/v1/messages"
+        );
+        assert_eq!(
+            endpoint(
+                &u("https://proxy.example/anthropic/v1"),
+                ModelKind::Anthropic
+            )
+            .as_str(),
+            "https://proxy.example/anthropic/v1/messages"
+        );
     }
 }

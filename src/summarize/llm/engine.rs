@@ -14,37 +14,18 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::attempt::{self, Answer, Failure};
+use super::attempt;
 use super::cache::SummaryCache;
 use super::candidates::{Candidate, Candidates, Selection};
+use super::error::EngineError;
+use super::outcome::{Answer, Failure};
 use super::retry::Backoff;
 use super::{FallbackPolicy, LlmConfig, Secrets, SummarizerChoice};
-use crate::config::{ConfigError, LlmDescription};
+use crate::config::LlmDescription;
 use crate::summarize::{Summarize, SummarizeError, SummarizerKind, Summary, SummaryRequest};
 
 /// The extractive summarizer, injected by the caller (it lives elsewhere).
 pub type Fallback = Arc<dyn Fn(&SummaryRequest) -> Summary + Send + Sync>;
-
-/// Why an [`Engine`] cannot be built from its configuration. No variant holds a key or a
-/// URL's credentials.
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    /// A setting is out of range or missing (see [`LlmConfig::validate`]).
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    /// A candidate's base URL does not parse.
-    #[error("model {model:?}: invalid base URL: {reason}")]
-    InvalidBaseUrl { model: String, reason: String },
-    /// A candidate's base URL is not an absolute http(s) URL (shown without credentials).
-    #[error("model {model:?}: the base URL must be http(s), got {shown_url:?}")]
-    UnsupportedBaseUrl { model: String, shown_url: String },
-    /// A candidate's API key cannot be sent as an HTTP header value.
-    #[error("model {model:?}: the API key is not a valid HTTP header value")]
-    InvalidApiKey { model: String },
-    /// The HTTP client could not be built (TLS backend).
-    #[error("cannot build the HTTP client: {0}")]
-    HttpClient(#[source] reqwest::Error),
-}
 
 /// Summarizes with the configured model candidates; see the module documentation.
 pub struct Engine {

@@ -5,13 +5,21 @@
 //!
 //! * `engine.rs`: the [`Engine`] the pipelines call (through [`Summarize`]): the cache,
 //!   the overall deadline, the retry loop per candidate and the fallback;
-//! * `candidates.rs`: the model candidates built from configuration and which of them
-//!   answer a call (and so whose context window applies);
-//! * `attempt.rs`: one HTTP exchange with one candidate: the request, its endpoint,
-//!   sending it and classifying the answer as a summary or a failure;
+//! * `candidates.rs`: the model candidates built from configuration (each with the
+//!   endpoint of its wire format) and which of them answer a call (and so whose context window applies);
+//! * `error.rs`: [`EngineError`], why an engine cannot be built;
+//! * `attempt.rs`: one HTTP exchange with one candidate: the request, sending it and
+//!   classifying the answer as a summary or a failure;
+//! * `outcome.rs`: what an attempt gives, an answer or a failure, and whether another
+//!   attempt could succeed;
 //! * `openai.rs`, `anthropic.rs`: the two wire formats;
 //! * `retry.rs`: which failures are worth another attempt and how long to wait;
 //! * `cache.rs`: the in-memory cache of identical requests.
+//!
+//! The imports between these files point one way: `engine` uses `candidates`,
+//! `attempt`, `outcome`, `cache` and `retry`; `attempt` uses `candidates` and the wire formats;
+//! the wire formats use `outcome`; `candidates` uses `error`. No file uses one that
+//! uses it.
 //!
 //! # Design
 //!
@@ -47,14 +55,17 @@ mod attempt;
 mod cache;
 mod candidates;
 mod engine;
+mod error;
 mod openai;
+mod outcome;
 mod retry;
 
 use secrecy::{ExposeSecret, SecretString};
 
 use crate::config::redact_url;
 pub use crate::config::{FallbackPolicy, LlmConfig, ModelConfig, ModelKind, SummarizerChoice};
-pub use engine::{Engine, EngineError, Fallback};
+pub use engine::{Engine, Fallback};
+pub use error::EngineError;
 
 /// The model name that always selects the extractive summarizer.
 pub const EXTRACTIVE: &str = "extractive";

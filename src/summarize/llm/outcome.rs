@@ -1,0 +1,128 @@
+//! What one attempt gives: the model's [`Answer`], or a [`Failure`] that says whether
+//! another attempt could succeed.
+//!
+//! Design decision: the wire formats (`openai`, `anthropic`) classify a body into these
+//! types and `attempt` classifies the exchange, while `attempt` also calls the wire
+//! formats; so the types live in this file of their own, below both, and the imports
+//! point one way (`attempt` → wire formats → `outcome`).
+
+use std::fmt;
+use std::time::Duration;
+
+use super::{retry, truncate};
+use crate::summarize::Usage;
+
+/// Largest upstream answer read, in bytes.
+pub(super) const MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
+/// Longest piece of upstream text (an error message) quoted in a log line or an error.
+pub(super) const MAX_QUOTED_CHARS: usize = 200;
+
+/// A model's answer to one attempt.
+#[derive(Debug)]
+pub(super) struct Answer {
+    pub(super) text: String,
+    pub(super) usage: Usage,
+}
+
+/// Why one attempt failed. The texts are short and never hold a key, a URL or a body.
+#[derive(Debug)]
+pub(super) enum Failure {
+    /// No connection (refused, DNS, TLS).
+    Connect(String),
+    /// No complete answer within the per-attempt timeout.
+    Timeout(Duration),
+    /// The connection broke while sending or receiving.
+    Transport(String),
+    /// A non-2xx status, with the server's requested wait and a short error message.
+    Status {
+        code: u16,
+        retry_after: Option<Duration>,
+        message: Option<String>,
+    },
+    /// The model stopped for another reason than finishing (output limit, filter).
+    Stopped { field: &'static str, value: String },
+    /// The answer held no text.
+    Empty,
+    /// The answer was not the expected JSON.
+    Unparsable(String),
+    /// The answer was larger than we read.
+    TooLarge,
+}
+
+impl Failure {
+    pub(super) fn unparsable(e: serde_json::Error) -> Failure {
+        // serde's messages may quote a value from the body: keep them short.
+        Failure::Unparsable(truncate(&e.to_string(), 120))
+    }
+
+    pub(super) fn from_reqwest(e: reqwest::Error) -> Failure {
+        let e = e.without_url();
+        // The cause chain ("client error (Connect): tcp connect error: Connection
+        // refused"); none of it holds a URL once the top level lost its own.
+        let mut text = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(cause) = source {
+            let cause_text = cause.to_string();
+            if !text.contains(&cause_text) {
+                text = format!("{text}: {cause_text}");
+            }
+            source = cause.source();
+        }
+        let text = truncate(&text, MAX_QUOTED_CHARS);
+        if e.is_connect() {
+            Failure::Connect(text)
+        } else {
+            Failure::Transport(text)
+        }
+    }
+
+    /// Worth another attempt at the same candidate with the same request.
+    pub(super) fn is_transient(&self) -> bool {
+        match self {
+            Failure::Connect(_) | Failure::Timeout(_) | Failure::Transport(_) => true,
+            Failure::Status { code, .. } => retry::transient_status(*code),
+            Failure::Stopped { .. }
+            | Failure::Empty
+            | Failure::Unparsable(_)
+            | Failure::TooLarge => false,
+        }
+    }
+
+    /// The wait the upstream asked for (`Retry-After`), if any.
+    pub(super) fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Failure::Status { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
+    /// The HTTP status for log lines (0: no status).
+    pub(super) fn status(&self) -> u16 {
+        match self {
+            Failure::Status { code, .. } => *code,
+            _ => 0,
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Connect(e) => write!(f, "cannot connect ({e})"),
+            Failure::Timeout(d) => write!(f, "no answer within {} ms", d.as_millis()),
+            Failure::Transport(e) => write!(f, "transport error ({e})"),
+            Failure::Status {
+                code,
+                message: Some(m),
+                ..
+            } => write!(f, "HTTP {code}: {m}"),
+            Failure::Status { code, .. } => write!(f, "HTTP {code}"),
+            Failure::Stopped { field, value } => {
+                write!(f, "answer cut off ({field} {value:?})")
+            }
+            Failure::Empty => f.write_str("empty answer"),
+            Failure::Unparsable(e) => write!(f, "unparsable answer ({e})"),
+            Failure::TooLarge => write!(f, "answer larger than {MAX_RESPONSE_BYTES} bytes"),
+        }
+    }
+}
