@@ -71,6 +71,9 @@ pub enum Command {
         /// Answer like `prepare`, call no model.
         #[arg(long)]
         dry_run: bool,
+        /// No pinned ledger, no verification of the summary (pin: false).
+        #[arg(long)]
+        no_pin: bool,
     },
     /// Summarize the branch left when going back from --from to --to, like
     /// POST /v1/branch-summary.
@@ -92,6 +95,9 @@ pub enum Command {
         /// Show what would be summarized; call no model.
         #[arg(long)]
         dry_run: bool,
+        /// No pinned ledger, no verification of the summary (pin: false).
+        #[arg(long)]
+        no_pin: bool,
     },
     /// Prune old tool outputs of a session file, like POST /v1/prune: prints the changed
     /// entries, or with -o writes the whole file with them replaced.
@@ -321,6 +327,7 @@ fn execute(cli: Cli) -> Result<(), CliError> {
             replace_instructions,
             model,
             dry_run,
+            no_pin,
         } => {
             let shared = input.options();
             let options = BranchSummaryOptions {
@@ -331,12 +338,13 @@ fn execute(cli: Cli) -> Result<(), CliError> {
                 context_window: shared.context_window,
                 reserve_tokens: shared.reserve_tokens,
                 model,
+                pin: no_pin.then_some(false),
                 ..BranchSummaryOptions::default()
             };
             let summarizer = crate::summarize::backend::build(&config)?;
             offline(&input, options, |inp, out| {
                 let budget = BranchBudget::resolve(&inp.options, &*summarizer, &config);
-                let plan = plan_branch_summary(inp, &prompts, budget)?;
+                let plan = plan_branch_summary(inp, &prompts, budget, config.checking())?;
                 if dry_run {
                     return write_json(out, &plan.dry_run(), input.pretty);
                 }
@@ -354,11 +362,13 @@ fn execute(cli: Cli) -> Result<(), CliError> {
             short_summary,
             model,
             dry_run,
+            no_pin,
         } => {
             let options = CompactOptions {
                 prepare: input.options(),
                 short_summary: Some(short_summary),
                 model,
+                pin: no_pin.then_some(false),
                 ..CompactOptions::default()
             };
             let summarizer = crate::summarize::backend::build(&config)?;
@@ -367,7 +377,7 @@ fn execute(cli: Cli) -> Result<(), CliError> {
                     let answer = prepare_response(inp, &prompts, config.settings(), None)?;
                     return write_json(out, &answer, input.pretty);
                 }
-                let plan = plan_compaction(inp, &prompts, config.settings())?;
+                let plan = plan_compaction(inp, &prompts, config.settings(), config.checking())?;
                 let result = block_on(run_compaction(
                     plan,
                     &prompts,

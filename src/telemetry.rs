@@ -75,6 +75,10 @@ fn describe() {
         "summaries served from the in-memory cache"
     );
     describe_counter!(
+        "compactd_pinned_items_total",
+        "pinned items of verified summaries, by outcome (pinned | present | reinserted | left_out)"
+    );
+    describe_counter!(
         "compactd_tokens_total",
         "summarizer tokens by direction (input | output)"
     );

@@ -6,6 +6,7 @@ pub mod branch;
 pub mod context;
 pub mod cut_point;
 pub mod file_ops;
+pub mod ledger;
 pub mod message;
 pub mod prepare;
 pub mod prune;

@@ -67,6 +67,12 @@ pub struct Config {
     pub reserve_tokens: u64,
     pub branch_reserve_tokens: u64,
     pub context_window: u64,
+    /// Checked compaction by default (a request's `pin` wins).
+    pub pin: bool,
+    /// Share of a summary's output budget the restored pinned section may take.
+    pub pin_budget_share: f64,
+    /// `madeProgress` needs at least this share fewer tokens (0.05: 5 %).
+    pub min_progress: f64,
     pub prompts_dir: Option<PathBuf>,
     pub log_format: LogFormat,
     /// The summarizer: which one, its model candidates, deadlines, retries, cache.
@@ -80,6 +86,33 @@ impl Default for Config {
     fn default() -> Self {
         Config::from_settings(Settings::default(), &env_name, &|_| None)
             .expect("the defaults are a valid configuration")
+    }
+}
+
+/// A share as the operator wrote it: figment reads a decimal from the environment as
+/// an `f32` first (`0.1` → 0.10000000149…), so shares keep six decimals.
+fn share_of(value: f64) -> f64 {
+    (value * 1e6).round() / 1e6
+}
+
+/// Checked compaction's settings, as the pipeline takes them (issue 10): whether to
+/// pin and verify, the restored section's share of a summary's output budget, and the
+/// saving `madeProgress` requires.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Checking {
+    pub pin: bool,
+    pub pin_budget_share: f64,
+    pub min_progress: f64,
+}
+
+impl Default for Checking {
+    fn default() -> Self {
+        let s = Settings::default();
+        Checking {
+            pin: s.pin,
+            pin_budget_share: s.pin_budget_share,
+            min_progress: s.min_progress,
+        }
     }
 }
 
@@ -137,6 +170,18 @@ impl Config {
         positive(s.max_entries as u64, "max_entries")?;
         positive(s.max_concurrency as u64, "max_concurrency")?;
         positive(s.request_timeout_secs, "request_timeout_secs")?;
+        let share = |value: f64, key: &str| {
+            if (0.0..=1.0).contains(&value) {
+                Ok(())
+            } else {
+                Err(ConfigError::Value {
+                    name: name(key),
+                    message: "must be between 0 and 1".into(),
+                })
+            }
+        };
+        share(s.pin_budget_share, "pin_budget_share")?;
+        share(s.min_progress, "min_progress")?;
         let api_keys = secrets::client_keys(
             s.api_keys.as_ref(),
             s.api_keys_file
@@ -157,11 +202,23 @@ impl Config {
             reserve_tokens: s.reserve_tokens,
             branch_reserve_tokens: s.branch_reserve_tokens,
             context_window: s.context_window,
+            pin: s.pin,
+            pin_budget_share: share_of(s.pin_budget_share),
+            min_progress: share_of(s.min_progress),
             prompts_dir: s.prompts_dir,
             log_format: s.log_format,
             llm,
             api_keys,
         })
+    }
+
+    /// The checked-compaction defaults.
+    pub fn checking(&self) -> Checking {
+        Checking {
+            pin: self.pin,
+            pin_budget_share: self.pin_budget_share,
+            min_progress: self.min_progress,
+        }
     }
 
     /// Default compaction settings.

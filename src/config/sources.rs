@@ -51,6 +51,12 @@ pub(super) struct Settings {
     pub reserve_tokens: u64,
     pub branch_reserve_tokens: u64,
     pub context_window: u64,
+    /// Checked compaction: pin what must survive and verify every summary.
+    pub pin: bool,
+    /// Share of a summary's output budget the restored pinned section may take.
+    pub pin_budget_share: f64,
+    /// `madeProgress` needs at least this share fewer tokens.
+    pub min_progress: f64,
     pub prompts_dir: Option<PathBuf>,
     pub log_format: LogFormat,
     /// Unset: extractive, unless `models` lists candidates (then the first one's kind).
@@ -99,6 +105,10 @@ impl Default for Settings {
             reserve_tokens: 16_384,
             branch_reserve_tokens: 16_384,
             context_window: 128_000,
+            pin: true,
+            pin_budget_share: 0.25,
+            // hermes-agent's compressor requires the same real saving.
+            min_progress: 0.05,
             prompts_dir: None,
             log_format: LogFormat::Pretty,
             summarizer: None,

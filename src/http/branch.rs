@@ -46,7 +46,7 @@ pub async fn post_branch_summary(
     let (plan, dry_run): (BranchPlan, bool) = blocking(move || {
         let input = body.parse()?;
         let budget = BranchBudget::resolve(&input.options, &*st.summarizer, &st.config);
-        let plan = plan_branch_summary(&input, &st.prompts, budget)?;
+        let plan = plan_branch_summary(&input, &st.prompts, budget, st.config.checking())?;
         Ok((plan, input.options.dry_run == Some(true)))
     })
     .await?;

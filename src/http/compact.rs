@@ -230,7 +230,7 @@ pub async fn post_compact(
                 serde_json::to_vec(&answer).map_err(|e| ApiError::Internal(e.to_string()))?;
             return Ok(Planned::DryRun(json));
         }
-        let plan = plan_compaction(&input, &st.prompts, defaults)?;
+        let plan = plan_compaction(&input, &st.prompts, defaults, st.config.checking())?;
         Ok(Planned::Plan(Box::new(plan)))
     })
     .await?;

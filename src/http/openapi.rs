@@ -7,9 +7,10 @@ use utoipa::openapi::{
 };
 use utoipa::{Modify, OpenApi};
 
+use crate::compaction::ledger::Retention;
 use crate::compaction::FileLists;
 use crate::pipeline::branch::{BranchDryRun, BranchSummaryResult};
-use crate::pipeline::compact::CompactionResult;
+use crate::pipeline::compact::{CompactionDetails, CompactionResult};
 use crate::pipeline::numbers::JsNumber;
 use crate::pipeline::options::{CompactReason, SettingsRequest};
 use crate::pipeline::prepare::{
@@ -58,6 +59,8 @@ use super::schemas::{
         Conversation,
         SettingsJson,
         FileLists,
+        Retention,
+        CompactionDetails,
         SummaryRequest,
         RequestKind,
         JsNumber,

@@ -10,6 +10,7 @@ use utoipa::openapi::schema::{
 use utoipa::openapi::{Ref, RefOr};
 use utoipa::{PartialSchema, ToSchema};
 
+use crate::compaction::ledger::Retention;
 use crate::compaction::FileLists;
 use crate::pipeline::{BranchSummaryOptions, CompactOptions, PrepareOptions, PruneOptions};
 
@@ -125,6 +126,45 @@ impl PartialSchema for FileLists {
     }
 }
 impl ToSchema for FileLists {}
+
+impl PartialSchema for Retention {
+    fn schema() -> RefOr<Schema> {
+        let count = |d: &str| {
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(0))
+                .description(Some(d.to_string()))
+        };
+        ObjectBuilder::new()
+            .description(Some(
+                "What the summary kept of the pinned ledger (checked compaction): the summary \
+                 was verified against every active pinned item and the missing ones were \
+                 re-inserted verbatim in a closing section headed `## Pinned (restored \
+                 verbatim)`, within COMPACTD_PIN_BUDGET_SHARE of the summary's output budget.",
+            ))
+            .property("pinned", count("Active items in the ledger."))
+            .required("pinned")
+            .property("present", count("Items the summary carried by itself."))
+            .required("present")
+            .property(
+                "reinserted",
+                count("Items restored in the closing section."),
+            )
+            .required("reinserted")
+            .property(
+                "leftOut",
+                ArrayBuilder::new()
+                    .items(ObjectBuilder::new().schema_type(Type::String))
+                    .description(Some(
+                        "Ids of the missing items the budget left out (rules and constraints \
+                         go first, newest first).",
+                    )),
+            )
+            .required("leftOut")
+            .into()
+    }
+}
+impl ToSchema for Retention {}
 
 /// `anyOf` the named component schemas. `anyOf`, not `oneOf`: the shapes are open objects,
 /// so a CompactionResult also matches the smaller SummarizeResponse.

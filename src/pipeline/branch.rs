@@ -1,17 +1,25 @@
 //! `/v1/branch-summary` and `compactd branch-summary`: summarize the branch a session
 //! leaves when it goes back to an earlier entry.
+//!
+//! Checked (issue 10, unless `pin` is off): the selected messages give a pinned ledger
+//! (carried on from the newest compaction among them), the summary is verified against
+//! it and the answer reports `retention`, as `/v1/compact` does.
 
 use serde::Serialize;
 
 use crate::compaction::branch::{collect_branch, prepare_branch};
 use crate::compaction::file_ops::{format_file_lists, FileLists};
+use crate::compaction::ledger::{Ledger, Retention};
 use crate::compaction::serialize_conversation;
+use crate::config::Checking;
 use crate::session::{truncate_for_message, InputError, Violation};
 use crate::summarize::{Summarize, SummarizeError, SummarizerKind, SummaryRequest, Usage};
 
+use super::checked::{record, verify};
 use super::compact::iso_timestamp;
 use super::input::SessionInput;
 use super::options::BranchSummaryOptions;
+use super::sources::{ledger_of, previous_ledger, sources_of};
 use crate::summarize::Prompts;
 
 /// What the summarizer stage needs, owned.
@@ -26,6 +34,10 @@ pub struct BranchPlan {
     pub selected: usize,
     pub conversation: String,
     pub details: FileLists,
+    /// The pinned ledger of the selected messages; None when `pin` is off.
+    pub ledger: Option<Ledger>,
+    /// Share of the summary's output budget the restored section may take.
+    pub pin_budget_share: f64,
     /// None when there is nothing to summarize.
     pub request: Option<SummaryRequest>,
     pub model: Option<String>,
@@ -80,11 +92,13 @@ fn pointer_for<O>(name: &str, input: &SessionInput<O>) -> String {
     }
 }
 
-/// Collects the branch left and selects what fits the budget.
+/// Collects the branch left and selects what fits the budget (`checking`: the
+/// configured defaults; the request's `pin` wins).
 pub fn plan_branch_summary(
     input: &SessionInput<BranchSummaryOptions>,
     prompts: &Prompts,
     budget: BranchBudget,
+    checking: Checking,
 ) -> Result<BranchPlan, InputError> {
     let o = &input.options;
     let old_leaf_id = required(&o.old_leaf_id, "oldLeafId", input)?;
@@ -117,6 +131,18 @@ pub fn plan_branch_summary(
             o.replace_instructions.unwrap_or(false),
         )
     });
+    let details = selection.file_ops.lists();
+    let ledger = o.pin.unwrap_or(checking.pin).then(|| {
+        let previous = selection
+            .messages
+            .iter()
+            .rev()
+            .find(|(_, e)| e.compaction().is_some())
+            .map(|(_, e)| previous_ledger(e))
+            .unwrap_or_default();
+        let sources = sources_of(selection.messages.iter().copied());
+        ledger_of(previous, &sources, &details.modified_files)
+    });
     Ok(BranchPlan {
         old_leaf_id: old_leaf_id.to_string(),
         target_id: target_id.to_string(),
@@ -131,7 +157,9 @@ pub fn plan_branch_summary(
             .collect(),
         selected: selection.messages.len(),
         conversation,
-        details: selection.file_ops.lists(),
+        details,
+        ledger,
+        pin_budget_share: checking.pin_budget_share,
         request,
         model: o.model.clone(),
         taken_ids: session.owned_ids(),
@@ -183,6 +211,10 @@ pub struct BranchSummaryResult {
     /// Null when there was nothing to summarize (no call was made).
     pub model: Option<String>,
     pub summarizer: Option<SummarizerKind>,
+    /// What the summary kept of the pinned ledger (see CompactionResult). Absent when
+    /// pinning is off or nothing was summarized.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retention: Option<Retention>,
     /// A `branch_summary` entry as pi writes it, child of the target, ready to append.
     #[schema(value_type = Object)]
     pub entry: serde_json::Value,
@@ -198,8 +230,8 @@ pub async fn run_branch_summary(
     summarizer: &dyn Summarize,
     now: time::OffsetDateTime,
 ) -> Result<BranchSummaryResult, SummarizeError> {
-    let (summary, usage, model, kind) = match &plan.request {
-        None => (NO_CONTENT.to_string(), Usage::default(), None, None),
+    let (summary, usage, model, kind, retention) = match &plan.request {
+        None => (NO_CONTENT.to_string(), Usage::default(), None, None, None),
         Some(req) => {
             let s = summarizer.summarize(req, plan.model.as_deref()).await?;
             let text = format!(
@@ -208,7 +240,15 @@ pub async fn run_branch_summary(
                 s.text,
                 format_file_lists(&plan.details)
             );
-            (text, s.usage, Some(s.model), Some(s.summarizer))
+            let (text, retention) = match &plan.ledger {
+                Some(ledger) => {
+                    let v = verify(&text, ledger, req.max_tokens, plan.pin_budget_share);
+                    record(&v.retention);
+                    (v.summary, Some(v.retention))
+                }
+                None => (text, None),
+            };
+            (text, s.usage, Some(s.model), Some(s.summarizer), retention)
         }
     };
     let mut entry = serde_json::Map::new();
@@ -235,6 +275,7 @@ pub async fn run_branch_summary(
         usage,
         model,
         summarizer: kind,
+        retention,
         entry: serde_json::Value::Object(entry),
     })
 }

@@ -1,8 +1,23 @@
 //! `/v1/compact` and `compactd compact`: preparation, summarizer calls (concurrent for
 //! a split turn, chunked when the summarizer's window is small), and the
 //! CompactionResult with a ready-to-append `compaction` entry.
+//!
+//! Checked compaction (issue 10, unless `pin` is off): the plan carries this round's
+//! pinned ledger (the previous compaction's `details.pinned` updated with the messages
+//! summarized and the modified files); the final summary is verified against it
+//! (`checked`), the answer reports `retention`, and the ledger goes into the entry's
+//! `details.pinned` so it travels to the next round.
+//!
+//! Divergence D6 from pi: a split turn with nothing before it to summarize keeps the
+//! previous summary as its history part (verbatim, without its file lists and restored
+//! section, which the new summary restates) instead of "No prior history.", which would
+//! lose it; chunked folding likewise starts from the previous summary.
 
 use serde::Serialize;
+
+use crate::compaction::ledger::{strip_section, Ledger, Retention};
+use crate::compaction::message::for_compaction;
+use crate::config::Checking;
 
 use crate::compaction::file_ops::{format_file_lists, FileLists};
 use crate::compaction::message::for_context;
@@ -16,9 +31,11 @@ use crate::summarize::{
     SummaryRequest, Usage,
 };
 
+use super::checked::{progress, record, verify};
 use super::input::SessionInput;
 use super::numbers::JsNumber;
 use super::options::{CompactOptions, CompactReason};
+use super::sources::{ledger_of, previous_ledger, sources_of};
 
 /// Everything the summarizer stage needs, owned (preparation runs on a blocking
 /// thread; the model calls run on the async runtime).
@@ -36,6 +53,11 @@ pub struct CompactPlan {
     /// Serialized prefix of a split turn (None: no prefix to summarize).
     pub turn_prefix: Option<String>,
     pub details: FileLists,
+    /// This round's pinned ledger (issue 10); with `pin` off, the previous one as it was.
+    pub ledger: Ledger,
+    /// Pinning, its budget share, and the saving `madeProgress` needs; `pin` is the
+    /// request's, else the setting's.
+    pub checking: Checking,
     /// Estimated tokens of the messages kept verbatim.
     pub kept_tokens: u64,
     /// The entry the compaction entry is appended to.
@@ -69,11 +91,13 @@ pub enum PlanError {
     NothingToCompact(NothingToCompact),
 }
 
-/// Prepares a compaction and keeps what the summarizer stage needs.
+/// Prepares a compaction and keeps what the summarizer stage needs (`checking`: the
+/// configured defaults; the request's `pin` wins).
 pub fn plan_compaction(
     input: &SessionInput<CompactOptions>,
     prompts: &Prompts,
     defaults: Settings,
+    checking: Checking,
 ) -> Result<CompactPlan, PlanError> {
     let o = &input.options;
     let session = &input.session;
@@ -94,6 +118,23 @@ pub fn plan_compaction(
         .collect();
     let turn_prefix = (prep.cut.is_split_turn && prep.turn_prefix_messages().next().is_some())
         .then(|| serialize_conversation(prep.turn_prefix_messages(), w));
+    let checking = Checking {
+        pin: o.pin.unwrap_or(checking.pin),
+        ..checking
+    };
+    let details = prep.file_ops.lists();
+    let previous = prep
+        .previous_compaction
+        .map(|i| previous_ledger(prep.path[i]))
+        .unwrap_or_default();
+    let ledger = if checking.pin {
+        let summarized = prep
+            .summarized_entries()
+            .filter_map(|e| for_compaction(e).map(|m| (m, e)));
+        ledger_of(previous, &sources_of(summarized), &details.modified_files)
+    } else {
+        previous
+    };
     let kept_tokens = path[prep.cut.first_kept..]
         .iter()
         .filter_map(|e| for_context(e))
@@ -108,7 +149,9 @@ pub fn plan_compaction(
         history_parts,
         history_messages: prep.history_messages().count(),
         turn_prefix,
-        details: prep.file_ops.lists(),
+        details,
+        ledger,
+        checking,
         kept_tokens,
         leaf_id: path.last().and_then(|e| e.id()).map(str::to_string),
         custom_instructions: o.prepare.custom_instructions.clone(),
@@ -129,7 +172,7 @@ pub struct CompactionResult {
     pub summary: String,
     pub first_kept_entry_id: String,
     pub tokens_before: JsNumber,
-    pub details: FileLists,
+    pub details: CompactionDetails,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub short_summary: Option<String>,
     /// Summed over every summarizer call.
@@ -140,8 +183,18 @@ pub struct CompactionResult {
     pub is_split_turn: bool,
     /// Estimated context after compaction: the summary plus the kept messages.
     pub tokens_after: u64,
-    /// `tokensAfter < tokensBefore`: compacting again would not help otherwise.
+    /// `tokensAfter <= tokensBefore × (1 − minProgress)` (and below `tokensBefore`):
+    /// a real saving (COMPACTD_MIN_PROGRESS [0.05]); compacting again would not help
+    /// otherwise.
     pub made_progress: bool,
+    /// Why `madeProgress` is false (absent when it is true).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progress_reason: Option<String>,
+    /// What the summary kept of the pinned ledger: items pinned (active), present in the
+    /// summary by itself, re-inserted verbatim under the closing "Pinned" section, and
+    /// the ids left out by its budget. Absent when pinning is off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retention: Option<Retention>,
     /// Summarizer calls made (more than one when the history was summarized in chunks).
     pub calls: u32,
     /// History passes (1 unless the summarizer's window forced chunking).
@@ -152,6 +205,19 @@ pub struct CompactionResult {
     /// Ready to append to the session file.
     #[schema(value_type = Object)]
     pub entry: serde_json::Value,
+}
+
+/// `details` of a compaction: the cumulative file lists, and the pinned ledger.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionDetails {
+    #[serde(flatten)]
+    pub files: FileLists,
+    /// The pinned ledger (`{"version": 1, "items": [...]}`), read back by the next
+    /// compaction. Absent when pinning is off and no earlier compaction had one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub pinned: Option<serde_json::Value>,
 }
 
 /// Tallies the calls of one compaction.
@@ -194,12 +260,20 @@ pub async fn run_compaction(
     let mut tally = Tally::default();
     let chunks;
 
+    let pin = plan.checking.pin.then_some(&plan.ledger);
     let history = async {
         if plan.history_messages == 0 && plan.turn_prefix.is_some() {
-            return Ok((String::from("No prior history."), Tally::default(), 0));
+            // D6: the previous summary is the history; pi writes "No prior history.".
+            let text = plan
+                .previous_summary
+                .as_deref()
+                .map(carried_summary)
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| String::from("No prior history."));
+            return Ok((text, Tally::default(), 0));
         }
         let mut t = Tally::default();
-        let (text, n) = summarize_history(&plan, prompts, summarizer, &opts, &mut t).await?;
+        let (text, n) = summarize_history(&plan, prompts, summarizer, &opts, pin, &mut t).await?;
         Ok::<_, SummarizeError>((text, t, n))
     };
     let summary = match &plan.turn_prefix {
@@ -226,6 +300,17 @@ pub async fn run_compaction(
         }
     };
     let summary = summary + &format_file_lists(&plan.details);
+    // The final text is verified; the restored section may take a share of what the
+    // history summary was allowed to write.
+    let (summary, retention) = match pin {
+        Some(ledger) => {
+            let budget = prompts.history_request("", None, reserve, &opts).max_tokens;
+            let v = verify(&summary, ledger, budget, plan.checking.pin_budget_share);
+            record(&v.retention);
+            (v.summary, Some(v.retention))
+        }
+        None => (summary, None),
+    };
 
     let short_summary = if plan.short_summary {
         let req = SummaryRequest {
@@ -246,11 +331,17 @@ pub async fn run_compaction(
 
     // The context after compaction: pi's compaction summary message plus the kept ones.
     let tokens_after = tokens_of(&summary) + plan.kept_tokens;
-    let entry = compaction_entry(&plan, &summary, now);
+    let (made_progress, progress_reason) =
+        progress(plan.tokens_before, tokens_after, plan.checking.min_progress);
+    let details = CompactionDetails {
+        files: plan.details.clone(),
+        pinned: (plan.checking.pin || !plan.ledger.is_empty()).then(|| plan.ledger.to_value()),
+    };
+    let entry = compaction_entry(&plan, &summary, &details, now);
     Ok(CompactionResult {
         first_kept_entry_id: plan.first_kept_entry_id.clone(),
         tokens_before: JsNumber(plan.tokens_before),
-        details: plan.details.clone(),
+        details,
         short_summary,
         usage: tally.usage,
         model: tally.model.unwrap_or_else(|| "extractive".into()),
@@ -261,7 +352,9 @@ pub async fn run_compaction(
         },
         is_split_turn: plan.is_split_turn,
         tokens_after,
-        made_progress: (tokens_after as f64) < plan.tokens_before,
+        made_progress,
+        progress_reason,
+        retention,
         calls: tally.calls,
         chunks,
         preserve_data: plan.preserve_data.clone(),
@@ -279,14 +372,34 @@ fn merge_tally(into: &mut Tally, from: Tally) {
     }
 }
 
+/// A previous summary carried as the history part of a split turn (D6): without its
+/// file lists (the new summary restates them, cumulative) and its restored section (the
+/// new summary is verified again).
+fn carried_summary(previous: &str) -> String {
+    let mut text = strip_section(previous).trim_end().to_string();
+    for tag in ["modified-files", "read-files"] {
+        let close = format!("</{tag}>");
+        if text.ends_with(&close) {
+            if let Some(start) = text.rfind(&format!("<{tag}>")) {
+                text.truncate(start);
+                text.truncate(text.trim_end().len());
+            }
+        }
+    }
+    text
+}
+
 /// The history summary, in chunks when one request would not fit the summarizer's
 /// context window: oldest first, each pass folding into the previous pass's summary
-/// with the update prompt. Returns the summary and the number of passes.
+/// with the update prompt (the first pass into the previous compaction's summary).
+/// With a ledger, each intermediate pass is verified too, so the next pass reads the
+/// pinned items. Returns the summary and the number of passes.
 async fn summarize_history(
     plan: &CompactPlan,
     prompts: &Prompts,
     summarizer: &dyn Summarize,
     opts: &PromptOptions<'_>,
+    pin: Option<&Ledger>,
     tally: &mut Tally,
 ) -> Result<(String, u32), SummarizeError> {
     let model = plan.model.as_deref();
@@ -338,9 +451,21 @@ async fn summarize_history(
         let req = prompts.history_request(&chunk, previous.as_deref(), reserve, opts);
         let s = summarizer.summarize(&req, model).await?;
         tally.add(&s);
-        previous = Some(s.text);
         rest = &rest[take..];
         passes += 1;
+        previous = Some(match pin {
+            // The final pass is verified with the whole summary.
+            Some(ledger) if !rest.is_empty() => {
+                verify(
+                    &s.text,
+                    ledger,
+                    req.max_tokens,
+                    plan.checking.pin_budget_share,
+                )
+                .summary
+            }
+            _ => s.text,
+        });
     }
     Ok((previous.unwrap_or_default(), passes))
 }
@@ -364,6 +489,7 @@ fn truncate_units(s: &str, max_units: usize) -> String {
 fn compaction_entry(
     plan: &CompactPlan,
     summary: &str,
+    details: &CompactionDetails,
     now: time::OffsetDateTime,
 ) -> serde_json::Value {
     let mut entry = serde_json::Map::new();
@@ -387,7 +513,7 @@ fn compaction_entry(
     );
     entry.insert(
         "details".into(),
-        serde_json::to_value(&plan.details).unwrap_or_default(),
+        serde_json::to_value(details).unwrap_or_default(),
     );
     if let Some(p) = &plan.preserve_data {
         entry.insert("preserveData".into(), p.clone());

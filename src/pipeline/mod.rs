@@ -8,6 +8,7 @@
 //! the `run_*` steps call the summarizer.
 
 pub mod branch;
+pub mod checked;
 pub mod compact;
 pub mod input;
 pub mod numbers;
@@ -15,6 +16,7 @@ pub mod object_only;
 pub mod options;
 pub mod prepare;
 pub mod prune;
+pub mod sources;
 
 pub use input::{BodyFormat, SessionInput};
 pub use options::{BranchSummaryOptions, CompactOptions, PrepareOptions, PruneOptions};

@@ -309,6 +309,9 @@ options! {
         pub reason: Option<CompactReason> = "reason";
         /// Answer like `/v1/prepare`; call no model.
         pub dry_run: Option<bool> = "dryRun";
+        /// `false`: no pinned ledger, no verification of the summary, no `retention`
+        /// [COMPACTD_PIN, true].
+        pub pin: Option<bool> = "pin";
     }
 }
 
@@ -331,6 +334,9 @@ options! {
         pub dry_run: Option<bool> = "dryRun";
         /// A configured model name.
         pub model: Option<String> = "model";
+        /// `false`: no pinned ledger, no verification of the summary, no `retention`
+        /// [COMPACTD_PIN, true].
+        pub pin: Option<bool> = "pin";
     }
 }
 

@@ -87,7 +87,7 @@ pub fn exercise(body: &[u8], format: BodyFormat, options: CaseOptions, limit: us
     }
 
     // /v1/compact.
-    if let Ok(plan) = plan_compaction(&input, &prompts, defaults) {
+    if let Ok(plan) = plan_compaction(&input, &prompts, defaults, Default::default()) {
         let now = time::OffsetDateTime::UNIX_EPOCH;
         if let Ok(result) = finish(run_compaction(plan, &prompts, &Extractive, now)) {
             serde_json::to_vec(&result).expect("a compaction result serializes");
@@ -103,7 +103,7 @@ pub fn exercise(body: &[u8], format: BodyFormat, options: CaseOptions, limit: us
                 context_window: o.context_window.unwrap_or(128_000),
                 reserve_tokens: o.reserve_tokens.unwrap_or(16_384),
             };
-            if let Ok(plan) = plan_branch_summary(&input, &prompts, budget) {
+            if let Ok(plan) = plan_branch_summary(&input, &prompts, budget, Default::default()) {
                 serde_json::to_vec(&plan.dry_run()).expect("a branch dry run serializes");
                 let now = time::OffsetDateTime::UNIX_EPOCH;
                 if let Ok(result) = finish(run_branch_summary(plan, &prompts, &Extractive, now)) {

@@ -1,0 +1,507 @@
+//! Extraction: the ledger of what is being summarized, deterministically.
+//!
+//! The input is a small type of our own ([`Source`]: entry id, role, text, in
+//! conversation order) plus the modified file paths, so this module does not depend on
+//! the session types; the pipeline maps its messages onto it.
+//!
+//! Decisions:
+//! * Only user text yields rules, constraints, preferences and facts; an assistant's
+//!   text yields decisions only, and only firm ones (see `classify`); tool results yield
+//!   errors; summaries yield nothing (what an earlier summary had to keep travels in the
+//!   previous ledger, and a model's prose is not a source of rules).
+//! * Every text is redacted before it is read (see `secrets`).
+//! * A rule that leans on the sentence before it ("Budget cap is $500 total. Never exceed
+//!   it.") is pinned together with that sentence, so the value stays with the rule; a
+//!   valueless rule followed by "It is $500." takes that sentence along.
+//! * The objective is the latest user message that is a real request (not chit-chat, not
+//!   only rules or a cancellation), without the sentences pinned as something else; it is
+//!   clipped to [`OBJECTIVE_CHARS`]. A message that is only chit-chat leaves the previous
+//!   objective in force.
+//! * A cancellation withdraws the statement just before it in the same message, or else
+//!   the latest user statement of the conversation (previous rounds included).
+//! * An error is open until a later result of the same tool and command succeeds; errors
+//!   resolved within the round are dropped, older ones are kept as superseded.
+//! * At most [`MAX_SUPERSEDED`] superseded items are kept, the newest: enough to show
+//!   what changed, bounded however long the session runs.
+//! * Modified files are pinned once each and keep their place (they are restated every
+//!   round; moving them would make them look newer than they are).
+
+use std::collections::HashSet;
+
+use super::classify::{is_assistant_decision, is_real_request};
+use super::errors::tool_result;
+use super::kind::{Kind, Origin};
+use super::model::{Ledger, PinnedItem};
+use super::secrets::redact;
+use super::statements::{pieces, statements, Statement, SENTENCE_CHARS};
+use super::values::values;
+use super::words::{clip, sentences};
+
+/// The longest objective pinned, in characters.
+pub const OBJECTIVE_CHARS: usize = 1000;
+/// Superseded items kept (the newest): every request supersedes the previous objective,
+/// so without a bound `details.pinned` would grow with the session.
+pub const MAX_SUPERSEDED: usize = 64;
+
+/// One message of what is being summarized.
+#[derive(Debug, Clone, Copy)]
+pub struct Source<'a> {
+    pub entry_id: Option<&'a str>,
+    pub role: SourceRole<'a>,
+    /// The message's text (text blocks joined; tool output for a tool result).
+    pub text: &'a str,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceRole<'a> {
+    User,
+    Assistant,
+    ToolResult {
+        is_error: bool,
+        tool_name: &'a str,
+        /// What the call ran, when known (the bash command, the path read): an error is
+        /// resolved only by a success of the same tool *and* call.
+        call: Option<&'a str>,
+    },
+    /// An earlier compaction or branch summary.
+    Summary,
+}
+
+/// The ledger of this round alone.
+pub fn extract<S: AsRef<str>>(sources: &[Source<'_>], modified_files: &[S]) -> Ledger {
+    update(Ledger::default(), sources, modified_files)
+}
+
+/// The previous compaction's ledger carried forward through this round: its items first,
+/// then what these sources state, in order, with supersession, cancellation and error
+/// resolution reaching back into earlier rounds.
+pub fn update<S: AsRef<str>>(
+    previous: Ledger,
+    sources: &[Source<'_>],
+    modified_files: &[S],
+) -> Ledger {
+    let before: HashSet<String> = previous.items().iter().map(|i| i.id.clone()).collect();
+    let mut ledger = previous;
+    for s in sources {
+        match s.role {
+            SourceRole::User => user(&mut ledger, s.text, s.entry_id),
+            SourceRole::Assistant => assistant(&mut ledger, s.text, s.entry_id),
+            SourceRole::ToolResult {
+                is_error,
+                tool_name,
+                call,
+            } => tool_result(&mut ledger, is_error, tool_name, call, s.text, s.entry_id),
+            SourceRole::Summary => {}
+        }
+    }
+    for path in modified_files {
+        let path = path.as_ref().trim();
+        if !path.is_empty() {
+            let file = PinnedItem::new(
+                Kind::File,
+                Origin::Session,
+                path,
+                vec![path.to_string()],
+                None,
+                None,
+            );
+            ledger.insert_unique(file);
+        }
+    }
+    ledger
+        .items_mut()
+        .retain(|i| i.kind != Kind::Error || i.is_active() || before.contains(&i.id));
+    ledger.prune_superseded(MAX_SUPERSEDED);
+    ledger
+}
+
+fn user(ledger: &mut Ledger, text: &str, entry_id: Option<&str>) {
+    let redacted = redact(text);
+    let pieces = pieces(&redacted);
+    let (statements, claimed) = statements(&pieces);
+
+    let mut pushed_here: Vec<String> = Vec::new();
+    for st in statements {
+        match st {
+            Statement::Cancel(said) => match pushed_here.pop() {
+                Some(id) => ledger.cancel(&[id], &said, entry_id),
+                None => {
+                    ledger.cancel_latest(&said, entry_id);
+                }
+            },
+            Statement::Item(kind, text) => {
+                let vals = values(&text);
+                ledger.push(PinnedItem::new(
+                    kind,
+                    Origin::User,
+                    text,
+                    vals,
+                    None,
+                    entry_id,
+                ));
+                if let Some(last) = ledger.items().last() {
+                    pushed_here.push(last.id.clone());
+                }
+            }
+        }
+    }
+
+    // The objective: what is left of the message once pinned statements are taken out.
+    let untouched = claimed.iter().all(|c| !c);
+    let rest: Vec<&str> = pieces
+        .iter()
+        .zip(&claimed)
+        .filter(|(p, c)| !**c && !p.cancel)
+        .map(|(p, _)| p.text)
+        .collect();
+    let request = if untouched {
+        redacted.trim().to_string()
+    } else {
+        rest.join(" ")
+    };
+    if is_real_request(&request) {
+        let prose = rest.join(" ");
+        let objective = clip(&request, OBJECTIVE_CHARS);
+        let vals = values(&prose);
+        ledger.push(PinnedItem::new(
+            Kind::Objective,
+            Origin::User,
+            objective,
+            vals,
+            None,
+            entry_id,
+        ));
+    }
+}
+
+fn assistant(ledger: &mut Ledger, text: &str, entry_id: Option<&str>) {
+    let redacted = redact(text);
+    for s in sentences(&redacted) {
+        if s.chars().count() <= SENTENCE_CHARS && is_assistant_decision(s) {
+            let vals = values(s);
+            ledger.push(PinnedItem::new(
+                Kind::Decision,
+                Origin::Assistant,
+                s,
+                vals,
+                None,
+                entry_id,
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn u<'a>(id: &'a str, text: &'a str) -> Source<'a> {
+        Source {
+            entry_id: Some(id),
+            role: SourceRole::User,
+            text,
+        }
+    }
+
+    fn active(l: &Ledger) -> Vec<(Kind, &str)> {
+        l.active().map(|i| (i.kind, i.text.as_str())).collect()
+    }
+
+    const NO_FILES: &[&str] = &[];
+
+    #[test]
+    fn a_rule_referring_back_is_pinned_with_the_sentence_holding_its_value() {
+        let l = extract(
+            &[u("e1", "Budget cap is $500 total. Never exceed it.")],
+            NO_FILES,
+        );
+        let items = active(&l);
+        assert_eq!(
+            items,
+            [(
+                Kind::Constraint,
+                "Budget cap is $500 total. Never exceed it."
+            )]
+        );
+        assert_eq!(l.items()[0].values, ["$500"]);
+    }
+
+    #[test]
+    fn a_valueless_rule_takes_the_next_sentence_holding_its_value() {
+        let l = extract(
+            &[u("e1", "Never go over the budget. It is $500.")],
+            NO_FILES,
+        );
+        assert_eq!(
+            active(&l),
+            [(Kind::Constraint, "Never go over the budget. It is $500.")]
+        );
+    }
+
+    #[test]
+    fn rules_are_pinned_and_the_rest_of_the_message_is_the_objective() {
+        let l = extract(
+            &[u("e1", "Add rate limiting to the API. Never push to main.")],
+            NO_FILES,
+        );
+        assert_eq!(
+            active(&l),
+            [
+                (Kind::Rule, "Never push to main."),
+                (Kind::Objective, "Add rate limiting to the API.")
+            ]
+        );
+    }
+
+    #[test]
+    fn a_message_of_only_rules_leaves_the_objective_alone() {
+        let l = extract(
+            &[
+                u("e1", "Add a logout button to the navbar."),
+                u("e2", "Always run the tests first."),
+            ],
+            NO_FILES,
+        );
+        assert_eq!(
+            active(&l),
+            [
+                (Kind::Objective, "Add a logout button to the navbar."),
+                (Kind::Rule, "Always run the tests first.")
+            ]
+        );
+    }
+
+    #[test]
+    fn chit_chat_does_not_replace_the_objective() {
+        let l = extract(
+            &[
+                u("e1", "Add a logout button to the navbar."),
+                u("e2", "wow, it works"),
+                u("e3", "are we all commited?"),
+            ],
+            NO_FILES,
+        );
+        assert_eq!(
+            active(&l),
+            [(Kind::Objective, "Add a logout button to the navbar.")]
+        );
+    }
+
+    #[test]
+    fn the_latest_real_request_is_the_objective() {
+        let l = extract(
+            &[
+                u("e1", "Add a login page."),
+                u("e2", "Now add a logout button too."),
+            ],
+            NO_FILES,
+        );
+        assert_eq!(
+            active(&l),
+            [(Kind::Objective, "Now add a logout button too.")]
+        );
+        assert_eq!(l.len(), 2);
+    }
+
+    #[test]
+    fn use_port_9090_after_use_port_8080_supersedes_it() {
+        let l = extract(
+            &[u("e1", "use port 8080"), u("e2", "use port 9090")],
+            NO_FILES,
+        );
+        assert_eq!(active(&l), [(Kind::Preference, "use port 9090")]);
+        assert_eq!(
+            l.items()[0]
+                .superseded_by
+                .as_ref()
+                .unwrap()
+                .entry_id
+                .as_deref(),
+            Some("e2")
+        );
+    }
+
+    #[test]
+    fn never_mind_cancels_the_previous_instruction() {
+        let l = extract(
+            &[
+                u("e1", "Never push to main."),
+                u("e2", "use port 8080"),
+                u("e3", "never mind"),
+            ],
+            NO_FILES,
+        );
+        assert_eq!(active(&l), [(Kind::Rule, "Never push to main.")]);
+        let cancelled = &l.items()[1];
+        assert_eq!(cancelled.text, "use port 8080");
+        assert_eq!(cancelled.superseded_by.as_ref().unwrap().text, "never mind");
+    }
+
+    #[test]
+    fn a_cancellation_inside_a_message_withdraws_only_the_sentence_before_it() {
+        let l = extract(
+            &[u(
+                "e1",
+                "Never push to main. Use port 8080. Scratch that, use port 9090.",
+            )],
+            NO_FILES,
+        );
+        assert_eq!(
+            active(&l),
+            [
+                (Kind::Rule, "Never push to main."),
+                (Kind::Preference, "use port 9090.")
+            ]
+        );
+    }
+
+    #[test]
+    fn stop_and_undo_cancel_too() {
+        for word in ["stop", "Undo.", "forget that", "scratch that"] {
+            let l = extract(&[u("e1", "use port 8080"), u("e2", word)], NO_FILES);
+            assert_eq!(l.active().count(), 0, "{word}");
+        }
+    }
+
+    #[test]
+    fn a_credential_value_is_redacted_but_its_name_kept() {
+        let l = extract(
+            &[u(
+                "e1",
+                "The Stripe key is STRIPE_API_KEY=sk_live_51HxYzAbCdEfGhIj.",
+            )],
+            NO_FILES,
+        );
+        let item = &l.items()[0];
+        assert_eq!(item.kind, Kind::Fact);
+        assert_eq!(item.text, "The Stripe key is STRIPE_API_KEY=[REDACTED].");
+        assert!(item.values.contains(&"STRIPE_API_KEY".to_string()));
+        assert!(!l.to_value().to_string().contains("sk_live"));
+    }
+
+    #[test]
+    fn the_assistant_pins_decisions_but_never_rules_or_proposals() {
+        let l = extract(
+            &[
+                Source {
+                    entry_id: Some("a1"),
+                    role: SourceRole::Assistant,
+                    text: "You must never use unsafe. We could use Redis instead of memcached.",
+                },
+                Source {
+                    entry_id: Some("a2"),
+                    role: SourceRole::Assistant,
+                    text: "We decided to keep the v1 API. Done.",
+                },
+            ],
+            NO_FILES,
+        );
+        assert_eq!(
+            active(&l),
+            [(Kind::Decision, "We decided to keep the v1 API.")]
+        );
+        assert_eq!(l.items()[0].origin, Origin::Assistant);
+    }
+
+    #[test]
+    fn user_decisions_are_pinned() {
+        let l = extract(
+            &[u("e1", "Let's go with Postgres instead of SQLite.")],
+            NO_FILES,
+        );
+        assert_eq!(
+            active(&l),
+            [(Kind::Decision, "Let's go with Postgres instead of SQLite.")]
+        );
+        assert_eq!(l.items()[0].values, ["Postgres", "SQLite"]);
+    }
+
+    #[test]
+    fn modified_files_are_pinned_once_with_their_path_as_value() {
+        let l = extract(&[], &["src/a.rs", "src/a.rs", " ", "README.md"]);
+        assert_eq!(
+            active(&l),
+            [(Kind::File, "src/a.rs"), (Kind::File, "README.md")]
+        );
+        assert_eq!(l.items()[0].values, ["src/a.rs"]);
+    }
+
+    fn tool<'a>(id: &'a str, is_error: bool, call: &'a str, text: &'a str) -> Source<'a> {
+        Source {
+            entry_id: Some(id),
+            role: SourceRole::ToolResult {
+                is_error,
+                tool_name: "bash",
+                call: Some(call),
+            },
+            text,
+        }
+    }
+
+    #[test]
+    fn an_error_resolved_in_the_same_round_is_not_pinned() {
+        let l = extract(
+            &[
+                tool("t1", true, "cargo test", "error: boom"),
+                tool("t2", false, "cargo  test", "ok"),
+            ],
+            NO_FILES,
+        );
+        assert!(l.is_empty());
+    }
+
+    #[test]
+    fn an_error_from_an_earlier_round_is_resolved_by_a_later_success() {
+        let first = extract(&[tool("t1", true, "cargo test", "error: boom")], NO_FILES);
+        let second = update(first, &[tool("t9", false, "cargo test", "ok")], NO_FILES);
+        assert_eq!(second.len(), 1);
+        assert!(!second.items()[0].is_active());
+    }
+
+    #[test]
+    fn cancellation_reaches_into_the_previous_round() {
+        let first = extract(
+            &[u("e1", "Always use tabs."), u("e2", "use port 8080")],
+            NO_FILES,
+        );
+        let second = update(first, &[u("e3", "never mind")], NO_FILES);
+        assert_eq!(active(&second), [(Kind::Rule, "Always use tabs.")]);
+    }
+
+    #[test]
+    fn superseded_items_are_bounded() {
+        let requests: Vec<String> = (0..MAX_SUPERSEDED + 10)
+            .map(|n| format!("Add feature number {n} to the app."))
+            .collect();
+        let sources: Vec<Source<'_>> = requests.iter().map(|r| u("e", r)).collect();
+        let l = extract(&sources, NO_FILES);
+        assert_eq!(l.len(), MAX_SUPERSEDED + 1);
+        assert_eq!(l.active().count(), 1);
+        assert!(l.items()[0].text.contains("number 9 "));
+    }
+
+    #[test]
+    fn pasted_code_yields_no_rules() {
+        let l = extract(
+            &[u(
+                "e1",
+                "Why does this fail?\n```\n// you must not call this twice\nfn main() {}\n```",
+            )],
+            NO_FILES,
+        );
+        assert!(l.active().all(|i| i.kind != Kind::Rule));
+    }
+
+    #[test]
+    fn summaries_and_tool_successes_pin_nothing() {
+        let l = extract(
+            &[Source {
+                entry_id: None,
+                role: SourceRole::Summary,
+                text: "Never push to main. Budget is $500.",
+            }],
+            NO_FILES,
+        );
+        assert!(l.is_empty());
+    }
+}

@@ -1,0 +1,73 @@
+//! What an item is and who said it: the two closed vocabularies of the ledger.
+
+use serde::{Deserialize, Serialize};
+
+/// What a pinned item is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Kind {
+    /// A standing instruction: "never …", "always …", "must …", "don't …".
+    Rule,
+    /// A hard limit with its value: budgets, caps, maxima, "only …", "do not exceed …".
+    Constraint,
+    /// How the user likes it done: "I prefer …", "please use …".
+    Preference,
+    /// A value the user supplied: identifiers, endpoints, versions, names.
+    Fact,
+    /// The latest real request.
+    Objective,
+    /// "We decided …", "let's go with …", "use X instead of Y".
+    Decision,
+    /// A file the work modified.
+    File,
+    /// A failing tool call with no later success.
+    Error,
+}
+
+impl Kind {
+    /// Every kind, in the order the re-inserted section lists them.
+    pub const ALL: [Kind; 8] = [
+        Kind::Rule,
+        Kind::Constraint,
+        Kind::Preference,
+        Kind::Fact,
+        Kind::Objective,
+        Kind::Decision,
+        Kind::File,
+        Kind::Error,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Rule => "rule",
+            Kind::Constraint => "constraint",
+            Kind::Preference => "preference",
+            Kind::Fact => "fact",
+            Kind::Objective => "objective",
+            Kind::Decision => "decision",
+            Kind::File => "file",
+            Kind::Error => "error",
+        }
+    }
+
+    /// Statements a later statement on the same subject may replace.
+    pub fn is_statement(self) -> bool {
+        matches!(
+            self,
+            Kind::Rule | Kind::Constraint | Kind::Preference | Kind::Fact | Kind::Decision
+        )
+    }
+}
+
+/// Who said it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Origin {
+    #[default]
+    User,
+    Assistant,
+    /// A tool result (errors).
+    Tool,
+    /// Computed from the session (modified files).
+    Session,
+}

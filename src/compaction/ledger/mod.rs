@@ -1,0 +1,66 @@
+//! The pinned ledger (issue 10, "checked compaction"): what a continuing agent must not
+//! lose, extracted deterministically from what is being summarized, carried from round
+//! to round in the compaction entry's `details.pinned`, checked against every summary
+//! and restored verbatim where a summary dropped it.
+//!
+//! Pure: no I/O, no clocks, no randomness; the same input gives the same ledger, the
+//! same ids and the same checked summary in every process.
+//!
+//! The flow, per compaction:
+//!
+//! 1. [`Ledger::from_details`] reads the previous compaction's ledger (lenient: unknown
+//!    fields ignored, unreadable items skipped).
+//! 2. [`update`] carries it through this round's [`Source`]s (conversation order) and the
+//!    modified files: new items are appended, later statements supersede earlier ones on
+//!    the same subject, "never mind" withdraws the last statement, a later success closes
+//!    an error. ([`extract`] is the same from an empty ledger; [`Ledger::merge`] merges
+//!    two ledgers item by item.)
+//! 3. [`check_summary`] verifies the summary (every value exact; wording free) and appends
+//!    the missing items under [`PINNED_HEADING`] within a token budget, returning the
+//!    [`Retention`] report for the answer.
+//! 4. [`Ledger::to_value`] is what goes into the new entry's `details.pinned`.
+//!
+//! Files, one idea each, dependencies pointing down this list: `words` (sentences,
+//! words, stems) · `secrets` (redaction) · `values` (the exact strings to keep) · `kind`
+//! · `subject` (what a statement is about) · `model` (items, ledger, JSON) · `classify`
+//! (sentence kinds, chit-chat, cancellations) · `supersede` (push, cancel, resolve,
+//! merge) · `statements` (a user message as statements) · `errors` (open
+//! errors) · `extract` · `verify` · `restore` (re-insertion and retention).
+//!
+//! Design decisions shared by all of them:
+//! * Heuristics are hand-written phrase lists and token shapes, not regular expressions
+//!   (the crate has no `regex`; the lists read as the specification and are tested one
+//!   rule per test). Each file's docs say what its heuristic catches and misses.
+//! * Pinned text is verbatim (the sentence as the user wrote it, secrets redacted); only
+//!   error items are composed (`` `tool` `command` failed: <line> ``).
+//! * When in doubt about a user's sentence with a rule trigger, pin it: a false item
+//!   costs a line in the summary, a missed rule costs a broken rule. Pasted machine
+//!   output (logs, stack traces, JSON, line-numbered listings) is never read as prose.
+//! * The ledger is bounded: at most `MAX_SUPERSEDED` superseded items are kept.
+
+mod classify;
+mod errors;
+mod extract;
+mod kind;
+mod model;
+mod restore;
+mod secrets;
+mod statements;
+mod subject;
+mod supersede;
+mod values;
+mod verify;
+mod words;
+
+#[cfg(test)]
+mod tests;
+
+pub use extract::{extract, update, Source, SourceRole, MAX_SUPERSEDED, OBJECTIVE_CHARS};
+pub use kind::{Kind, Origin};
+pub use model::{Ledger, PinnedItem, Status, SupersededBy, LEDGER_VERSION};
+pub use restore::{
+    check_summary, estimate_tokens, render_section, strip_section, Checked, Retention,
+    PINNED_HEADING,
+};
+pub use secrets::{looks_like_secret, redact, REDACTED};
+pub use verify::{is_present, SummaryText, WORD_OVERLAP};

@@ -1,0 +1,117 @@
+//! Checked compaction in the pipeline (issue 10): every summary that becomes a final
+//! text is verified against the pinned ledger, the missing items restored within a
+//! share of the summary's output budget, and the outcome counted; and `madeProgress`
+//! states a real saving, or why there is none.
+//!
+//! Design decisions:
+//! * The restored section may take `pin_budget_share` of the output budget the
+//!   summarizer was given for that summary (its `max_tokens`): the summary was allowed
+//!   that much, so the section stays in proportion to it whatever the model wrote.
+//! * Metrics are counted here, where the answer's `retention` is made, so the HTTP API
+//!   and the command line count alike (the latter has no recorder: a no-op).
+
+use crate::compaction::ledger::{check_summary, Ledger, Retention};
+
+/// A verified summary and what it kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verified {
+    pub summary: String,
+    pub retention: Retention,
+}
+
+/// Verifies `summary` against the ledger and restores what it dropped, within
+/// `share × output_tokens` tokens.
+pub fn verify(summary: &str, ledger: &Ledger, output_tokens: u64, share: f64) -> Verified {
+    let budget = (output_tokens as f64 * share.clamp(0.0, 1.0)).floor();
+    let budget = if budget.is_finite() && budget < usize::MAX as f64 {
+        budget as usize
+    } else {
+        usize::MAX
+    };
+    let checked = check_summary(summary, ledger, budget);
+    Verified {
+        summary: checked.summary,
+        retention: checked.retention,
+    }
+}
+
+/// Counts a final summary's retention (`compactd_pinned_items_total{outcome}`).
+pub fn record(retention: &Retention) {
+    let counts = [
+        ("pinned", retention.pinned),
+        ("present", retention.present),
+        ("reinserted", retention.reinserted),
+        ("left_out", retention.left_out.len()),
+    ];
+    for (outcome, n) in counts {
+        metrics::counter!("compactd_pinned_items_total", "outcome" => outcome).increment(n as u64);
+    }
+}
+
+/// `madeProgress` and, when false, why: the context must shrink by at least
+/// `min_progress` (a share of `tokens_before`).
+pub fn progress(
+    tokens_before: f64,
+    tokens_after: u64,
+    min_progress: f64,
+) -> (bool, Option<String>) {
+    let after = tokens_after as f64;
+    let limit = tokens_before * (1.0 - min_progress.clamp(0.0, 1.0));
+    if after <= limit && after < tokens_before {
+        return (true, None);
+    }
+    let percent = |share: f64| format!("{:.1} %", share * 100.0);
+    let reason = if after >= tokens_before {
+        format!(
+            "The compacted context (about {tokens_after} tokens) is not smaller than before \
+             ({} tokens): compacting again would not help.",
+            tokens_before.round()
+        )
+    } else {
+        format!(
+            "The compacted context (about {tokens_after} tokens) saves only {} of the \
+             {} tokens before; at least {} is required (COMPACTD_MIN_PROGRESS).",
+            percent(1.0 - after / tokens_before),
+            tokens_before.round(),
+            percent(min_progress)
+        )
+    };
+    (false, Some(reason))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_needs_the_minimum_saving() {
+        assert_eq!(progress(1000.0, 950, 0.05), (true, None));
+        let (made, why) = progress(1000.0, 960, 0.05);
+        assert!(!made);
+        assert!(why.unwrap().contains("saves only 4.0 %"));
+        let (made, why) = progress(1000.0, 1200, 0.05);
+        assert!(!made);
+        assert!(why.unwrap().contains("not smaller"));
+        // A zero minimum still needs some saving.
+        assert!(!progress(1000.0, 1000, 0.0).0);
+        assert!(progress(1000.0, 999, 0.0).0);
+    }
+
+    #[test]
+    fn the_budget_is_a_share_of_the_output_budget() {
+        let ledger = crate::compaction::ledger::extract(
+            &[crate::compaction::ledger::Source {
+                entry_id: Some("u1"),
+                role: crate::compaction::ledger::SourceRole::User,
+                text: "Never push to main. The budget cap is $500 total.",
+            }],
+            &["src/a.rs"],
+        );
+        let all = verify("Nothing.", &ledger, 10_000, 0.25);
+        assert_eq!(all.retention.left_out, Vec::<String>::new());
+        assert!(all.retention.reinserted > 0);
+        let none = verify("Nothing.", &ledger, 10_000, 0.0);
+        assert_eq!(none.retention.reinserted, 0);
+        assert_eq!(none.retention.left_out.len(), none.retention.pinned);
+    }
+}
