@@ -7,7 +7,7 @@
 //!
 //! Inputs: the two real pi sessions in `tests/fixtures/pi-sessions/` and a generated
 //! ~50 MB v3 session (`target/bench-data/generated-50mb.jsonl`, written on first use by
-//! `support/generate.rs`, deterministic). Throughput is the input size.
+//! `support/generate/`, deterministic). Throughput is the input size.
 //!
 //! `bench/compare.sh` runs this and compares with the reference implementation.
 
@@ -26,7 +26,7 @@ use serde_json::value::RawValue;
 
 #[path = "../tests/support/fixtures.rs"]
 mod fixtures;
-#[path = "support/generate.rs"]
+#[path = "support/generate/mod.rs"]
 mod generate;
 
 /// What one iteration measures: the block POST /v1/prepare runs.

@@ -4,13 +4,21 @@
 #[path = "support/fixtures.rs"]
 mod fixtures;
 
+use std::future::Future;
+use std::pin::Pin;
+
+use compactd::compaction::ledger::{extract, is_present, Kind, Source, SourceRole};
 use compactd::compaction::Settings;
+use compactd::config::Checking;
+use compactd::pipeline::compact::{plan_compaction, run_compaction, CompactionResult};
 use compactd::pipeline::{
-    prepare_response, BodyFormat, PrepareOptions, PrepareResponse, SessionInput,
+    prepare_response, BodyFormat, CompactOptions, PrepareOptions, PrepareResponse, SessionInput,
 };
 use compactd::session::text::utf16_len;
 use compactd::summarize::extractive::summarize;
-use compactd::summarize::{Prompts, RequestKind};
+use compactd::summarize::{
+    Prompts, RequestKind, Summarize, SummarizeError, Summary, SummaryRequest,
+};
 
 /// The headings of `prompts/initial.md` (history and branch summaries).
 const CHECKPOINT_HEADINGS: [&str; 8] = [
@@ -75,5 +83,154 @@ fn summarizes_a_real_session() {
     // The previous summary's items survive the merge.
     assert!(history.contains("**Context Checkpoint: Coding Agent Refactoring**"));
     assert!(history.contains("E2E tests only"));
-    assert!(history.contains("- can leave it"), "the first request");
+    // The previous summary's goal leads; a short reply ("can leave it") is no goal.
+    assert!(
+        history.starts_with("## Goal\n- Refactor `coding-agent`"),
+        "{history}"
+    );
+    assert!(
+        !history.contains("- can leave it"),
+        "a reply is not a request"
+    );
+}
+
+/// The extractive summarizer behind the `Summarize` trait, as `compactd compact` uses it
+/// when no model is configured.
+struct Extractive;
+
+impl Summarize for Extractive {
+    fn summarize<'a>(
+        &'a self,
+        req: &'a SummaryRequest,
+        _model: Option<&'a str>,
+    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
+        Box::pin(std::future::ready(Ok(summarize(req))))
+    }
+
+    fn context_window(&self, _model: Option<&str>) -> Option<u64> {
+        None
+    }
+
+    fn describe(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+}
+
+/// `compactd compact FILE` with default settings, in process.
+/// Also the serialized conversation summarized (history, then the turn prefix).
+fn compact(file: &str) -> (CompactionResult, Vec<String>) {
+    let body = fixtures::read(file);
+    let prompts = Prompts::builtin();
+    let input = SessionInput::parse(
+        body.as_bytes(),
+        BodyFormat::Jsonl,
+        CompactOptions::default(),
+    )
+    .unwrap();
+    let plan = plan_compaction(&input, &prompts, Settings::default(), Checking::default()).unwrap();
+    let mut conversations = vec![plan.history_parts.join("\n\n")];
+    conversations.extend(plan.turn_prefix.clone());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let result = runtime
+        .block_on(run_compaction(
+            plan,
+            &prompts,
+            &Extractive,
+            time::OffsetDateTime::UNIX_EPOCH,
+        ))
+        .unwrap();
+    (result, conversations)
+}
+
+/// The `[User]: ` parts of a serialized conversation.
+fn user_parts(conversation: &str) -> Vec<&str> {
+    conversation
+        .split("\n\n[")
+        .filter_map(|p| p.strip_prefix("[").unwrap_or(p).strip_prefix("User]: "))
+        .collect()
+}
+
+#[test]
+fn the_real_session_summary_is_short_and_keeps_what_matters() {
+    let (result, conversations) = compact(fixtures::BEFORE_COMPACTION);
+    let summary = &result.summary;
+    // Was 37,092 characters, two thirds of it noise.
+    assert!(
+        summary.chars().count() <= 12_000,
+        "{} characters",
+        summary.chars().count()
+    );
+    // Every modified file.
+    for file in &result.details.files.modified_files {
+        assert!(summary.contains(&format!("`{file}`")), "{file} missing");
+    }
+    // The last user request before the cut: the split turn's own request.
+    assert!(result.is_split_turn);
+    let turn = conversations.last().expect("a split turn");
+    let last_request = user_parts(turn).pop().expect("the turn's request");
+    let words: Vec<&str> = last_request.split_whitespace().collect();
+    assert!(summary.contains(&words.join(" ")), "{last_request}");
+    // Every user constraint: the previous summary's, and the ones the ledger pins.
+    for c in [
+        "**E2E tests only** - no unit tests",
+        "Keep old code working alongside new code",
+        "`npm run check` must pass (formatting, linting, types)",
+    ] {
+        assert!(summary.contains(c), "{c} missing");
+    }
+    let users: Vec<&str> = conversations.iter().flat_map(|c| user_parts(c)).collect();
+    let sources: Vec<Source<'_>> = users
+        .iter()
+        .map(|text| Source {
+            entry_id: None,
+            role: SourceRole::User,
+            text,
+        })
+        .collect();
+    let ledger = extract(&sources, &[] as &[&str]);
+    for item in ledger.active().filter(|i| {
+        matches!(
+            i.kind,
+            Kind::Rule | Kind::Constraint | Kind::Preference | Kind::Fact
+        )
+    }) {
+        assert!(is_present(item, summary), "{:?} missing", item.text);
+    }
+    // No noise: chit-chat, import specifiers, diff paths, command logs, stale state.
+    for noise in [
+        "wow, it works",
+        "are we all commited?",
+        "`../../utils/config.js`",
+        "`a/packages/",
+        "`b/packages/",
+        "Ran `grep",
+        "Agreed Structure",
+    ] {
+        assert!(!summary.contains(noise), "{noise:?} in the summary");
+    }
+    // Progress by file and commit.
+    assert!(summary.contains("- [x] Committed: \"Move config.ts from utils/ to src/\""));
+    if std::env::var_os("EXTRACTIVE_PRINT").is_some() {
+        println!("{summary}");
+    }
+}
+
+#[test]
+fn the_large_session_summary_is_short_and_lists_every_modified_file() {
+    let (result, _) = compact(fixtures::LARGE_SESSION);
+    // Was 28,120 characters.
+    assert!(
+        result.summary.chars().count() <= 12_000,
+        "{} characters",
+        result.summary.chars().count()
+    );
+    for file in &result.details.files.modified_files {
+        assert!(result.summary.contains(file.as_str()), "{file} missing");
+    }
+    assert!(
+        !result.summary.contains("- /mode"),
+        "a slash command is no goal"
+    );
 }

@@ -12,6 +12,7 @@ mod helpers;
 mod openapi;
 mod prepare;
 mod prune;
+mod prune_cli;
 mod robustness;
 mod schemathesis;
 mod shutdown;

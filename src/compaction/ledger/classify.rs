@@ -157,7 +157,8 @@ const CHITCHAT: &[&str] = &[
     "seems", "correct", "exactly", "agreed", "agree", "fair", "enough", "and", "the", "a",
     "finally", "again", "really", "super", "neat", "sweet", "wonderful", "oh", "ah", "hmm",
     "hm", "we", "i", "it's", "got", "see", "makes", "sense", "cheers", "appreciated", "lets",
-    "let's", "ship",
+    "let's", "ship", "jesus", "omg", "god", "holy", "damn", "everything", "are", "monster",
+    "beast", "genius", "legend", "wizard", "dude", "man",
 ];
 
 #[rustfmt::skip]
@@ -379,7 +380,7 @@ pub(super) fn cancellation(sentence: &str) -> Option<&str> {
 
 /// Whether a user message (cancellations and pinned statements taken out) is a real
 /// request, not chit-chat.
-pub(super) fn is_real_request(text: &str) -> bool {
+pub fn is_real_request(text: &str) -> bool {
     let f = fold(text);
     let ws = words(&f);
     if ws.is_empty() {
@@ -523,6 +524,8 @@ mod tests {
             "ok continue",
             "Perfect, thank you!",
             "did it pass?",
+            "jesus, everything works, you are a monster",
+            "omg you are a genius",
         ] {
             assert!(!is_real_request(s), "{s}");
         }
@@ -530,6 +533,7 @@ mod tests {
             "Add a logout button to the navbar.",
             "can you add tests for the parser?",
             "Fix src/a.rs",
+            "are there any other such pathing issues?",
         ] {
             assert!(is_real_request(s), "{s}");
         }

@@ -55,6 +55,7 @@ mod words;
 #[cfg(test)]
 mod tests;
 
+pub use classify::is_real_request;
 pub use extract::{extract, update, Source, SourceRole, MAX_SUPERSEDED, OBJECTIVE_CHARS};
 pub use kind::{Kind, Origin};
 pub use model::{Ledger, PinnedItem, Status, SupersededBy, LEDGER_VERSION};

@@ -118,11 +118,19 @@ pub(super) fn is_machine_line(line: &str) -> bool {
     {
         return true;
     }
-    // A stack frame: "at fn (file.js:12:5)".
+    // A stack frame: "at fn (file.js:12:5)", also opening an error's fields ("… {").
     if t.starts_with("at ")
         && t.contains(':')
-        && t.ends_with(|c: char| c == ')' || c.is_ascii_digit())
+        && t.trim_end_matches([' ', '{'])
+            .ends_with(|c: char| c == ')' || c.is_ascii_digit())
     {
+        return true;
+    }
+    // Only brackets and punctuation: the "}" closing a pasted object.
+    if !t.chars().any(char::is_alphanumeric) {
+        return true;
+    }
+    if is_object_field(t) {
         return true;
     }
     if starts(&[
@@ -149,6 +157,24 @@ pub(super) fn is_machine_line(line: &str) -> bool {
         .filter(|c| !c.is_alphabetic() && !c.is_whitespace())
         .count();
     t.chars().count() >= 12 && letters < others
+}
+
+/// A field of a printed object (`errno: -2,`, `path: '/srv/app/package.json'`): an
+/// identifier, a colon, and a value that ends in a comma or is one quoted literal.
+fn is_object_field(t: &str) -> bool {
+    let Some((key, value)) = t.split_once(": ") else {
+        return false;
+    };
+    let identifier = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
+    let value = value.trim();
+    let quoted = value.len() >= 2
+        && ['\'', '"', '`']
+            .iter()
+            .any(|&q| value.starts_with(q) && value.ends_with(q));
+    identifier && (value.ends_with(',') || quoted)
 }
 
 /// Removes a list or quote marker: `- `, `* `, `+ `, `> `, `1. `, `1) `.
@@ -354,6 +380,14 @@ mod tests {
     fn fenced_code_yields_no_sentences() {
         let s = sentences("Look:\n```\nyou must not see this\n```\nDone.");
         assert_eq!(s, ["Look:", "Done."]);
+    }
+
+    #[test]
+    fn a_pasted_error_object_yields_no_sentences() {
+        let text = "Error: ENOENT: no such file or directory, open '/srv/app/package.json'\n    at readFileSync (node:fs:443:20)\n    at async run (node:internal/main:98:5) {\n  errno: -2,\n  code: 'ENOENT',\n  syscall: 'open',\n  path: '/srv/app/package.json'\n}";
+        assert!(sentences(text).is_empty(), "{:?}", sentences(text));
+        // Prose with a colon stays prose.
+        assert!(!is_machine_line("Note: the port is 8080 from now on"));
     }
 
     #[test]

@@ -1,5 +1,8 @@
-//! Facts: one walk over the transcript's parts gathers everything a summary may say, and
-//! the sentences of prose that state constraints and decisions.
+//! Facts: one walk over the transcript's parts gathers everything a summary may say:
+//! requests, files changed (with what the assistant said it was changing), commits,
+//! commands, the last failure and the last assistant text. What the user laid down
+//! (rules, constraints, preferences, facts) and the decisions come from the pinned
+//! ledger (see `pinned`), so the summary states them as verification will look for them.
 
 use std::collections::VecDeque;
 
@@ -7,10 +10,12 @@ use super::diagnostics::{command_error, command_key, tool_error};
 use super::earlier::{parse_summary, Earlier};
 use super::layout::Sec;
 use super::paths::scan_paths;
+use super::pinned::ledger_of;
 use super::text::{code, collapse_ws, floor_boundary, shorten, Ordered};
 use super::transcript::{
     classify_user, parse_calls, split_parts, strip_truncation, Call, CallKind, Label, UserPart,
 };
+use crate::compaction::ledger::{is_real_request, Ledger};
 use crate::summarize::templates::PromptParts;
 
 /// A file a write or edit call touched.
@@ -20,6 +25,9 @@ pub(super) struct Modified {
     edited: bool,
     pub(super) ok: bool,
     pub(super) failed: bool,
+    /// What the assistant said it was doing just before changing the file, first said
+    /// first ("Update `executeBash` to queue while streaming").
+    pub(super) notes: Vec<String>,
 }
 
 impl Modified {
@@ -52,9 +60,11 @@ pub(super) struct Failure {
 pub(super) struct Facts {
     /// Distinct user requests, whitespace collapsed.
     pub(super) requests: Vec<String>,
-    pub(super) constraints: Ordered,
-    pub(super) decisions: Ordered,
+    /// Rules, constraints, preferences, facts, decisions: see `pinned`.
+    pub(super) ledger: Ledger,
     pub(super) modified: Vec<Modified>,
+    /// Messages of the commits that succeeded, in order.
+    pub(super) commits: Vec<String>,
     pub(super) read: Ordered,
     pub(super) mentioned: Ordered,
     pub(super) done_commands: Ordered,
@@ -67,6 +77,9 @@ pub(super) struct Facts {
     pub(super) additional: Vec<String>,
     /// Condensed conversation text, for the last-resort fallback.
     pub(super) fallback: String,
+    /// The opening sentence of the assistant text since the last tool result: what the
+    /// next tool call is for.
+    intent: Option<String>,
 }
 
 impl Facts {
@@ -94,6 +107,7 @@ impl Facts {
                     }
                 }
                 Label::ToolResult => {
+                    f.intent = None;
                     let call = pending.pop_front();
                     f.result(call.as_ref(), strip_truncation(part.text));
                 }
@@ -101,6 +115,13 @@ impl Facts {
             last = Some(part.label);
         }
         f.waiting = last == Some(Label::Assistant);
+        let changed: Vec<String> = f
+            .modified
+            .iter()
+            .filter(|m| m.done())
+            .map(|m| m.path.clone())
+            .collect();
+        f.ledger = ledger_of(p.conversation, &changed);
         f
     }
 
@@ -124,21 +145,14 @@ impl Facts {
                 if !request.is_empty() && !self.requests.contains(&request) {
                     self.requests.push(request);
                 }
-                for s in sentences(text) {
-                    if is_constraint(&s) {
-                        self.constraints.insert(&s);
-                    }
-                }
             }
         }
     }
 
     fn assistant(&mut self, text: &str) {
         scan_paths(text, &mut self.mentioned);
-        for s in sentences(text) {
-            if is_decision(&s) {
-                self.decisions.insert(&s);
-            }
+        if let Some(first) = sentences(text).into_iter().find(|s| is_note(s)) {
+            self.intent = Some(first);
         }
         if !text.trim().is_empty() {
             self.last_assistant = Some(collapse_ws(text));
@@ -166,6 +180,7 @@ impl Facts {
                                 edited: false,
                                 ok: false,
                                 failed: false,
+                                notes: Vec::new(),
                             });
                             self.modified.last_mut().expect("just pushed")
                         }
@@ -174,6 +189,11 @@ impl Facts {
                         m.wrote = true;
                     } else {
                         m.edited = true;
+                    }
+                    if let Some(note) = &self.intent {
+                        if !m.notes.contains(note) {
+                            m.notes.push(note.clone());
+                        }
                     }
                 }
                 None => self.scan_args(call),
@@ -233,6 +253,11 @@ impl Facts {
     fn ran(&mut self, command: &str, error: Option<String>) {
         if error.is_none() {
             self.done_commands.insert(command);
+            if let Some(message) = commit_message(command) {
+                if !self.commits.contains(&message) {
+                    self.commits.push(message);
+                }
+            }
         }
         self.outcome(
             command_key(command),
@@ -265,15 +290,49 @@ impl Facts {
         self.last_error.as_ref().filter(|e| !e.resolved)
     }
 
-    /// The goal to lead with: the first request, else the previous summary's.
+    /// The requests that ask for something (chit-chat and state questions such as "wow,
+    /// it works" or "are we all committed?" left out), in order.
+    pub(super) fn real_requests(&self) -> impl Iterator<Item = &String> {
+        self.requests
+            .iter()
+            .filter(|r| is_real_request(r) && !looks_pasted(r) && !is_reply(r))
+    }
+
+    /// Whether the work shown was finished: a commit succeeded. An earlier summary's "in
+    /// progress" and "next steps" are then history, not state.
+    pub(super) fn finished(&self) -> bool {
+        !self.commits.is_empty()
+    }
+
+    /// The goal to lead with: the previous summary's, else the first real request, else
+    /// the first message.
     pub(super) fn first_goal(&self) -> Option<String> {
-        self.requests.first().cloned().or_else(|| {
-            self.earlier
-                .iter()
-                .find(|e| e.sec == Sec::Goal && !e.raw)
-                .map(|e| collapse_ws(&e.text))
+        let earlier = self
+            .earlier
+            .iter()
+            .find(|e| e.sec == Sec::Goal && !e.raw)
+            .map(|e| collapse_ws(&e.text));
+        earlier.or_else(|| {
+            self.real_requests()
+                .next()
+                .or(self.requests.first())
+                .cloned()
         })
     }
+}
+
+/// A short answer to the assistant ("can leave it", "yes do it"), not a task: at most
+/// four words and no file or code in them; or a slash command typed into the agent's UI
+/// (`/mode`, `/theme dark`).
+pub(super) fn is_reply(request: &str) -> bool {
+    let words = request.split_whitespace().count();
+    let slash_command = request.starts_with('/')
+        && words <= 2
+        && request[1..]
+            .split_whitespace()
+            .next()
+            .is_some_and(|w| w.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'));
+    slash_command || (words <= 4 && !request.contains(['/', '.', '`', '_']))
 }
 
 /// Sentences of prose (fenced code skipped), list markers removed.
@@ -338,45 +397,117 @@ fn strip_list_marker(t: &str) -> &str {
     t
 }
 
-/// `word` in `lower` starting at a word boundary; with `whole`, ending at one too.
-fn has_word(lower: &str, word: &str, whole: bool) -> bool {
-    lower.match_indices(word).any(|(i, _)| {
-        let before = lower[..i].chars().next_back();
-        let after = lower[i + word.len()..].chars().next();
-        !before.is_some_and(char::is_alphanumeric)
-            && (!whole || !after.is_some_and(char::is_alphanumeric))
-    })
-}
-
-fn is_constraint(sentence: &str) -> bool {
-    if sentence.ends_with('?') || sentence.len() < 8 {
-        return false;
-    }
+/// Whether an assistant sentence says what it is changing, not only that it agrees or
+/// understands ("You're absolutely right.", "Now I understand the full picture.").
+pub(super) fn is_note(sentence: &str) -> bool {
     let lower = sentence.to_lowercase().replace('’', "'");
-    [
-        "must",
-        "should",
-        "don't",
-        "dont",
-        "do not",
-        "never",
-        "always",
-        "prefer",
-        "only",
-        "use",
-        "avoid",
-        "make sure",
+    let acknowledgement = [
+        "you're right",
+        "you're absolutely right",
+        "you are right",
+        "now i understand",
+        "i understand",
+        "perfect",
+        "great",
+        "got it",
     ]
     .iter()
-    .any(|w| has_word(&lower, w, true))
+    .any(|a| lower.starts_with(a));
+    // "Now let me create the file:" announces a step without saying what it changes.
+    let announcement = [
+        "now let me",
+        "let me",
+        "now i'll",
+        "i'll now",
+        "i'll",
+        "now i will",
+    ]
+    .iter()
+    .any(|a| lower.starts_with(a))
+        && !sentence.contains('`')
+        && sentence.split_whitespace().count() < 8;
+    sentence.split_whitespace().count() >= 5 && !acknowledgement && !announcement
 }
 
-fn is_decision(sentence: &str) -> bool {
-    if sentence.len() < 20 {
-        return false;
+/// The message of a `git commit -m "…"` (the first `-m`), whitespace collapsed.
+pub(super) fn commit_message(command: &str) -> Option<String> {
+    let at = command.find("git commit")?;
+    let rest = &command[at..];
+    let m = rest.find(" -m ").or_else(|| rest.find(" -am "))?;
+    let rest = rest[m..].trim_start_matches([' ', '-', 'a', 'm']);
+    let quote = rest.chars().next().filter(|c| matches!(c, '"' | '\''))?;
+    let body = &rest[1..];
+    let end = body.find(quote).unwrap_or(body.len());
+    let message = collapse_ws(&body[..end]);
+    (!message.is_empty()).then_some(message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::summarize::extractive::summarize;
+    use crate::summarize::extractive::tests::{history, padding};
+
+    #[test]
+    fn chit_chat_is_not_a_goal() {
+        let conv = "[User]: Port the parser in src/parse.ts to a streaming API.{pad}\n\n[Assistant]: Done, the parser streams now.\n\n[User]: wow, it works\n\n[User]: are we all commited?\n\n[User]: jesus, everything works, you are a monster\n\n[User]: thanks!\n\n[User]: Now add a benchmark for the streaming parser in bench/parse.ts.";
+        let conv = conv.replace("{pad}", &padding());
+        let t = summarize(&history(&conv, None, 13107)).text;
+        let goal = t.split("\n\n## ").next().unwrap();
+        assert!(goal.contains("- Port the parser in src/parse.ts"), "{goal}");
+        assert!(
+            goal.contains("- Latest request: Now add a benchmark for the streaming parser"),
+            "{goal}"
+        );
+        for chat in ["wow", "commited", "monster", "thanks"] {
+            assert!(!goal.contains(chat), "{chat}: {goal}");
+        }
     }
-    let lower = sentence.to_lowercase();
-    ["decided", "instead", "because", "chose", "will use"]
-        .iter()
-        .any(|w| has_word(&lower, w, false))
+
+    #[test]
+    fn short_replies_and_slash_commands_are_not_requests() {
+        for reply in ["can leave it", "yes do it", "/mode", "/theme dark", "ok"] {
+            assert!(is_reply(reply), "{reply}");
+        }
+        for task in [
+            "move src/utils/config.ts to src/",
+            "rename the helper please, it reads badly",
+            "/compact now and then summarize the session for me",
+        ] {
+            assert!(!is_reply(task), "{task}");
+        }
+    }
+
+    #[test]
+    fn a_commit_message_is_read_from_the_command() {
+        assert_eq!(
+            commit_message("cd /repo && git add -A && git commit -m \"Move config.ts to src/\""),
+            Some("Move config.ts to src/".to_string())
+        );
+        assert_eq!(
+            commit_message("git commit -am 'Fix the flaky test'"),
+            Some("Fix the flaky test".to_string())
+        );
+        assert_eq!(commit_message("git commit"), None);
+        assert_eq!(commit_message("git status"), None);
+    }
+
+    #[test]
+    fn notes_say_what_changed_not_that_the_assistant_agrees() {
+        assert!(is_note(
+            "Now let me update the `executeBash` method to queue instead of append."
+        ));
+        assert!(is_note(
+            "The issue is that `__dirname` is now `utils/`, so the root moved."
+        ));
+        for noise in [
+            "You're absolutely right.",
+            "Now I understand the full picture.",
+            "Now let me create the updated file:",
+            "Let me do the refactoring:",
+            "Perfect!",
+        ] {
+            assert!(!is_note(noise), "{noise}");
+        }
+    }
 }

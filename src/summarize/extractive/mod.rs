@@ -2,12 +2,13 @@
 //!
 //! It reads the summarizer prompt itself (the layout [`Prompts`](super::Prompts) writes:
 //! `<conversation>`, an optional `<previous-summary>` and `<additional-context>`, then the
-//! instructions) and fills the structured summary format with what the conversation shows:
-//! the user's requests and stated constraints, the files written and edited, the commands
-//! run and whether they failed, the last error, every path mentioned and the last assistant
-//! text. A previous summary (and any earlier summary quoted inside the conversation) is
-//! merged section by section. The result fits the request's output budget and is never
-//! longer than the text it condenses.
+//! instructions) and fills the structured summary format with what the conversation shows,
+//! signal first: the objective and the latest real request, the user's rules, constraints,
+//! preferences and facts verbatim (the pinned ledger), decisions, progress by file (what
+//! was changed, and the commits), the error still open, then a few representative
+//! commands and the files read or mentioned. A previous summary (and any earlier summary
+//! quoted inside the conversation) is merged section by section. The result fits its
+//! budget (see `budget`) and is never longer than the text it condenses.
 //!
 //! Nothing here depends on our instruction wording: pi-style agents send the same layout
 //! through the remoteEndpoint with their own instructions, and
@@ -24,13 +25,18 @@
 //!    tool calls into names and JSON arguments, user parts into requests, shell commands
 //!    the user ran and earlier summaries shown as user messages.
 //! 3. `facts`: one walk over the parts gathers everything a summary may say (requests,
-//!    constraints, decisions, files written, edited and read, commands, the last failure
-//!    and whether a later success resolved it, the last assistant text). It asks `paths`
-//!    which tokens name files and `diagnostics` which output line is the error.
+//!    files written, edited and read with what the assistant said it was changing, commits,
+//!    commands, the last failure and whether a later success resolved it, the last
+//!    assistant text). It asks `paths` which tokens name files (normalized; no import
+//!    specifiers, climbing paths or diff prefixes), `diagnostics` which output line is the
+//!    error, and `pinned` for the ledger (`compaction::ledger::extract` over the same
+//!    parts): rules, constraints, preferences, facts and decisions, verbatim.
 //! 4. `earlier`: a previous summary, and any summary quoted in the conversation, read back
 //!    into items by section so that merging keeps them.
 //! 5. `sections`: facts and earlier items become the items of each section, each with a
-//!    tier of importance.
+//!    tier of importance. Chit-chat, short replies and slash commands are not goals; an
+//!    earlier summary's "in progress", "blocked" and "next steps" are dropped once the
+//!    work shown was committed.
 //! 6. `render`: the least important items are dropped until the text fits, then the items
 //!    that must stay are shortened, then the markdown is written.
 //! 7. `short`: the one-paragraph form for a UI, and the last resort for budgets too small
@@ -52,9 +58,16 @@
 //!   templates. It relies on the block layout and the serializer's labels only.
 //! * Deterministic: the same request gives the same bytes (no clock, no randomness, sets
 //!   keep the order of first appearance), so answers can be cached and compared.
-//! * The limit is the smaller of the output budget (4 UTF-16 units per token) and the
-//!   length of the text condensed; every form measures itself and gives way to a smaller
-//!   one, down to a cut first request.
+//! * The limit (`budget`) is a fifth of the span condensed, raised to 1,000 tokens and
+//!   capped at 4,000, within the request's output budget (4 UTF-16 units per token) and
+//!   the length of the text condensed; every form measures itself and gives way to a
+//!   smaller one, down to a cut first request. Lists are bounded too (a few requests,
+//!   commands and mentioned files), so a summary is short before the budget has to cut.
+//! * The summary states each pinned item in its own words, so the verification after the
+//!   summary (`compaction::ledger::check_summary`) finds it present and re-inserts nothing.
+//! * Progress is what changed, not what ran: files with the assistant's own sentence on
+//!   the change, and commit messages; commands appear only as a few representative ones
+//!   (the programs run most often, without greps, listings and file moves).
 //! * Nothing is invented: items are text from the prompt, shortened with `…`; the next
 //!   steps are derived only from the unresolved error and the last assistant text.
 //! * Earlier summaries are merged, not replaced: their items keep their sections, compete
@@ -62,11 +75,13 @@
 //! * Parsing never fails: text before the first label counts as the user's, and a tool
 //!   call that does not parse ends that part's calls.
 
+mod budget;
 mod diagnostics;
 mod earlier;
 mod facts;
 mod layout;
 mod paths;
+mod pinned;
 mod render;
 mod sections;
 mod short;
@@ -91,8 +106,7 @@ pub fn summarize(req: &SummaryRequest) -> Summary {
     let parts = split_prompt(&req.prompt);
     let facts = Facts::gather(&parts);
     let condensed = utf16_len(parts.conversation) + parts.previous.map_or(0, utf16_len);
-    let budget = usize::try_from(req.max_tokens.saturating_mul(4)).unwrap_or(usize::MAX);
-    let limit = budget.min(condensed);
+    let limit = budget::limit_units(condensed, req.max_tokens);
     let text = match req.kind {
         RequestKind::History | RequestKind::Branch => structured(&facts, Layout::Checkpoint, limit),
         RequestKind::TurnPrefix => structured(&facts, Layout::TurnPrefix, limit),

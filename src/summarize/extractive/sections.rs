@@ -3,9 +3,11 @@
 
 use std::collections::HashSet;
 
-use super::diagnostics::{is_viewer, main_command};
+use super::diagnostics::{command_key, is_viewer, main_command};
 use super::facts::{Facts, Failure};
 use super::layout::{Item, Layout, Sec, KEEP};
+use super::paths::is_covered;
+use super::pinned::{decisions, open_errors, standing};
 use super::text::{code, collapse_ws, shorten};
 
 /// The items of every section in the order they were added; an item already in its
@@ -68,22 +70,47 @@ impl Builder {
     }
 }
 
-fn request_item(b: &mut Builder, f: &Facts) {
-    let Some(first) = f.requests.first() else {
-        return;
+/// Intermediate requests listed besides the first and the latest.
+const MIDDLE_REQUESTS: usize = 6;
+/// Commands named in the critical context.
+const COMMANDS: usize = 5;
+/// Files mentioned (not read or changed) named in the critical context.
+const MENTIONED: usize = 8;
+/// Notes on what changed, per file.
+const NOTES: usize = 2;
+
+/// The goal: the first real request (unless an earlier summary states the goal), the
+/// latest one, and a few in between; chit-chat and pasted output are not requests.
+fn request_items(b: &mut Builder, f: &Facts, lead_kept: bool) {
+    let real: Vec<&String> = f.real_requests().collect();
+    let all_first = f.requests.first();
+    // With no real request at all, the first message is still what the session is about.
+    let first = if lead_kept {
+        real.first().copied().or(all_first)
+    } else {
+        real.first().copied()
     };
-    let shorter = [300, 160, 80, 40]
-        .iter()
-        .map(|&n| shorten(first, n))
-        .collect();
-    b.add_item(Sec::Goal, shorten(first, 800), false, KEEP, false, shorter);
-    let later = &f.requests[1..];
-    for (i, r) in later.iter().enumerate() {
-        if r.split_whitespace().count() < 3 {
-            continue; // "ok", "yo", "wow": not a request
-        }
-        let tier = if i + 1 == later.len() { 6 } else { 5 };
-        b.add(Sec::Goal, shorten(r, 300), tier, false);
+    if let Some(first) = first {
+        let tier = if lead_kept { KEEP } else { 6 };
+        let shorter = [300, 160, 80, 40]
+            .iter()
+            .map(|&n| shorten(first, n))
+            .collect();
+        b.add_item(Sec::Goal, shorten(first, 800), false, tier, false, shorter);
+    }
+    let end = real.len().saturating_sub(1);
+    let start = end.saturating_sub(MIDDLE_REQUESTS).max(1);
+    for r in real.get(start..end).unwrap_or_default() {
+        b.add(Sec::Goal, shorten(r, 200), 5, false);
+    }
+    if real.len() > 1 {
+        let latest = real[real.len() - 1];
+        let shorter = [300, 160, 80]
+            .iter()
+            .map(|&n| format!("Latest request: {}", shorten(latest, n)))
+            .collect();
+        let text = format!("Latest request: {}", shorten(latest, 600));
+        b.add_item(Sec::Goal, text, false, KEEP, false, shorter);
     }
 }
 
@@ -98,22 +125,47 @@ fn blocker_item(b: &mut Builder, f: &Facts, sec: Sec) {
     }
 }
 
+/// Progress by file: each file changed once, with what the assistant said it was
+/// changing; then the commits. Commands run are not progress (see `command_items`).
 fn file_items(b: &mut Builder, f: &Facts, sec: Sec) {
     for m in f.modified.iter().filter(|m| m.done()) {
-        b.add(sec, format!("{} {}", m.verb(), code(&m.path)), 8, true);
+        let notes: Vec<String> = pick_notes(&m.notes)
+            .iter()
+            .map(|n| shorten(&collapse_ws(n), 140))
+            .collect();
+        let bare = format!("{} {}", m.verb(), code(&m.path));
+        let text = if notes.is_empty() {
+            bare.clone()
+        } else {
+            format!("{bare}: {}", notes.join(" / "))
+        };
+        b.add_item(sec, text, false, 9, true, vec![bare]);
     }
-    for c in &f.done_commands.items {
-        // Commands that only look at files go first when the budget is tight.
-        let tier = if is_viewer(&main_command(c)) { 1 } else { 4 };
-        let c = shorten(&collapse_ws(c), 160);
-        b.add(sec, format!("Ran {}", code(&c)), tier, false);
+    for c in &f.commits {
+        b.add(sec, format!("Committed: \"{}\"", shorten(c, 160)), 8, true);
+    }
+}
+
+/// The first and the last note: how the work on a file started and where it ended.
+fn pick_notes(notes: &[String]) -> Vec<&String> {
+    match notes {
+        [] => Vec::new(),
+        [one] => vec![one],
+        [first, .., last] => vec![first, last].into_iter().take(NOTES).collect(),
+    }
+}
+
+/// The user's standing instructions, verbatim from the pinned ledger.
+fn standing_items(b: &mut Builder, f: &Facts, sec: Sec) {
+    for (_, text) in standing(&f.ledger) {
+        b.add(sec, collapse_ws(text), 8, true);
     }
 }
 
 fn decision_items(b: &mut Builder, f: &Facts, sec: Sec) {
-    let all = &f.decisions.items;
+    let all: Vec<&str> = decisions(&f.ledger).collect();
     for d in &all[all.len().saturating_sub(8)..] {
-        b.add(sec, shorten(&collapse_ws(d), 240), 3, false);
+        b.add(sec, shorten(&collapse_ws(d), 300), 6, true);
     }
 }
 
@@ -121,90 +173,179 @@ fn context_items(b: &mut Builder, f: &Facts) {
     for a in &f.additional {
         b.add(Sec::Critical, shorten(a, 500), 10, true);
     }
-    if let Some(e) = &f.last_error {
-        let note = if e.resolved {
-            " (a later run succeeded)"
-        } else {
-            ""
-        };
+    // The last error, when open, is the blocker (its own item); one a later run resolved
+    // is history. Earlier failures no identical call has since fixed are stated as the
+    // ledger words them, so the verification finds them here.
+    for e in open_errors(&f.ledger) {
+        b.add(Sec::Critical, format!("Open error: {e}"), 4, false);
+    }
+}
+
+/// A few representative commands: the programs run most often (the project's build and
+/// test commands), not the greps, listings and file moves; per program (`npx tsx`,
+/// `npm run`) its shortest form.
+fn command_items(b: &mut Builder, f: &Facts) {
+    // (program, shortest form, runs, last run)
+    let mut counted: Vec<(Vec<String>, String, usize, usize)> = Vec::new();
+    for (i, c) in f.commands.items.iter().enumerate() {
+        let words = main_command(c);
+        if is_viewer(&words) || is_housekeeping(&words) || c.contains('\n') {
+            continue;
+        }
+        let key = command_key(c);
+        if key.is_empty() {
+            continue;
+        }
+        match counted.iter_mut().find(|e| e.0 == words) {
+            Some(e) => {
+                if key.len() < e.1.len() {
+                    e.1 = key;
+                }
+                e.2 += 1;
+                e.3 = i;
+            }
+            None => counted.push((words, key, 1, i)),
+        }
+    }
+    counted.sort_by(|a, b| b.2.cmp(&a.2).then(b.3.cmp(&a.3)));
+    let shown: Vec<String> = counted
+        .iter()
+        .take(COMMANDS)
+        .map(|e| code(&shorten(&e.1, 100)))
+        .collect();
+    if !shown.is_empty() {
         b.add(
             Sec::Critical,
-            format!(
-                "Last error ({}): {}{note}",
-                e.what,
-                code(&shorten(&e.line, 500))
-            ),
-            5,
+            format!("Commands: {}", shown.join(", ")),
+            3,
             false,
         );
     }
 }
 
+/// Commands that move files around or record work (git, mv, rm, mkdir, …): what they
+/// did shows in the files and the commits, and they teach nothing about the project.
+fn is_housekeeping(words: &[String]) -> bool {
+    words.first().is_some_and(|w| {
+        matches!(
+            w.as_str(),
+            "git"
+                | "mv"
+                | "rm"
+                | "cp"
+                | "mkdir"
+                | "rmdir"
+                | "touch"
+                | "chmod"
+                | "ln"
+                | "sed"
+                | "cd"
+                | "pwd"
+                | "which"
+                | "sleep"
+                | "kill"
+                | "pkill"
+                | "for"
+                | "while"
+                | "if"
+                | "export"
+                | "source"
+        )
+    })
+}
+
+/// The files: read (changed files are listed with the progress), then a few others
+/// mentioned, each file once whatever its spelling.
 fn path_items(b: &mut Builder, f: &Facts) {
-    let recent: Vec<String> = f.commands.items[f.commands.items.len().saturating_sub(20)..]
-        .iter()
-        .map(|c| code(&shorten(&collapse_ws(c), 80)))
-        .collect();
-    if !recent.is_empty() {
+    let mut known: Vec<&str> = f.modified.iter().map(|m| m.path.as_str()).collect();
+    let mut read: Vec<String> = Vec::new();
+    for p in &f.read.items {
+        if !is_covered(p, known.iter().copied()) {
+            known.push(p);
+            read.push(code(p));
+        }
+    }
+    if !read.is_empty() {
         b.add(
             Sec::Critical,
-            format!("Commands run: {}", recent.join(", ")),
-            1,
+            format!("Read: {}", read.join(", ")),
+            2,
             false,
         );
     }
-    let mut listed: HashSet<&str> = HashSet::new();
-    for m in &f.modified {
-        if listed.insert(&m.path) {
-            b.add(
-                Sec::Critical,
-                format!("{} (modified)", code(&m.path)),
-                2,
-                true,
-            );
+    let mut others: Vec<&str> = Vec::new();
+    // Longest first, so a short spelling is recognized as a longer path's end.
+    let mut mentioned: Vec<&String> = f.mentioned.items.iter().collect();
+    mentioned.sort_by_key(|p| std::cmp::Reverse(p.len()));
+    for p in mentioned {
+        if !is_covered(p, known.iter().copied()) && !is_covered(p, others.iter().copied()) {
+            others.push(p);
         }
     }
-    for p in &f.read.items {
-        if listed.insert(p) {
-            b.add(Sec::Critical, format!("{} (read)", code(p)), 2, true);
-        }
+    // Back in order of first mention, the first few.
+    let listed: Vec<String> = f
+        .mentioned
+        .items
+        .iter()
+        .filter(|p| others.contains(&p.as_str()))
+        .take(MENTIONED)
+        .map(|p| code(p))
+        .collect();
+    if !listed.is_empty() {
+        b.add(
+            Sec::Critical,
+            format!("Also mentioned: {}", listed.join(", ")),
+            0,
+            false,
+        );
     }
-    for p in &f.mentioned.items {
-        if listed.insert(p) && !f.read.contains(p) {
-            b.add(Sec::Critical, code(p), 0, true);
-        }
+}
+
+/// The sections an earlier summary had for the state of the work: stale once the work
+/// shown here was finished.
+fn earlier_state(b: &mut Builder, f: &Facts, secs: &[Sec], tier: u8, tail_first: bool) {
+    if !f.finished() {
+        b.earlier(f, secs, tier, tail_first);
     }
 }
 
 pub(super) fn checkpoint_items(b: &mut Builder, f: &Facts) {
-    // Goal: earlier goals, the first request, later distinct requests.
+    let earlier_goal = f.earlier.iter().any(|e| e.sec == Sec::Goal);
     b.earlier(f, &[Sec::Goal], 9, true);
-    request_item(b, f);
+    request_items(b, f, !earlier_goal);
     b.earlier(f, &[Sec::Constraints], 9, true);
-    for c in &f.constraints.items {
-        b.add(Sec::Constraints, shorten(&collapse_ws(c), 300), 6, true);
-    }
+    standing_items(b, f, Sec::Constraints);
     b.earlier(f, &[Sec::Done], 7, false);
     file_items(b, f, Sec::Done);
-    if let Some(last) = &f.last_assistant {
-        b.add(Sec::InProgress, shorten(last, 500), 10, false);
+    // A turn that ended with the assistant's reply is not in progress: the reply is
+    // context for the user's next message.
+    match (&f.last_assistant, f.waiting) {
+        (Some(last), false) => b.add(Sec::InProgress, shorten(last, 500), 10, false),
+        (Some(last), true) => b.add(
+            Sec::Critical,
+            format!("Last reply: {}", shorten(last, 500)),
+            10,
+            false,
+        ),
+        (None, _) => {}
     }
-    b.earlier(f, &[Sec::InProgress], 9, true);
+    earlier_state(b, f, &[Sec::InProgress], 9, true);
     blocker_item(b, f, Sec::Blocked);
-    b.earlier(f, &[Sec::Blocked], 9, true);
+    earlier_state(b, f, &[Sec::Blocked], 9, true);
     b.earlier(f, &[Sec::Decisions], 7, false);
     decision_items(b, f, Sec::Decisions);
     for step in next_steps(f) {
         b.add(Sec::NextSteps, step, 10, true);
     }
-    b.earlier(f, &[Sec::NextSteps], 7, true);
+    earlier_state(b, f, &[Sec::NextSteps], 7, true);
     context_items(b, f);
     b.earlier(f, &[Sec::Critical], 7, true);
+    command_items(b, f);
     path_items(b, f);
 }
 
 pub(super) fn turn_prefix_items(b: &mut Builder, f: &Facts) {
-    request_item(b, f);
+    request_items(b, f, true);
     b.earlier(f, &[Sec::Goal], 9, true);
     b.earlier(f, &[Sec::Done, Sec::Decisions], 7, false);
     file_items(b, f, Sec::Done);
@@ -218,22 +359,17 @@ pub(super) fn turn_prefix_items(b: &mut Builder, f: &Facts) {
             false,
         );
     }
-    for c in &f.constraints.items {
-        b.add(Sec::Critical, shorten(&collapse_ws(c), 300), 6, true);
-    }
+    standing_items(b, f, Sec::Critical);
     context_items(b, f);
-    b.earlier(
+    b.earlier(f, &[Sec::Constraints, Sec::Critical], 7, true);
+    earlier_state(
+        b,
         f,
-        &[
-            Sec::Constraints,
-            Sec::InProgress,
-            Sec::Blocked,
-            Sec::NextSteps,
-            Sec::Critical,
-        ],
+        &[Sec::InProgress, Sec::Blocked, Sec::NextSteps],
         7,
         true,
     );
+    command_items(b, f);
     path_items(b, f);
 }
 
@@ -253,10 +389,109 @@ fn next_steps(f: &Facts) -> Vec<String> {
             .push("The assistant ended its turn; wait for the user's next request.".to_string()),
         (Some(last), _) => steps.push(format!("Continue: {}", shorten(last, 200))),
         (None, _) => {
-            if let Some(r) = f.requests.last() {
+            if let Some(r) = f.real_requests().last() {
                 steps.push(format!("Continue with the request: {}", shorten(r, 200)));
             }
         }
     }
     steps
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::session::text::utf16_len;
+    use crate::summarize::extractive::budget::{MAX_TOKENS, MIN_TOKENS};
+    use crate::summarize::extractive::summarize;
+    use crate::summarize::extractive::tests::{history, padding};
+
+    const PREVIOUS: &str = "## Goal\n- Reorganize the sources\n\n## Progress\n### Done\n- [x] Planned the layout\n\n### In Progress\n- [ ] Moving files to src/core/\n\n### Blocked\n- npm run check fails after the move\n\n## Next Steps\n1. Update the imports\n2. Run npm run check";
+
+    #[test]
+    fn finished_work_leaves_in_progress_and_next_steps() {
+        let conv = "[User]: finish the move and commit it please\n\n[Assistant tool calls]: edit(path=\"src/core/a.ts\", oldText=\"x\", newText=\"y\")\n\n[Tool result]: Successfully replaced text in src/core/a.ts.\n\n[Assistant tool calls]: bash(command=\"git add -A && git commit -m \\\"Move files to src/core\\\"\")\n\n[Tool result]: [main 1a2b3c4] Move files to src/core\n\n[Assistant]: The move is committed.";
+        let t = summarize(&history(conv, Some(PREVIOUS), 13107)).text;
+        assert!(
+            t.contains("- [x] Committed: \"Move files to src/core\""),
+            "{t}"
+        );
+        assert!(
+            t.contains("- [x] Planned the layout"),
+            "done stays done: {t}"
+        );
+        for stale in [
+            "Moving files to src/core/",
+            "Update the imports",
+            "fails after the move",
+        ] {
+            assert!(!t.contains(stale), "{stale}: {t}");
+        }
+    }
+
+    #[test]
+    fn unfinished_work_keeps_in_progress_and_next_steps() {
+        let conv = "[User]: continue with the move\n\n[Assistant tool calls]: edit(path=\"src/core/a.ts\", oldText=\"x\", newText=\"y\")\n\n[Tool result]: Successfully replaced text in src/core/a.ts.";
+        let t = summarize(&history(conv, Some(PREVIOUS), 13107)).text;
+        for kept in [
+            "- [ ] Moving files to src/core/",
+            "Update the imports",
+            "fails after the move",
+        ] {
+            assert!(t.contains(kept), "{kept}: {t}");
+        }
+    }
+
+    #[test]
+    fn progress_is_by_file_with_what_changed_and_commands_are_few() {
+        let mut conv = String::from("[User]: Make the cache in src/cache.rs thread safe.");
+        for i in 0..30 {
+            conv.push_str(&format!("\n\n[Assistant tool calls]: bash(command=\"grep -n lock{i} src/cache.rs\")\n\n[Tool result]: 12: let lock{i} = 1;"));
+        }
+        conv.push_str("\n\n[Assistant]: Wrap the map in a `Mutex` so readers never see a torn write.\n\n[Assistant tool calls]: edit(path=\"./src/cache.rs\", oldText=\"a\", newText=\"b\")\n\n[Tool result]: Successfully replaced text.");
+        for _ in 0..3 {
+            conv.push_str("\n\n[Assistant tool calls]: bash(command=\"cargo test 2>&1 | tail -5\")\n\n[Tool result]: test result: ok");
+        }
+        let t = summarize(&history(&conv, None, 13107)).text;
+        assert!(
+            t.contains("- [x] Edited `./src/cache.rs`: Wrap the map in a `Mutex` so readers never see a torn write."),
+            "{t}"
+        );
+        assert!(!t.contains("grep -n"), "{t}");
+        assert!(t.contains("- Commands: `cargo test`"), "{t}");
+        // The file is listed once, however it was spelled.
+        assert!(!t.contains("Also mentioned"), "{t}");
+    }
+
+    #[test]
+    fn paths_are_normalized_and_listed_once() {
+        let conv = "[User]: Look at ./src/core/agent.ts and src/core/agent.ts and agent.ts, also the diff:\n\ndiff --git a/src/ui/view.ts b/src/ui/view.ts\n--- a/src/ui/view.ts\n+++ b/src/ui/view.ts\n\nimport { x } from \"../../utils/config.js\";\n\nand docs/notes.md please.";
+        let t = summarize(&history(&format!("{conv}{}", padding()), None, 13107)).text;
+        let files = t
+            .lines()
+            .find(|l| l.starts_with("- Also mentioned:"))
+            .unwrap();
+        assert_eq!(
+            files,
+            "- Also mentioned: `src/core/agent.ts`, `docs/notes.md`"
+        );
+    }
+
+    #[test]
+    fn the_summary_fits_a_fifth_of_the_span_within_bounds() {
+        let mut conv = String::new();
+        for i in 0..400 {
+            conv.push_str(&format!("[User]: Please change function number {i} in src/mod{i}.rs so it returns a Result instead of panicking on bad input.\n\n[Assistant tool calls]: edit(path=\"src/mod{i}.rs\", oldText=\"a\", newText=\"b\")\n\n[Tool result]: Successfully replaced text.\n\n"));
+        }
+        let span = utf16_len(&conv);
+        assert!(span / 4 / 5 > MAX_TOKENS, "a span over the cap");
+        let t = summarize(&history(&conv, None, 16384)).text;
+        assert!(utf16_len(&t) <= MAX_TOKENS * 4, "{}", utf16_len(&t));
+        assert!(utf16_len(&t) > MIN_TOKENS * 4, "the budget is used");
+        // A smaller span: a fifth of it, over the floor.
+        let small: String = conv.chars().take(40_000).collect();
+        let t = summarize(&history(&small, None, 16384)).text;
+        assert!(utf16_len(&t) <= 40_000 / 5, "{}", utf16_len(&t));
+        // The request's budget is the ceiling.
+        let t = summarize(&history(&conv, None, 500)).text;
+        assert!(utf16_len(&t) <= 2_000, "{}", utf16_len(&t));
+    }
 }

@@ -36,8 +36,9 @@ pub(super) fn short(f: &Facts, limit: usize) -> String {
                     "The session is about: \"{}\"",
                     shorten(&goal, about)
                 ));
-                if latest > 0 && f.requests.len() > 1 {
-                    let last = f.requests.last().expect("more than one");
+                let real: Vec<&String> = f.real_requests().collect();
+                if latest > 0 && real.len() > 1 {
+                    let last = real[real.len() - 1];
                     p.push_str(&format!(", most recently \"{}\"", shorten(last, latest)));
                 }
                 p.push('.');

@@ -30,6 +30,15 @@ pub(super) fn history(
     r
 }
 
+/// A read of a long file: room for the summary format in a short conversation (a
+/// summary is never longer than what it condenses).
+pub(super) fn padding() -> String {
+    format!(
+        "\n\n[Assistant tool calls]: read(path=\"LICENSE.txt\")\n\n[Tool result]: {}",
+        "Permission is hereby granted, free of charge. ".repeat(80)
+    )
+}
+
 /// The markdown heading lines of a summary.
 pub(super) fn headings(text: &str) -> Vec<&str> {
     text.lines().filter(|l| l.starts_with('#')).collect()
@@ -54,13 +63,16 @@ fn keeps_paths_first_request_and_last_error() {
         ]
     );
     assert!(t.contains("- Add a --verbose flag to the CLI in src/cli.rs. You must keep the public API unchanged. Don't touch Cargo.toml."));
-    assert!(t.contains("- also print the config path from config/default.toml when verbose"));
+    assert!(t.contains(
+        "- Latest request: also print the config path from config/default.toml when verbose"
+    ));
     assert!(t.contains("- You must keep the public API unchanged."));
     assert!(t.contains("- Don't touch Cargo.toml."));
     assert!(t.contains("- [x] Edited `src/cli.rs`"));
     assert!(t.contains("- [x] Wrote `tests/verbose.rs`"));
-    assert!(t.contains("- [x] Ran `cargo build`"));
-    assert!(!t.contains("Ran `cargo test`"), "it failed");
+    // Commands are not progress: a few representative ones in the critical context.
+    assert!(!t.contains("Ran `"), "{t}");
+    assert!(t.contains("- Commands: `cargo test`, `cargo build`"), "{t}");
     assert!(t.contains(
             "### Blocked\n- `cargo test` failed: `` error[E0425]: cannot find value `verbose` in this scope ``"
         ));
@@ -95,9 +107,13 @@ fn a_later_success_of_the_same_command_resolves_the_error() {
         );
     let t = summarize(&history(&conv, None, 13107)).text;
     assert!(t.contains("### Blocked\n(none)"), "{t}");
-    assert!(t.contains("- [x] Ran `cargo test`"));
-    assert!(t.contains("(a later run succeeded)"));
+    // A resolved error is history: not repeated in the critical context.
+    assert!(!t.contains("Last error"), "{t}");
+    assert!(!t.contains("cannot find value"), "{t}");
     assert!(t.contains("## Next Steps\n1. The assistant ended its turn"));
+    // The turn ended: the last reply is not work in progress.
+    assert!(t.contains("### In Progress\n(none)"), "{t}");
+    assert!(t.contains("- Last reply: All tests pass now."), "{t}");
 }
 
 #[test]

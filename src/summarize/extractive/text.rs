@@ -22,10 +22,6 @@ impl Ordered {
         self.items.push(s.to_string());
         true
     }
-
-    pub(super) fn contains(&self, s: &str) -> bool {
-        self.seen.contains(s)
-    }
 }
 
 pub(super) fn collapse_ws(s: &str) -> String {

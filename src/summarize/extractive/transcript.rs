@@ -295,7 +295,7 @@ mod tests {
         assert!(t.contains("- Uses tokio"));
         assert!(!t.contains("Reference context"), "{t}");
         assert!(!t.contains("- The user ran"));
-        assert!(t.contains("- [x] Ran `make lint`"));
+        assert!(t.contains("- Commands: `npm test`, `make lint`"), "{t}");
         assert!(
             t.contains("### Blocked\n- `npm test` failed: `FAIL src/app.test.ts`"),
             "{t}"
