@@ -7,6 +7,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
+use crate::pipeline::checked::without_secrets;
 use crate::pipeline::compact::{plan_compaction, run_compaction, CompactPlan};
 use crate::pipeline::{prepare_response, BodyFormat, CompactOptions, PrepareOptions};
 use crate::session::{InputError, Violation};
@@ -150,7 +151,7 @@ async fn summarize_remote(
         .summarize(&request, req.model.as_deref())
         .await?;
     Ok(Json(SummarizeResponse {
-        summary: s.text,
+        summary: without_secrets(s.text),
         usage: s.usage,
         model: s.model,
         summarizer: s.summarizer,

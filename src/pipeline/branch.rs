@@ -15,7 +15,7 @@ use crate::config::Checking;
 use crate::session::{truncate_for_message, InputError, Violation};
 use crate::summarize::{Summarize, SummarizeError, SummarizerKind, SummaryRequest, Usage};
 
-use super::checked::{record, verify};
+use super::checked::{record, verify, without_secrets};
 use super::compact::iso_timestamp;
 use super::input::SessionInput;
 use super::options::BranchSummaryOptions;
@@ -234,12 +234,12 @@ pub async fn run_branch_summary(
         None => (NO_CONTENT.to_string(), Usage::default(), None, None, None),
         Some(req) => {
             let s = summarizer.summarize(req, plan.model.as_deref()).await?;
-            let text = format!(
+            let text = without_secrets(format!(
                 "{}{}{}",
                 prompts.branch_preamble,
                 s.text,
                 format_file_lists(&plan.details)
-            );
+            ));
             let (text, retention) = match &plan.ledger {
                 Some(ledger) => {
                     let v = verify(&text, ledger, req.max_tokens, plan.pin_budget_share);

@@ -9,8 +9,20 @@
 //!   that much, so the section stays in proportion to it whatever the model wrote.
 //! * Metrics are counted here, where the answer's `retention` is made, so the HTTP API
 //!   and the command line count alike (the latter has no recorder: a no-op).
+//! * Every summary that leaves compactd has what looks like a secret redacted, whether
+//!   or not pinning is on: summarizers copy user sentences, credential values included,
+//!   and a summary is stored in the session and sent to models again.
 
-use crate::compaction::ledger::{check_summary, Ledger, Retention};
+use crate::compaction::ledger::{check_summary, redact, Ledger, Retention};
+
+/// `summary` with every value that looks like a key, token or password replaced by
+/// the ledger's redaction marker (the same rules that keep secrets out of the ledger).
+pub fn without_secrets(summary: String) -> String {
+    match redact(&summary) {
+        std::borrow::Cow::Borrowed(_) => summary,
+        std::borrow::Cow::Owned(clean) => clean,
+    }
+}
 
 /// A verified summary and what it kept.
 #[derive(Debug, Clone, PartialEq, Eq)]

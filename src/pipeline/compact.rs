@@ -31,7 +31,7 @@ use crate::summarize::{
     SummaryRequest, Usage,
 };
 
-use super::checked::{progress, record, verify};
+use super::checked::{progress, record, verify, without_secrets};
 use super::input::SessionInput;
 use super::numbers::JsNumber;
 use super::options::{CompactOptions, CompactReason};
@@ -299,7 +299,7 @@ pub async fn run_compaction(
             text
         }
     };
-    let summary = summary + &format_file_lists(&plan.details);
+    let summary = without_secrets(summary + &format_file_lists(&plan.details));
     // The final text is verified; the restored section may take a share of what the
     // history summary was allowed to write.
     let (summary, retention) = match pin {
@@ -324,7 +324,7 @@ pub async fn run_compaction(
         };
         let s = summarizer.summarize(&req, model).await?;
         tally.add(&s);
-        Some(s.text)
+        Some(without_secrets(s.text))
     } else {
         None
     };

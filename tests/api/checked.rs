@@ -372,3 +372,57 @@ async fn branch_summaries_are_checked_too() {
         .unwrap();
     assert!(off.get("retention").is_none(), "{off}");
 }
+
+/// A model that repeats a credential it was shown.
+struct Leaky;
+
+const LEAKED: &str = "sk-proj-Q7vX2mN9pL4kR8sT1wY6zA3bC5dE0fG";
+
+impl Summarize for Leaky {
+    fn summarize<'a>(
+        &'a self,
+        _req: &'a SummaryRequest,
+        _model: Option<&'a str>,
+    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
+        Box::pin(async move {
+            Ok(crate::helpers::llm_summary(
+                &format!("The user set OPENAI_API_KEY={LEAKED} and asked for tests."),
+                "test/leaky",
+            ))
+        })
+    }
+
+    fn context_window(&self, _model: Option<&str>) -> Option<u64> {
+        None
+    }
+
+    fn describe(&self) -> Value {
+        json!({"summarizer": "leaky"})
+    }
+}
+
+#[tokio::test]
+async fn no_answer_carries_a_secret_a_model_repeated() {
+    let app = spawn_app_with_summarizer(Arc::new(Leaky)).await;
+    let summarize = app
+        .post_json("/v1/summarize", &json!({"prompt": "Summarize this."}))
+        .await;
+    assert_eq!(summarize.status().as_u16(), 200);
+    let compact = app
+        .post_jsonl(
+            "/v1/compact?keepRecentTokens=1000&shortSummary=true",
+            crate::helpers::small_session(),
+        )
+        .await;
+    assert_eq!(compact.status().as_u16(), 200);
+    for body in [
+        summarize.text().await.unwrap(),
+        compact.text().await.unwrap(),
+    ] {
+        assert!(!body.contains(LEAKED), "{body}");
+        assert!(
+            body.contains("OPENAI_API_KEY"),
+            "the credential's name stays: {body}"
+        );
+    }
+}

@@ -21,10 +21,8 @@
 //!
 //! Asserted: the targets of issue 10 — after the fifth round at least 90 % of the
 //! planted items survive at a 20 % budget and at least 50 % at 10 %, with either
-//! summarizer — and no secret value in `details` or the pinned section. That no
-//! summary carries a secret value is checked by an ignored test
-//! (`no_summary_carries_a_secret_value`): the summarizers copy user sentences and
-//! nothing redacts a summary yet.
+//! summarizer — and no secret value in `details`, the pinned section or any summary
+//! (the summarizers copy user sentences; the pipeline redacts every summary).
 //!
 //! `cargo test --test retention -- --nocapture` prints the tables (README: "Retention").
 //! `RETENTION_SEEDS=7,8,9` or `RETENTION_SEEDS=100..140` runs other seeds (default:
@@ -288,10 +286,9 @@ fn planted_items_survive_five_rounds() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// The summarizers copy user sentences, secret values included, and nothing in the
-/// pipeline redacts a summary yet: measured in the table's "secret in summary" row.
+/// The summarizers copy user sentences, secret values included; the pipeline redacts
+/// every summary (the table's "secret in summary" row).
 #[test]
-#[ignore = "summaries carry secret values copied from the conversation: no redaction of summaries yet"]
 fn no_summary_carries_a_secret_value() {
     let leaks: Vec<String> = cells()
         .iter()
