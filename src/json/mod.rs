@@ -20,6 +20,8 @@
 
 pub mod lenient;
 pub mod lexer;
+#[cfg(test)]
+pub(crate) mod mutations;
 pub mod string;
 
 pub use lexer::Lexer;
