@@ -4,9 +4,6 @@
 #[path = "support/fixtures.rs"]
 mod fixtures;
 
-use std::future::Future;
-use std::pin::Pin;
-
 use compactd::compaction::ledger::{extract, is_present, Kind, Source, SourceRole};
 use compactd::compaction::Settings;
 use compactd::config::Checking;
@@ -15,10 +12,8 @@ use compactd::pipeline::{
     prepare_response, BodyFormat, CompactOptions, PrepareOptions, PrepareResponse, SessionInput,
 };
 use compactd::session::text::utf16_len;
-use compactd::summarize::extractive::summarize;
-use compactd::summarize::{
-    Prompts, RequestKind, Summarize, SummarizeError, Summary, SummaryRequest,
-};
+use compactd::summarize::extractive::{summarize, Extractive};
+use compactd::summarize::{Prompts, RequestKind};
 
 /// The headings of `prompts/initial.md` (history and branch summaries).
 const CHECKPOINT_HEADINGS: [&str; 8] = [
@@ -92,28 +87,6 @@ fn summarizes_a_real_session() {
         !history.contains("- can leave it"),
         "a reply is not a request"
     );
-}
-
-/// The extractive summarizer behind the `Summarize` trait, as `compactd compact` uses it
-/// when no model is configured.
-struct Extractive;
-
-impl Summarize for Extractive {
-    fn summarize<'a>(
-        &'a self,
-        req: &'a SummaryRequest,
-        _model: Option<&'a str>,
-    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
-        Box::pin(std::future::ready(Ok(summarize(req))))
-    }
-
-    fn context_window(&self, _model: Option<&str>) -> Option<u64> {
-        None
-    }
-
-    fn describe(&self) -> serde_json::Value {
-        serde_json::Value::Null
-    }
 }
 
 /// `compactd compact FILE` with default settings, in process.

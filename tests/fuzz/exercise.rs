@@ -7,7 +7,6 @@
 //! broken invariant is a bug.
 
 use std::future::Future;
-use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
 use compactd::compaction::Settings;
@@ -17,30 +16,8 @@ use compactd::pipeline::prune::plan_prune;
 use compactd::pipeline::{
     prepare_response, BodyFormat, BranchSummaryOptions, CompactOptions, PruneOptions, SessionInput,
 };
-use compactd::summarize::{
-    extractive, Prompts, Summarize, SummarizeError, Summary, SummaryRequest,
-};
-
-/// The extractive summarizer, answering at once (so one poll finishes a run).
-pub struct Extractive;
-
-impl Summarize for Extractive {
-    fn summarize<'a>(
-        &'a self,
-        req: &'a SummaryRequest,
-        _model: Option<&'a str>,
-    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
-        Box::pin(std::future::ready(Ok(extractive::summarize(req))))
-    }
-
-    fn context_window(&self, _model: Option<&str>) -> Option<u64> {
-        None
-    }
-
-    fn describe(&self) -> serde_json::Value {
-        serde_json::Value::Null
-    }
-}
+use compactd::summarize::extractive::Extractive;
+use compactd::summarize::Prompts;
 
 /// Polls a future that never waits (its summarizer answers at once).
 fn finish<F: Future>(f: F) -> F::Output {

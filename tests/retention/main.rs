@@ -36,10 +36,8 @@ mod generate;
 mod ledger_check;
 mod rounds;
 
-use compactd::summarize::{extractive, Summarize, SummarizeError, Summary, SummaryRequest};
+use compactd::summarize::extractive::Extractive;
 use std::fmt::Write as _;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::OnceLock;
 
 use generate::ItemType;
@@ -51,27 +49,6 @@ pub const DEFAULT_SEEDS: std::ops::Range<u64> = 1..4;
 pub const BUDGETS: [f64; 3] = [0.10, 0.20, 0.30];
 /// Issue 10's targets: (budget, share of planted items surviving five rounds).
 pub const TARGETS: [(f64, f64); 2] = [(0.20, 0.90), (0.10, 0.50)];
-
-/// The extractive summarizer, answering at once.
-struct Extractive;
-
-impl Summarize for Extractive {
-    fn summarize<'a>(
-        &'a self,
-        req: &'a SummaryRequest,
-        _model: Option<&'a str>,
-    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
-        Box::pin(std::future::ready(Ok(extractive::summarize(req))))
-    }
-
-    fn context_window(&self, _model: Option<&str>) -> Option<u64> {
-        None
-    }
-
-    fn describe(&self) -> serde_json::Value {
-        serde_json::Value::Null
-    }
-}
 
 fn seeds() -> Vec<u64> {
     let Ok(v) = std::env::var("RETENTION_SEEDS") else {

@@ -91,7 +91,7 @@ mod transcript;
 use crate::session::text::utf16_len;
 
 use super::templates::{split_prompt, RequestKind, SummaryRequest};
-use super::{SummarizerKind, Summary, Usage};
+use super::{Summarize, SummarizeError, SummarizerKind, Summary, Usage};
 
 use facts::Facts;
 use layout::Layout;
@@ -135,3 +135,29 @@ fn tokens(units: usize) -> u64 {
 
 #[cfg(test)]
 mod tests;
+
+/// The extractive summarizer on its own behind the [`Summarize`] trait: it answers at
+/// once, so a pipeline run with it never waits (offline tools and tests use it; the
+/// service wraps [`summarize`] in the model engine as its fallback instead).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Extractive;
+
+impl Summarize for Extractive {
+    fn summarize<'a>(
+        &'a self,
+        req: &'a SummaryRequest,
+        _model: Option<&'a str>,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<Summary, SummarizeError>> + Send + 'a>,
+    > {
+        Box::pin(std::future::ready(Ok(summarize(req))))
+    }
+
+    fn context_window(&self, _model: Option<&str>) -> Option<u64> {
+        None
+    }
+
+    fn describe(&self) -> serde_json::Value {
+        serde_json::json!({ "summarizer": MODEL })
+    }
+}
