@@ -440,8 +440,8 @@ mod tests {
     #[test]
     fn paths_and_file_names_are_values_but_and_or_is_not() {
         assert_eq!(
-            v("Never edit src/session/text.rs or Cargo.lock and/or ../shared/"),
-            ["src/session/text.rs", "Cargo.lock", "../shared/"]
+            v("Never edit src/session/text.rs or Cargo.lock and/or ../vendor/"),
+            ["src/session/text.rs", "Cargo.lock", "../vendor/"]
         );
     }
 
