@@ -12,27 +12,10 @@ use compactd::pipeline::{
     prepare_response, BodyFormat, CompactOptions, PrepareOptions, PrepareResponse, SessionInput,
 };
 use compactd::session::text::utf16_len;
-use compactd::summarize::extractive::{summarize, Extractive};
+use compactd::summarize::extractive::{
+    summarize, Extractive, CHECKPOINT_HEADINGS, TURN_PREFIX_HEADINGS,
+};
 use compactd::summarize::{Prompts, RequestKind};
-
-/// The headings of `prompts/initial.md` (history and branch summaries).
-const CHECKPOINT_HEADINGS: [&str; 8] = [
-    "## Goal",
-    "## Constraints & Preferences",
-    "## Progress\n### Done",
-    "### In Progress",
-    "### Blocked",
-    "## Key Decisions",
-    "## Next Steps",
-    "## Critical Context",
-];
-
-/// The headings of `prompts/turn-prefix.md`.
-const TURN_PREFIX_HEADINGS: [&str; 3] = [
-    "## Original Request",
-    "## Early Progress",
-    "## Context for Suffix",
-];
 
 #[test]
 fn summarizes_a_real_session() {

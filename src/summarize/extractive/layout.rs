@@ -26,7 +26,8 @@ pub(super) enum Layout {
     TurnPrefix,
 }
 
-const CHECKPOINT_HEADINGS: [&str; 8] = [
+/// The headings of a history or branch summary, in order (`prompts/initial.md`).
+pub const CHECKPOINT_HEADINGS: [&str; 8] = [
     "## Goal",
     "## Constraints & Preferences",
     "## Progress\n### Done",
@@ -37,7 +38,8 @@ const CHECKPOINT_HEADINGS: [&str; 8] = [
     "## Critical Context",
 ];
 
-const TURN_PREFIX_HEADINGS: [&str; 3] = [
+/// The headings of a turn-prefix summary, in order (`prompts/turn-prefix.md`).
+pub const TURN_PREFIX_HEADINGS: [&str; 3] = [
     "## Original Request",
     "## Early Progress",
     "## Context for Suffix",

@@ -88,6 +88,8 @@ mod short;
 mod text;
 mod transcript;
 
+pub use layout::{CHECKPOINT_HEADINGS, TURN_PREFIX_HEADINGS};
+
 use crate::session::text::utf16_len;
 
 use super::templates::{split_prompt, RequestKind, SummaryRequest};
