@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod compaction;
 pub mod config;
+pub mod hermes;
 pub mod http;
 pub mod json;
 pub mod pipeline;

@@ -30,6 +30,7 @@ const LAYERS: &[&str] = &[
     "json",
     "session",
     "compaction",
+    "hermes",
     "config",
     "telemetry",
     "summarize",

@@ -1,0 +1,1 @@
+//! Reading the loosely shaped OpenAI-format message objects (work in progress).
