@@ -13,7 +13,13 @@ from __future__ import annotations
 
 import copy
 import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 import unittest
+from pathlib import Path
 
 import support  # noqa: F401  (prepares HERMES_HOME before hermes is imported)
 from support import (
@@ -73,6 +79,30 @@ class Selection(unittest.TestCase):
         self.assertEqual((engine.protect_first_n, engine.protect_last_n), (2, 6))
         self.assertTrue(engine.should_compress(150_000))
         self.assertFalse(engine.should_compress(149_999))
+
+    def test_not_enabled_means_not_used(self):
+        # Discovery runs once per process, so this one runs hermes in a child process
+        # with the same plugin directory and a config without plugins.enabled.
+        home = Path(tempfile.mkdtemp(prefix="compactd-hermes-off-"))
+        self.addCleanup(shutil.rmtree, home, True)
+        shutil.copytree(support.HOME / "plugins", home / "plugins")
+        config = support.CONFIG.replace("plugins:\n  enabled: [compactd]\n", "")
+        self.assertNotIn("enabled", config)
+        (home / "config.yaml").write_text(config, encoding="utf-8")
+        script = (
+            "from run_agent import AIAgent\n"
+            "a = AIAgent(model='test-model', base_url='http://127.0.0.1:9/v1', api_key='k',"
+            " provider='custom', quiet_mode=True, skip_context_files=True, skip_memory=True,"
+            " enabled_toolsets=[])\n"
+            "print('ENGINE', type(a.context_compressor).__name__, a.context_compressor.name)\n"
+        )
+        env = dict(os.environ, HERMES_HOME=str(home), HOME=str(home))
+        done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                              text=True, timeout=300)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("ENGINE ContextCompressor compressor", done.stdout)
+        log = (home / "logs" / "agent.log").read_text(encoding="utf-8", errors="replace")
+        self.assertIn("Context engine 'compactd' not found", log)
 
 
 class Compaction(unittest.TestCase):
