@@ -154,6 +154,9 @@ pub enum RequestKind {
     Short,
     /// An abandoned branch.
     Branch,
+    /// A hermes-agent handoff summary: one user message, no system prompt, no output
+    /// cap (the model decides the length, so a thinking model is never cut short).
+    Hermes,
 }
 
 impl RequestKind {

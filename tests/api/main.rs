@@ -8,6 +8,7 @@ mod errors;
 mod fixtures;
 mod guard;
 mod health;
+mod hermes;
 mod helpers;
 mod openapi;
 mod prepare;
