@@ -69,7 +69,11 @@ pub fn prune(msgs: &[Value], protect_last_n: usize, tail_budget: u64) -> Pruned 
             continue;
         }
         if !seen.insert(py::md5_key(text)) {
-            set_field(&mut out[i], "content", Value::String(DUPLICATE_MARKER.to_owned()));
+            set_field(
+                &mut out[i],
+                "content",
+                Value::String(DUPLICATE_MARKER.to_owned()),
+            );
             changed[i] = true;
             pruned += 1;
         }
@@ -218,16 +222,28 @@ fn call_index(msgs: &[Value]) -> HashMap<CallKey, Call> {
         for tc in items {
             match tc {
                 Some(Value::Object(tc)) => {
-                    let id = tc.get("id").cloned().unwrap_or(Value::String(String::new()));
+                    let id = tc
+                        .get("id")
+                        .cloned()
+                        .unwrap_or(Value::String(String::new()));
                     let Some(key) = call_key(&id) else {
                         continue;
                     };
                     // H1: `function: null` (or any non-object) counts as `{}`.
                     let empty = Map::new();
-                    let f = tc.get("function").and_then(Value::as_object).unwrap_or(&empty);
+                    let f = tc
+                        .get("function")
+                        .and_then(Value::as_object)
+                        .unwrap_or(&empty);
                     let call = Call {
-                        name: f.get("name").cloned().unwrap_or(Value::String("unknown".to_owned())),
-                        args: f.get("arguments").cloned().unwrap_or(Value::String(String::new())),
+                        name: f
+                            .get("name")
+                            .cloned()
+                            .unwrap_or(Value::String("unknown".to_owned())),
+                        args: f
+                            .get("arguments")
+                            .cloned()
+                            .unwrap_or(Value::String(String::new())),
                     };
                     index.insert(key, call);
                 }
@@ -251,12 +267,21 @@ fn pruned_result(m: &Value, index: &HashMap<CallKey, Call>) -> Option<Value> {
             let placeholder = || {
                 let mut part = Map::new();
                 part.insert("type".to_owned(), Value::String("text".to_owned()));
-                part.insert("text".to_owned(), Value::String(SCREENSHOT_REMOVED.to_owned()));
+                part.insert(
+                    "text".to_owned(),
+                    Value::String(SCREENSHOT_REMOVED.to_owned()),
+                );
                 Value::Object(part)
             };
             let parts = parts
                 .iter()
-                .map(|p| if message::is_image_part(p) { placeholder() } else { p.clone() })
+                .map(|p| {
+                    if message::is_image_part(p) {
+                        placeholder()
+                    } else {
+                        p.clone()
+                    }
+                })
                 .collect();
             Some(Value::Array(parts))
         }
@@ -280,9 +305,14 @@ fn pruned_result(m: &Value, index: &HashMap<CallKey, Call>) -> Option<Value> {
             {
                 return None;
             }
-            let id = m.get("tool_call_id").cloned().unwrap_or(Value::String(String::new()));
+            let id = m
+                .get("tool_call_id")
+                .cloned()
+                .unwrap_or(Value::String(String::new()));
             let unknown = Call::unknown();
-            let call = call_key(&id).and_then(|k| index.get(&k)).unwrap_or(&unknown);
+            let call = call_key(&id)
+                .and_then(|k| index.get(&k))
+                .unwrap_or(&unknown);
             Some(Value::String(tool_summary::summarize_value(
                 &call.name, &call.args, text,
             )))
@@ -409,7 +439,14 @@ mod tests {
             assert_eq!(p.changed, (0..want).collect::<Vec<_>>(), "{n} {b}");
             assert_eq!(p.pruned, want);
         }
-        assert_eq!(prune(&[], 3, 100), Pruned { messages: vec![], changed: vec![], pruned: 0 });
+        assert_eq!(
+            prune(&[], 3, 100),
+            Pruned {
+                messages: vec![],
+                changed: vec![],
+                pruned: 0
+            }
+        );
     }
 
     /// The mixed session the reference was run on (protect 5, budget 0: boundary 19).
@@ -464,7 +501,10 @@ mod tests {
         assert_eq!(p.changed, vec![2, 3, 4, 5, 6, 7, 8, 12, 14, 15, 16, 18]);
         assert_eq!(p.pruned, 11);
         let s = |i| content(&p, i).as_str().unwrap_or_default().to_owned();
-        assert_eq!(s(3), "[terminal] ran `cargo test` -> exit 0, 1 lines output");
+        assert_eq!(
+            s(3),
+            "[terminal] ran `cargo test` -> exit 0, 1 lines output"
+        );
         assert_eq!(s(4), "[read_file] read src/é.rs from line 1 (250 chars)");
         // Ids 1, 1.0 and true are one dictionary key.
         assert_eq!(s(5), "[web_search] query='q' (201 chars result)");
@@ -473,12 +513,17 @@ mod tests {
         assert_eq!(s(7), "[patch] replace in p.py (300 chars result)");
         assert_eq!(s(8), "[unknown] k=1 (300 chars result)");
         assert_eq!(s(14), format!("[screenshot removed] {}", x("é", 200)));
-        assert_eq!(s(15), "[screenshot removed] [screenshot removed to save context]");
+        assert_eq!(
+            s(15),
+            "[screenshot removed] [screenshot removed to save context]"
+        );
         assert_eq!(s(16), "[screenshot removed] ['a', 'b']");
         // Older duplicate (key order and extra fields kept); the user copy is not a tool.
         assert_eq!(
             serde_json::to_string(&p.messages[18]).unwrap_or_default(),
-            format!(r#"{{"role":"tool","tool_call_id":"d","content":"{DUPLICATE_MARKER}","extra":1}}"#)
+            format!(
+                r#"{{"role":"tool","tool_call_id":"d","content":"{DUPLICATE_MARKER}","extra":1}}"#
+            )
         );
         let removed = json!({"type": "text", "text": SCREENSHOT_REMOVED});
         assert_eq!(
@@ -493,7 +538,10 @@ mod tests {
     #[test]
     fn scenario_arguments_are_shrunk_in_place() {
         let p = prune(&scenario(), 5, 0);
-        let calls = p.messages[2]["tool_calls"].as_array().cloned().unwrap_or_default();
+        let calls = p.messages[2]["tool_calls"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         let args: Vec<&str> = calls
             .iter()
             .filter_map(|c| c["function"]["arguments"].as_str())
@@ -503,7 +551,10 @@ mod tests {
             args,
             vec![
                 "{\"command\": \"cargo test\"}".to_owned(),
-                format!("{{\"path\": \"src/é.rs\", \"content_hint\": \"{}\"}}", cut("x")),
+                format!(
+                    "{{\"path\": \"src/é.rs\", \"content_hint\": \"{}\"}}",
+                    cut("x")
+                ),
                 "{\"query\":\"q\"}".to_owned(),
                 format!("{{\"path\": \"p.py\", \"pad\": \"{}\"}}", cut("p")),
                 format!(
@@ -516,8 +567,14 @@ mod tests {
         );
         assert_eq!(calls[2], json!("junk"));
         assert_eq!(
-            calls[1].as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()),
-            Some(vec!["id".to_owned(), "type".to_owned(), "function".to_owned()])
+            calls[1]
+                .as_object()
+                .map(|o| o.keys().cloned().collect::<Vec<_>>()),
+            Some(vec![
+                "id".to_owned(),
+                "type".to_owned(),
+                "function".to_owned()
+            ])
         );
     }
 
@@ -562,13 +619,16 @@ mod tests {
         assert_eq!(s(4), "[terminal] ran `` -> exit ?, 1 lines output");
         assert_eq!(s(5), "[unknown] (201 chars result)");
         assert_eq!(s(6), "[None] (201 chars result)");
-        assert_eq!(s(7), "[screenshot removed] [screenshot removed to save context]");
+        assert_eq!(
+            s(7),
+            "[screenshot removed] [screenshot removed to save context]"
+        );
         assert_eq!(p.changed, vec![2, 3, 4, 5, 6, 7]);
     }
 
     #[test]
     fn shrink_args_follows_json_dumps() {
-        let long = |s: String| format!(r#"{{"x":{s},"pad":"{}"}}"#, x("p", 500));
+        let long = |s: &str| format!(r#"{{"x":{s},"pad":"{}"}}"#, x("p", 500));
         let pad = format!("{}...[truncated]", x("p", 200));
         // Escapes become raw text, controls stay escaped, "/" is not escaped.
         assert_eq!(
@@ -583,23 +643,39 @@ mod tests {
         );
         assert_eq!(
             shrink_args(&format!(r#"{{"a":1,"a":"{}","b":2}}"#, x("z", 600))),
-            Some(format!(r#"{{"a": "{}...[truncated]", "b": 2}}"#, x("z", 200)))
+            Some(format!(
+                r#"{{"a": "{}...[truncated]", "b": 2}}"#,
+                x("z", 200)
+            ))
         );
         // The cut counts code points; keys are never cut; top-level strings and lists shrink.
         let s = format!("{}😀x\u{301}", x("é", 199));
         assert_eq!(
             shrink_args(&format!(r#"{{"{}": "{s}"}}"#, x("k", 300))),
-            Some(format!(r#"{{"{}": "{}😀...[truncated]"}}"#, x("k", 300), x("é", 199)))
+            Some(format!(
+                r#"{{"{}": "{}😀...[truncated]"}}"#,
+                x("k", 300),
+                x("é", 199)
+            ))
         );
         assert_eq!(
             shrink_args(&format!(r#""{}""#, x("s", 600))),
             Some(format!(r#""{}...[truncated]""#, x("s", 200)))
         );
-        assert_eq!(shrink_args(&format!(" \n{{\"a\": 1}}\n ")), Some(r#"{"a": 1}"#.to_owned()));
+        assert_eq!(
+            shrink_args(" \n{\"a\": 1}\n "),
+            Some(r#"{"a": 1}"#.to_owned())
+        );
         // Not JSON, trailing data, a raw tab, an integer over 4300 digits: kept as is.
         assert_eq!(shrink_args(&format!("not json {}", x("n", 600))), None);
-        assert_eq!(shrink_args(&format!(r#"{{"a":"{}"}} trailing"#, x("x", 600))), None);
-        assert_eq!(shrink_args(&format!("{{\"a\":\"{}\"}}", x("x\ty", 300))), None);
+        assert_eq!(
+            shrink_args(&format!(r#"{{"a":"{}"}} trailing"#, x("x", 600))),
+            None
+        );
+        assert_eq!(
+            shrink_args(&format!("{{\"a\":\"{}\"}}", x("x\ty", 300))),
+            None
+        );
         assert_eq!(shrink_args(&format!(r#"{{"big":{}}}"#, x("9", 4301))), None);
         assert_eq!(
             shrink_args(&format!(r#"{{"big":{}}}"#, x("9", 600))),
@@ -625,6 +701,9 @@ mod tests {
         let calls = &p.messages[0]["tool_calls"];
         assert_eq!(calls[0], msgs[0]["tool_calls"][0]);
         assert_eq!(calls[1], msgs[0]["tool_calls"][1]);
-        assert_eq!(calls[2]["function"]["arguments"], json!(format!("{{\"a\": \"{}\"}}", x("q", 200))));
+        assert_eq!(
+            calls[2]["function"]["arguments"],
+            json!(format!("{{\"a\": \"{}\"}}", x("q", 200)))
+        );
     }
 }

@@ -109,7 +109,10 @@ fn image_count(m: &Value) -> u64 {
         count += parts.iter().filter(|p| message::is_image_part(p)).count() as u64;
     }
     if let Some(Value::Array(stashed)) = map.get("_anthropic_content_blocks") {
-        count += stashed.iter().filter(|p| part_type(p) == Some("image")).count() as u64;
+        count += stashed
+            .iter()
+            .filter(|p| part_type(p) == Some("image"))
+            .count() as u64;
     }
     // A tool result envelope not converted yet: only `image` and `image_url` count here.
     if let Some(Value::Object(env)) = content {
@@ -217,7 +220,10 @@ mod tests {
     #[test]
     fn rough_counts_code_points_of_python_str() {
         // Astral, combining and zero-width characters count one each.
-        assert_eq!(r(r#"[{"role":"user","content":"héllo 😀 e\u0301 a\u200bb"}]"#), 13);
+        assert_eq!(
+            r(r#"[{"role":"user","content":"héllo 😀 e\u0301 a\u200bb"}]"#),
+            13
+        );
         // repr escapes: both quotes present, backslash, controls, U+00A0, U+200B.
         let s = r#"[{"role":"user","content":"it's \"q\" \\ \n\t\u0007\u007f\u00a0\u200b\ud83d\ude00"}]"#;
         assert_eq!(r(s), 17);
@@ -245,7 +251,10 @@ mod tests {
         let s = r#"[{"role":"tool","tool_call_id":"c1","content":{"_multimodal":true,"content":[{"type":"image","x":1},{"type":"image_url"},{"type":"input_image"},{"type":"text","text":"hi"}],"text_summary":"shot of \u00e9"}}]"#;
         assert_eq!(r(s), 3016);
         // Truthy 1 without a summary: ''.
-        assert_eq!(r(r#"[{"role":"tool","content":{"_multimodal":1,"content":[]}}]"#), 8);
+        assert_eq!(
+            r(r#"[{"role":"tool","content":{"_multimodal":1,"content":[]}}]"#),
+            8
+        );
         // Falsy flag: the whole envelope is text and its image is not counted.
         let s = r#"[{"role":"tool","content":{"_multimodal":0,"content":[{"type":"image"}],"text_summary":"s"}}]"#;
         assert_eq!(r(s), 25);
@@ -272,14 +281,23 @@ mod tests {
 
     #[test]
     fn budget_string_content() {
-        assert_eq!(e(r#"{"role":"user","content":"héllo 😀 e\u0301 a\u200bb"}"#), 13);
+        assert_eq!(
+            e(r#"{"role":"user","content":"héllo 😀 e\u0301 a\u200bb"}"#),
+            13
+        );
         let s = format!(r#"{{"role":"user","content":"{}"}}"#, "x".repeat(41));
         assert_eq!(e(&s), 20);
     }
 
     #[test]
     fn budget_falsy_content_counts_nothing() {
-        for c in ["", r#","content":0"#, r#","content":false"#, r#","content":[]"#, r#","content":{}"#] {
+        for c in [
+            "",
+            r#","content":0"#,
+            r#","content":false"#,
+            r#","content":[]"#,
+            r#","content":{}"#,
+        ] {
             assert_eq!(e(&format!(r#"{{"role":"user"{c}}}"#)), 10, "{c}");
         }
     }
@@ -288,9 +306,12 @@ mod tests {
     fn budget_other_content_counts_its_python_str() {
         assert_eq!(e(r#"{"role":"user","content":1E2}"#), 11); // "100.0"
         assert_eq!(e(r#"{"role":"user","content":true}"#), 11); // "True"
-        assert_eq!(e(r#"{"role":"user","content":123456789012345678901234567890}"#), 17);
+        assert_eq!(
+            e(r#"{"role":"user","content":123456789012345678901234567890}"#),
+            17
+        );
         assert_eq!(e(r#"{"role":"user","content":1e400}"#), 10); // "inf"
-        // A multimodal envelope counts its whole str(), base64 included.
+                                                                 // A multimodal envelope counts its whole str(), base64 included.
         let s = r#"{"role":"tool","content":{"_multimodal":true,"content":[{"type":"image","source":{"data":"QUJDRA=="}}],"text_summary":"s"}}"#;
         assert_eq!(e(s), 36);
     }
@@ -304,10 +325,19 @@ mod tests {
     #[test]
     fn budget_non_string_text_is_empty_h1() {
         // hermes raises TypeError on len(12345); H1 counts "" (else this would be 12).
-        assert_eq!(e(r#"{"role":"user","content":[{"type":"text","text":12345},"abcd"]}"#), 11);
-        assert_eq!(e(r#"{"role":"user","content":[{"type":"text","text":true},"abcd"]}"#), 11);
+        assert_eq!(
+            e(r#"{"role":"user","content":[{"type":"text","text":12345},"abcd"]}"#),
+            11
+        );
+        assert_eq!(
+            e(r#"{"role":"user","content":[{"type":"text","text":true},"abcd"]}"#),
+            11
+        );
         // An unhashable type is not an image: its text counts.
-        assert_eq!(e(r#"{"role":"user","content":[{"type":{"k":1},"text":"abcdefgh"}]}"#), 12);
+        assert_eq!(
+            e(r#"{"role":"user","content":[{"type":{"k":1},"text":"abcdefgh"}]}"#),
+            12
+        );
     }
 
     #[test]
@@ -315,9 +345,18 @@ mod tests {
         let s = r#"{"role":"assistant","content":"","tool_calls":[{"id":"call_1","type":"function","function":{"name":"terminal","arguments":"{\"command\": \"ls\"}"}},"junk",5,{"id":"c2","function":null,"index":0,"extra_content":{"g":1.0}}]}"#;
         assert_eq!(e(s), 53);
         // A string or an object iterates without objects; a number raises in hermes (H1).
-        assert_eq!(e(r#"{"role":"assistant","content":null,"tool_calls":"abc"}"#), 10);
-        assert_eq!(e(r#"{"role":"assistant","content":null,"tool_calls":{"a":1}}"#), 10);
-        assert_eq!(e(r#"{"role":"assistant","content":null,"tool_calls":7}"#), 10);
+        assert_eq!(
+            e(r#"{"role":"assistant","content":null,"tool_calls":"abc"}"#),
+            10
+        );
+        assert_eq!(
+            e(r#"{"role":"assistant","content":null,"tool_calls":{"a":1}}"#),
+            10
+        );
+        assert_eq!(
+            e(r#"{"role":"assistant","content":null,"tool_calls":7}"#),
+            10
+        );
     }
 
     #[test]
@@ -327,7 +366,10 @@ mod tests {
         // sort_keys at every level, control characters escaped, 1e400 is Infinity.
         let s = r#"{"role":"assistant","reasoning":null,"reasoning_content":{"b":{"y":1,"x":2},"a":"\u0001\n"},"reasoning_details":1e400}"#;
         assert_eq!(e(s), 22);
-        assert_eq!(e(r#"{"role":"assistant","reasoning":true, "codex_message_items": 12345}"#), 12);
+        assert_eq!(
+            e(r#"{"role":"assistant","reasoning":true, "codex_message_items": 12345}"#),
+            12
+        );
     }
 
     #[test]

@@ -21,8 +21,10 @@ use crate::hermes::py::{self, PyValue};
 /// Python 3.11's default `sys.get_int_max_str_digits()`.
 const INT_MAX_STR_DIGITS: usize = 4300;
 
-static EXIT_CODE: LazyLock<Regex> = LazyLock::new(|| py::re::compile(r#""exit_code"\s*:\s*(-?\d+)"#));
-static TOTAL_COUNT: LazyLock<Regex> = LazyLock::new(|| py::re::compile(r#""total_count"\s*:\s*(\d+)"#));
+static EXIT_CODE: LazyLock<Regex> =
+    LazyLock::new(|| py::re::compile(r#""exit_code"\s*:\s*(-?\d+)"#));
+static TOTAL_COUNT: LazyLock<Regex> =
+    LazyLock::new(|| py::re::compile(r#""total_count"\s*:\s*(\d+)"#));
 
 /// The browser tools, which share one line shape.
 const BROWSER_TOOLS: [&str; 6] = [
@@ -99,7 +101,10 @@ fn line(name: &Value, args: &Value, content: &str) -> Result<String, Raised> {
             } else {
                 "?".to_owned()
             };
-            format!("[write_file] wrote to {} ({written} lines)", show("path", "?"))
+            format!(
+                "[write_file] wrote to {} ({written} lines)",
+                show("path", "?")
+            )
         }
         "search_files" => format!(
             "[search_files] {} search for '{}' in {} -> {} matches",
@@ -125,7 +130,10 @@ fn line(name: &Value, args: &Value, content: &str) -> Result<String, Raised> {
             "[web_search] query='{}' ({len} chars result)",
             show("query", "?")
         ),
-        "web_extract" => format!("[web_extract] {} ({len} chars)", web_extract_urls(get("urls"))?),
+        "web_extract" => format!(
+            "[web_extract] {} ({len} chars)",
+            web_extract_urls(get("urls"))?
+        ),
         "delegate_task" => format!(
             "[delegate_task] '{}' ({len} chars result)",
             cut(&str_arg("goal"), 60, 57)
@@ -145,7 +153,11 @@ fn line(name: &Value, args: &Value, content: &str) -> Result<String, Raised> {
             "[vision_analyze] '{}' ({len} chars)",
             py::head(&str_arg("question"), 50)
         ),
-        "memory" => format!("[memory] {} on {}", show("action", "?"), show("target", "?")),
+        "memory" => format!(
+            "[memory] {} on {}",
+            show("action", "?"),
+            show("target", "?")
+        ),
         "todo" => "[todo] updated task list".to_owned(),
         "clarify" => "[clarify] asked user a question".to_owned(),
         "text_to_speech" => format!("[text_to_speech] generated audio ({len} chars)"),
@@ -211,7 +223,10 @@ fn web_extract_urls(urls: Option<&PyValue>) -> Result<String, Raised> {
         Some(PyValue::Dict(_)) => {
             let item = list.and_then(|items| items.first());
             let pick = |k: &str| item.and_then(|d| d.get(k)).filter(|v| v.is_truthy());
-            pick("url").or_else(|| pick("href")).cloned().unwrap_or(question)
+            pick("url")
+                .or_else(|| pick("href"))
+                .cloned()
+                .unwrap_or(question)
         }
         Some(s @ PyValue::Str(_)) => s.clone(),
         _ => question,
@@ -272,7 +287,10 @@ mod tests {
         );
         // Cut at 80 code points to 77 + "...", whitespace of any kind around the colon.
         let args = format!(r#"{{"command": "{}"}}"#, x("\\u00e9", 81));
-        let want = format!("[terminal] ran `{}...` -> exit -12, 1 lines output", x("é", 77));
+        let want = format!(
+            "[terminal] ran `{}...` -> exit -12, 1 lines output",
+            x("é", 77)
+        );
         assert_eq!(t("terminal", &args, "\"exit_code\" :\t-12 trailing"), want);
         // \d is Unicode: Arabic-Indic digits are an exit code; a number command prints.
         assert_eq!(
@@ -299,7 +317,11 @@ mod tests {
     #[test]
     fn files() {
         assert_eq!(
-            t("read_file", r#"{"path": "src/main.rs", "offset": 1E2}"#, &x("x", 12345)),
+            t(
+                "read_file",
+                r#"{"path": "src/main.rs", "offset": 1E2}"#,
+                &x("x", 12345)
+            ),
             "[read_file] read src/main.rs from line 100.0 (12,345 chars)"
         );
         assert_eq!(
@@ -329,11 +351,19 @@ mod tests {
             "[write_file] wrote to a.txt (? lines)"
         );
         assert_eq!(
-            t("search_files", r#"{"pattern": "fn main", "path": "src/"}"#, r#"{"total_count": 12, "matches": []}"#),
+            t(
+                "search_files",
+                r#"{"pattern": "fn main", "path": "src/"}"#,
+                r#"{"total_count": 12, "matches": []}"#
+            ),
             "[search_files] content search for 'fn main' in src/ -> 12 matches"
         );
         assert_eq!(
-            t("search_files", r#"{"target": "files", "pattern": ["a"], "path": {"a": 1.5}}"#, r#"{"total_count": -1}"#),
+            t(
+                "search_files",
+                r#"{"target": "files", "pattern": ["a"], "path": {"a": 1.5}}"#,
+                r#"{"total_count": -1}"#
+            ),
             "[search_files] files search for '['a']' in {'a': 1.5} -> ? matches"
         );
         assert_eq!(
@@ -341,7 +371,11 @@ mod tests {
             "[patch] replace in x.py (4 chars result)"
         );
         assert_eq!(
-            t("patch", r#"{"mode": "diff", "path": "x.py"}"#, &x("z", 1000)),
+            t(
+                "patch",
+                r#"{"mode": "diff", "path": "x.py"}"#,
+                &x("z", 1000)
+            ),
             "[patch] diff in x.py (1,000 chars result)"
         );
     }
@@ -349,7 +383,11 @@ mod tests {
     #[test]
     fn browser() {
         assert_eq!(
-            t("browser_navigate", r#"{"url": "https://ex.com", "ref": "e1"}"#, &x("p", 2048)),
+            t(
+                "browser_navigate",
+                r#"{"url": "https://ex.com", "ref": "e1"}"#,
+                &x("p", 2048)
+            ),
             "[browser_navigate] https://ex.com (2,048 chars)"
         );
         assert_eq!(
@@ -372,15 +410,27 @@ mod tests {
             t("web_search", r#"{"query": "rust \"serde\""}"#, &x("r", 999)),
             "[web_search] query='rust \"serde\"' (999 chars result)"
         );
-        assert_eq!(t("web_search", "{}", "r"), "[web_search] query='?' (1 chars result)");
+        assert_eq!(
+            t("web_search", "{}", "r"),
+            "[web_search] query='?' (1 chars result)"
+        );
         let we = |args: &str, content: &str| t("web_extract", args, content);
         assert_eq!(
-            we(r#"{"urls": ["https://a", "https://b", "https://c"]}"#, &x("q", 5000)),
+            we(
+                r#"{"urls": ["https://a", "https://b", "https://c"]}"#,
+                &x("q", 5000)
+            ),
             "[web_extract] https://a (+2 more) (5,000 chars)"
         );
-        assert_eq!(we(r#"{"urls": ["https://a"]}"#, "q"), "[web_extract] https://a (1 chars)");
+        assert_eq!(
+            we(r#"{"urls": ["https://a"]}"#, "q"),
+            "[web_extract] https://a (1 chars)"
+        );
         assert_eq!(we(r#"{"urls": []}"#, "q"), "[web_extract] ? (1 chars)");
-        assert_eq!(we(r#"{"urls": "https://a"}"#, "q"), "[web_extract] ? (1 chars)");
+        assert_eq!(
+            we(r#"{"urls": "https://a"}"#, "q"),
+            "[web_extract] ? (1 chars)"
+        );
         assert_eq!(
             we(r#"{"urls": [{"url": "", "href": "https://h"}, 2]}"#, "q"),
             "[web_extract] https://h (+1 more) (1 chars)"
@@ -389,20 +439,34 @@ mod tests {
             we(r#"{"urls": [{"title": "t"}, 2]}"#, "q"),
             "[web_extract] ? (+1 more) (1 chars)"
         );
-        assert_eq!(we(r#"{"urls": [{"url": 5}]}"#, "q"), "[web_extract] 5 (1 chars)");
-        assert_eq!(we(r#"{"urls": [7, "b"]}"#, "q"), "[web_extract] ? (+1 more) (1 chars)");
+        assert_eq!(
+            we(r#"{"urls": [{"url": 5}]}"#, "q"),
+            "[web_extract] 5 (1 chars)"
+        );
+        assert_eq!(
+            we(r#"{"urls": [7, "b"]}"#, "q"),
+            "[web_extract] ? (+1 more) (1 chars)"
+        );
     }
 
     #[test]
     fn web_extract_python_raises_or_extends() {
         // int + str raises: the guarded fallback line.
         assert_eq!(
-            t("web_extract", r#"{"urls": [{"url": 5}, "b"]}"#, &x("q", 1234)),
+            t(
+                "web_extract",
+                r#"{"urls": [{"url": 5}, "b"]}"#,
+                &x("q", 1234)
+            ),
             "[web_extract] (1,234 chars result)"
         );
         // list += str extends the list with the characters.
         assert_eq!(
-            t("web_extract", r#"{"urls": [{"url": ["u"]}, "b", "c"]}"#, "q"),
+            t(
+                "web_extract",
+                r#"{"urls": [{"url": ["u"]}, "b", "c"]}"#,
+                "q"
+            ),
             "[web_extract] ['u', ' ', '(', '+', '2', ' ', 'm', 'o', 'r', 'e', ')'] (1 chars)"
         );
     }
@@ -421,7 +485,10 @@ mod tests {
         let code = format!(r#"{{"code": "import os\nprint(1)\n{}"}}"#, x("z", 50));
         assert_eq!(
             t("execute_code", &code, "1\n2\n"),
-            format!("[execute_code] `import os print(1) {}...` (3 lines output)", x("z", 41))
+            format!(
+                "[execute_code] `import os print(1) {}...` (3 lines output)",
+                x("z", 41)
+            )
         );
         assert_eq!(
             t("execute_code", r#"{"code": "a\nb"}"#, ""),
@@ -435,7 +502,10 @@ mod tests {
             t("skill_view", r#"{"name": "pdf"}"#, &x("s", 3000)),
             "[skill_view] name=pdf (3,000 chars)"
         );
-        assert_eq!(t("skills_list", "{}", "s"), "[skills_list] name=? (1 chars)");
+        assert_eq!(
+            t("skills_list", "{}", "s"),
+            "[skills_list] name=? (1 chars)"
+        );
         let q = format!(r#"{{"question": "{}"}}"#, x("😀", 60));
         assert_eq!(
             t("vision_analyze", &q, "v"),
@@ -446,7 +516,10 @@ mod tests {
             "[memory] add on user"
         );
         assert_eq!(t("memory", "{}", "m"), "[memory] ? on ?");
-        assert_eq!(t("todo", r#"{"todos": []}"#, "t"), "[todo] updated task list");
+        assert_eq!(
+            t("todo", r#"{"todos": []}"#, "t"),
+            "[todo] updated task list"
+        );
         assert_eq!(t("clarify", "{}", "t"), "[clarify] asked user a question");
         assert_eq!(
             t("text_to_speech", "{}", &x("a", 1001)),
@@ -474,7 +547,10 @@ mod tests {
             )
         );
         // Duplicate keys: first position, last value. NaN/Infinity and float spellings.
-        assert_eq!(t("my_tool", r#"{"a": 1, "a": 2}"#, ""), "[my_tool] a=2 (0 chars result)");
+        assert_eq!(
+            t("my_tool", r#"{"a": 1, "a": 2}"#, ""),
+            "[my_tool] a=2 (0 chars result)"
+        );
         assert_eq!(
             t("my_tool", r#"{"x": NaN, "y": -Infinity}"#, "o"),
             "[my_tool] x=nan y=-inf (1 chars result)"
@@ -489,17 +565,32 @@ mod tests {
             "[my_tool] s=e\u{301}\u{200b} (1 chars result)"
         );
         // JSON whitespace around the document is fine; trailing data or a raw tab is not.
-        assert_eq!(t("my_tool", " {\"k\": \"v\"} ", "o"), "[my_tool] k=v (1 chars result)");
-        assert_eq!(t("my_tool", "{\"k\": \"v\"} x", "o"), "[my_tool] (1 chars result)");
-        assert_eq!(t("my_tool", "{\"k\": \"a\tb\"}", "o"), "[my_tool] (1 chars result)");
+        assert_eq!(
+            t("my_tool", " {\"k\": \"v\"} ", "o"),
+            "[my_tool] k=v (1 chars result)"
+        );
+        assert_eq!(
+            t("my_tool", "{\"k\": \"v\"} x", "o"),
+            "[my_tool] (1 chars result)"
+        );
+        assert_eq!(
+            t("my_tool", "{\"k\": \"a\tb\"}", "o"),
+            "[my_tool] (1 chars result)"
+        );
     }
 
     #[test]
     fn integers_over_4300_digits_raise_into_the_fallback() {
         let big = |n| format!(r#"{{"big": {}}}"#, x("9", n));
         let content = x("o", 1500);
-        assert_eq!(t("my_tool", &big(4301), &content), "[my_tool] (1,500 chars result)");
-        assert_eq!(t("terminal", &big(4301), &content), "[terminal] (1,500 chars result)");
+        assert_eq!(
+            t("my_tool", &big(4301), &content),
+            "[my_tool] (1,500 chars result)"
+        );
+        assert_eq!(
+            t("terminal", &big(4301), &content),
+            "[terminal] (1,500 chars result)"
+        );
         assert_eq!(
             t("terminal", &big(4300), &content),
             "[terminal] ran `` -> exit ?, 1 lines output"
@@ -517,7 +608,10 @@ mod tests {
         assert_eq!(tv("5", r#""""#), "[5] (5 chars result)");
         assert_eq!(tv("true", r#""{}""#), "[True] (5 chars result)");
         // Unhashable names raise at the first set test: the fallback line.
-        assert_eq!(tv(r#"["x"]"#, r#""{\"command\": \"ls\"}""#), "[['x']] (5 chars result)");
+        assert_eq!(
+            tv(r#"["x"]"#, r#""{\"command\": \"ls\"}""#),
+            "[['x']] (5 chars result)"
+        );
         assert_eq!(tv(r#"{"n": 1}"#, r#""{}""#), "[{'n': 1}] (5 chars result)");
         // Arguments that are not a string read as {}.
         let want = "[terminal] ran `` -> exit ?, 2 lines output";
