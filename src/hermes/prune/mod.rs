@@ -7,8 +7,8 @@
 //! long tool-call arguments before the boundary have their long strings cut inside the
 //! parsed JSON, so they stay valid JSON.
 //!
-//! Design decisions: messages are cloned only when a pass replaces something in them, and
-//! the replaced field keeps its position in the object. The call index keys calls by
+//! Design decisions: the output starts as a copy of the input, and a replaced field keeps
+//! its position in its object. Pass 3's JSON work is in [`args`]. The call index keys calls by
 //! their `id` as a Python dictionary would (`1`, `1.0` and `true` are the same key), see
 //! [`CallKey`]. Shapes on which hermes raises follow H1: `function` that is not an object
 //! counts as `{}`, `arguments` that is not a string counts as `""` in pass 3, an
@@ -22,6 +22,9 @@ use serde_json::{Map, Value};
 use crate::hermes::py::{self, PyValue};
 use crate::hermes::{message, tokens, tool_summary};
 
+mod args;
+pub use args::shrink_args;
+
 /// What pass 1 writes over an older duplicate.
 pub const DUPLICATE_MARKER: &str = "[Duplicate tool output — same content as a more recent call]";
 /// The placeholder older hermes versions wrote; pass 2 leaves it alone.
@@ -34,8 +37,6 @@ const DEDUPE_MIN_CHARS: usize = 200;
 const SUMMARIZE_OVER_CHARS: usize = 200;
 /// Arguments longer than this are shrunk.
 const ARGS_OVER_CHARS: usize = 500;
-/// String leaves of shrunk arguments keep this many code points.
-const ARG_STRING_KEEP: usize = 200;
 
 /// The pruned list and what changed in it.
 #[derive(Debug, Clone, PartialEq)]
@@ -348,41 +349,6 @@ fn shrunk_call(tc: &Value) -> Option<Value> {
     Some(Value::Object(call))
 }
 
-/// `_truncate_tool_call_args_json`: long string leaves cut, re-serialized with
-/// `json.dumps(ensure_ascii=False)`; None when the arguments do not parse (then hermes
-/// keeps them), including an integer over Python's 4300-digit conversion limit.
-pub fn shrink_args(args: &str) -> Option<String> {
-    let parsed = py::loads(args)?;
-    if !fits_int_limit(&parsed) {
-        return None;
-    }
-    Some(py::dumps(&shrink(parsed), false))
-}
-
-/// Every integer within Python 3.11's 4300-digit `int()` limit.
-fn fits_int_limit(v: &PyValue) -> bool {
-    match v {
-        PyValue::Int(d) => d.trim_start_matches('-').len() <= 4300,
-        PyValue::List(items) => items.iter().all(fits_int_limit),
-        PyValue::Dict(entries) => entries.iter().all(|(_, v)| fits_int_limit(v)),
-        _ => true,
-    }
-}
-
-/// String leaves longer than 200 code points keep 200 + `...[truncated]`.
-fn shrink(v: PyValue) -> PyValue {
-    match v {
-        PyValue::Str(s) if py::len(&s) > ARG_STRING_KEEP => {
-            PyValue::Str(format!("{}...[truncated]", py::head(&s, ARG_STRING_KEEP)))
-        }
-        PyValue::List(items) => PyValue::List(items.into_iter().map(shrink).collect()),
-        PyValue::Dict(entries) => {
-            PyValue::Dict(entries.into_iter().map(|(k, v)| (k, shrink(v))).collect())
-        }
-        other => other,
-    }
-}
-
 /// Replaces (or adds) `key` in an object message, keeping its position.
 fn set_field(m: &mut Value, key: &str, value: Value) {
     if let Value::Object(map) = m {
@@ -624,63 +590,6 @@ mod tests {
             "[screenshot removed] [screenshot removed to save context]"
         );
         assert_eq!(p.changed, vec![2, 3, 4, 5, 6, 7]);
-    }
-
-    #[test]
-    fn shrink_args_follows_json_dumps() {
-        let long = |s: &str| format!(r#"{{"x":{s},"pad":"{}"}}"#, x("p", 500));
-        let pad = format!("{}...[truncated]", x("p", 200));
-        // Escapes become raw text, controls stay escaped, "/" is not escaped.
-        assert_eq!(
-            shrink_args(&long(r#""\u00e9\n\t\u0001\"\\/""#)),
-            Some(format!(r#"{{"x": "é\n\t\u0001\"\\/", "pad": "{pad}"}}"#))
-        );
-        // Numbers as Python re-prints them; duplicate keys merge at the first position.
-        let nums = r#"{"a": 1.0, "b": 1.5e300, "c": 0.0001, "d": 1e-05, "e": 1e16, "f": 123456789.123456789, "g": [1E2, 1e400, -0, 12345678901234567890, NaN, -Infinity, true, null]}"#;
-        assert_eq!(
-            shrink_args(nums),
-            Some(r#"{"a": 1.0, "b": 1.5e+300, "c": 0.0001, "d": 1e-05, "e": 1e+16, "f": 123456789.12345679, "g": [100.0, Infinity, 0, 12345678901234567890, NaN, -Infinity, true, null]}"#.to_owned())
-        );
-        assert_eq!(
-            shrink_args(&format!(r#"{{"a":1,"a":"{}","b":2}}"#, x("z", 600))),
-            Some(format!(
-                r#"{{"a": "{}...[truncated]", "b": 2}}"#,
-                x("z", 200)
-            ))
-        );
-        // The cut counts code points; keys are never cut; top-level strings and lists shrink.
-        let s = format!("{}😀x\u{301}", x("é", 199));
-        assert_eq!(
-            shrink_args(&format!(r#"{{"{}": "{s}"}}"#, x("k", 300))),
-            Some(format!(
-                r#"{{"{}": "{}😀...[truncated]"}}"#,
-                x("k", 300),
-                x("é", 199)
-            ))
-        );
-        assert_eq!(
-            shrink_args(&format!(r#""{}""#, x("s", 600))),
-            Some(format!(r#""{}...[truncated]""#, x("s", 200)))
-        );
-        assert_eq!(
-            shrink_args(" \n{\"a\": 1}\n "),
-            Some(r#"{"a": 1}"#.to_owned())
-        );
-        // Not JSON, trailing data, a raw tab, an integer over 4300 digits: kept as is.
-        assert_eq!(shrink_args(&format!("not json {}", x("n", 600))), None);
-        assert_eq!(
-            shrink_args(&format!(r#"{{"a":"{}"}} trailing"#, x("x", 600))),
-            None
-        );
-        assert_eq!(
-            shrink_args(&format!("{{\"a\":\"{}\"}}", x("x\ty", 300))),
-            None
-        );
-        assert_eq!(shrink_args(&format!(r#"{{"big":{}}}"#, x("9", 4301))), None);
-        assert_eq!(
-            shrink_args(&format!(r#"{{"big":{}}}"#, x("9", 600))),
-            Some(format!(r#"{{"big": {}}}"#, x("9", 600)))
-        );
     }
 
     #[test]
