@@ -91,7 +91,7 @@ pub fn tail_cut_by(
     let n = msgs.len();
     // 1. The message-count floor, leaving two messages to summarize on short lists.
     let avail = n.saturating_sub(h + 1);
-    let floor = protect_last_n.min(MAX_TAIL_FLOOR).max(3);
+    let floor = protect_last_n.clamp(3, MAX_TAIL_FLOOR);
     let cap = avail.saturating_sub(2).max(3);
     let min_tail = if avail > 1 {
         floor.min(cap).min(avail)
