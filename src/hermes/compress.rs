@@ -20,7 +20,8 @@ use super::serialize::serialize;
 use super::settings::{Settings, State, Threshold};
 use super::summaries;
 use super::texts::HermesTexts;
-use super::tokens::rough;
+use super::py;
+use super::tokens::{budget, rough};
 use super::Options;
 
 /// One compaction request.
@@ -179,10 +180,7 @@ pub fn plan(input: Input, texts: &HermesTexts, opts: &Options) -> Plan {
     let msgs = &common.input;
 
     // H7: a handoff summary anywhere but a leading system message decays the head too.
-    let summary_present = msgs.iter().enumerate().any(|(i, m)| {
-        !(i == 0 && message::has_role(m, "system"))
-            && summaries::is_handoff_summary(message::content(m), &texts.prefix)
-    });
+    let summary_present = summaries::present(msgs, &texts.prefix);
     let first_n = boundaries::protect_first_n(&settings, &common.state, summary_present);
     let head_size = boundaries::head_size(msgs, first_n);
     if n <= head_size + 4 {
@@ -192,12 +190,13 @@ pub fn plan(input: Input, texts: &HermesTexts, opts: &Options) -> Plan {
     let pruned = prune::prune(msgs, settings.protect_last_n, threshold.tail_token_budget);
     let pruned_msgs = pruned.messages;
     let start = boundaries::align_forward(&pruned_msgs, head_size);
-    let end = boundaries::tail_cut(
+    let end = boundaries::tail_cut_by(
         &pruned_msgs,
         start,
-        threshold.tail_token_budget,
         settings.protect_last_n,
+        threshold.tail_token_budget,
         &texts.prefix,
+        budget,
     );
     let mut b = Boundaries {
         head_size,
@@ -220,8 +219,7 @@ pub fn plan(input: Input, texts: &HermesTexts, opts: &Options) -> Plan {
     }
 
     // §8: an earlier summary in the window (or the head) narrows the turns.
-    let search_from = usize::from(n > 0 && message::has_role(&pruned_msgs[0], "system"));
-    let found = summaries::find_latest(&pruned_msgs, search_from, end, &texts.prefix);
+    let found = summaries::find_latest(&pruned_msgs, end, &texts.prefix);
     let mut previous_summary = common
         .state
         .previous_summary
@@ -230,8 +228,7 @@ pub fn plan(input: Input, texts: &HermesTexts, opts: &Options) -> Plan {
     let mut turns: Vec<Value> = Vec::new();
     match found {
         Some(p) => {
-            let text = message::text_view(message::content(&pruned_msgs[p]));
-            let body = summaries::extract_body(&text, &texts.prefix);
+            let body = summaries::body_at(&pruned_msgs, p, &texts.prefix);
             if !body.is_empty() && previous_summary.is_none() {
                 previous_summary = Some(body);
             }
@@ -241,7 +238,7 @@ pub fn plan(input: Input, texts: &HermesTexts, opts: &Options) -> Plan {
             // is summarized ahead of the new turns.
             if p >= start {
                 turns.extend(pruned_msgs[start..p].iter().cloned());
-                if let Some(own) = summaries::own_text(&pruned_msgs[p], &texts.prefix) {
+                if let Some(own) = own_text(&pruned_msgs[p], &texts.prefix) {
                     turns.push(with_text(&pruned_msgs[p], own));
                 }
             }
@@ -293,6 +290,26 @@ pub fn plan(input: Input, texts: &HermesTexts, opts: &Options) -> Plan {
         summary_budget,
         previous_summary,
     }))
+}
+
+/// The message's own text when a summary was merged into it (H6): before the merge
+/// delimiter without the PRIOR CONTEXT header (hermes's form), or after the end marker
+/// (the H5 form). `None` for a standalone summary or an empty own text.
+fn own_text(m: &Value, ours: &str) -> Option<String> {
+    let text = message::text_view(message::content(m));
+    let own = if let Some((before, _)) = text.split_once(summaries::MERGE_DELIMITER) {
+        let before = py::strip(before);
+        py::strip(before.strip_prefix(summaries::PRIOR_CONTEXT_HEADER).unwrap_or(before))
+            .to_string()
+    } else if summaries::is_handoff_summary(Some(&Value::String(text.clone())), ours) {
+        match text.split_once(summaries::END_MARKER) {
+            Some((_, after)) => py::strip(after).to_string(),
+            None => String::new(),
+        }
+    } else {
+        String::new()
+    };
+    (!own.is_empty()).then_some(own)
 }
 
 /// A copy of `m` whose content is `text`.

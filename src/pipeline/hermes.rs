@@ -116,10 +116,8 @@ pub fn parse_request_with(
                 column: inner.column(),
             };
         }
-        invalid(
-            &pointer_of(e.path()),
-            strip_position(&e.inner().to_string()).to_string(),
-        )
+        let message = strip_position(&e.inner().to_string()).to_string();
+        invalid(&precise_pointer(pointer_of(e.path()), &message), message)
     })?;
     de.end().map_err(|e| InputError::Malformed {
         message: strip_position(&e.to_string()).to_string(),
@@ -131,6 +129,25 @@ pub fn parse_request_with(
     }
     validate(&req)?;
     Ok(req)
+}
+
+/// `settings` and `state` check their keys as a whole and name the key in the message
+/// (`settings.targetRatio must be …`): the pointer then goes down to that key.
+fn precise_pointer(pointer: String, message: &str) -> String {
+    for object in ["settings", "state"] {
+        if pointer == format!("/{object}") {
+            if let Some(rest) = message.strip_prefix(&format!("{object}.")) {
+                let key: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if !key.is_empty() {
+                    return format!("{pointer}/{key}");
+                }
+            }
+        }
+    }
+    pointer
 }
 
 fn invalid(pointer: &str, message: String) -> InputError {
@@ -151,10 +168,6 @@ fn validate(req: &HermesRequest) -> Result<(), InputError> {
             ))
         }
         Some(_) => {}
-    }
-    if let Some(s) = &req.settings {
-        s.validate()
-            .map_err(|(field, message)| invalid(&format!("/settings/{field}"), message))?;
     }
     if let Today::Date(d) = &req.today {
         if !is_iso_date(d) {
