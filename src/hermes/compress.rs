@@ -21,7 +21,7 @@ use super::settings::{Settings, State, Threshold};
 use super::summaries;
 use super::texts::HermesTexts;
 use super::py;
-use super::tokens::{budget, rough};
+use super::tokens::rough;
 use super::Options;
 
 /// One compaction request.
@@ -190,13 +190,12 @@ pub fn plan(input: Input, texts: &HermesTexts, opts: &Options) -> Plan {
     let pruned = prune::prune(msgs, settings.protect_last_n, threshold.tail_token_budget);
     let pruned_msgs = pruned.messages;
     let start = boundaries::align_forward(&pruned_msgs, head_size);
-    let end = boundaries::tail_cut_by(
+    let end = boundaries::tail_cut(
         &pruned_msgs,
         start,
         settings.protect_last_n,
         threshold.tail_token_budget,
         &texts.prefix,
-        budget,
     );
     let mut b = Boundaries {
         head_size,
