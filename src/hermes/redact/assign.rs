@@ -36,6 +36,14 @@ fn yaml_names() -> String {
     format!("(?:ap{I}[ _.\\-]?key|token|secret|passwd|password|credent{I}al)")
 }
 
+/// A necessary part of every `ENV` match, cheap to look for: most texts with `=` have
+/// none, and then the full pattern (slow to scan: it opens with a class repetition) is
+/// skipped.
+static ENV_WORDS: LazyLock<Regex> = LazyLock::new(|| compile(ENV_NAMES));
+
+/// The same for the config, YAML and JSON patterns (their names are case-insensitive).
+static CFG_WORDS: LazyLock<Regex> = LazyLock::new(|| compile(&format!("(?i){}", cfg_names())));
+
 static ENV: LazyLock<Regex> = LazyLock::new(|| {
     let s = space();
     compile(&format!(
@@ -109,6 +117,9 @@ fn changed(out: std::borrow::Cow<'_, str>) -> Option<String> {
 
 /// Upper-case `NAME=value` assignments.
 pub fn env(text: &str) -> Option<String> {
+    if !ENV_WORDS.is_match(text) {
+        return None;
+    }
     changed(ENV.replace_all(text, |caps: &Captures| {
         let (quote, value) = match (caps.get(2), caps.get(3), caps.get(4)) {
             (Some(v), _, _) => ("\"", v.as_str()),
@@ -121,6 +132,9 @@ pub fn env(text: &str) -> Option<String> {
 }
 
 fn config(re: &Regex, text: &str) -> Option<String> {
+    if !CFG_WORDS.is_match(text) {
+        return None;
+    }
     changed(re.replace_all(text, |caps: &Captures| {
         let (quote, value) = config_value(&caps[2]);
         assignment(caps, &caps[1], quote, value)
@@ -150,6 +164,9 @@ pub fn json_field(text: &str) -> Option<String> {
 
 /// Unquoted `password: value` lines.
 pub fn yaml(text: &str) -> Option<String> {
+    if !CFG_WORDS.is_match(text) {
+        return None;
+    }
     changed(YAML.replace_all(text, |caps: &Captures| {
         let value = &caps[3];
         if is_env_lookup(value) {
@@ -197,7 +214,10 @@ mod tests {
         );
         assert_eq!(run(config_dotted, "password=foo"), "password=foo");
         assert_eq!(
-            run(config_anchored, "  export api_key=s3cr3t\nI have password=foo"),
+            run(
+                config_anchored,
+                "  export api_key=s3cr3t\nI have password=foo"
+            ),
             "  export api_key=***\nI have password=foo"
         );
         assert_eq!(run(config_anchored, "passwd=\"\""), "passwd=***");
@@ -206,7 +226,10 @@ mod tests {
     #[test]
     fn json_fields() {
         assert_eq!(
-            run(json_field, "{\"apiKey\" :  \"abcdefghijklmnopqrstu\", \"n\": 1}"),
+            run(
+                json_field,
+                "{\"apiKey\" :  \"abcdefghijklmnopqrstu\", \"n\": 1}"
+            ),
             "{\"apiKey\": \"abcdef...rstu\", \"n\": 1}"
         );
         assert_eq!(
@@ -226,7 +249,10 @@ mod tests {
             "db:\n  password: ***\nnote: secret meeting"
         );
         assert_eq!(run(yaml, "token: \"quoted\""), "token: \"quoted\"");
-        assert_eq!(run(yaml, "Authorization: Basic x"), "Authorization: Basic x");
+        assert_eq!(
+            run(yaml, "Authorization: Basic x"),
+            "Authorization: Basic x"
+        );
     }
 
     #[test]

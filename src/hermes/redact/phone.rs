@@ -80,7 +80,10 @@ mod tests {
     #[test]
     fn near_misses_stay() {
         // Too short, leading zero, glued to letters, more than 15 digits.
-        assert_eq!(r("+123456 +0123456789 +1234567abc"), "+123456 +0123456789 +1234567abc");
+        assert_eq!(
+            r("+123456 +0123456789 +1234567abc"),
+            "+123456 +0123456789 +1234567abc"
+        );
         assert_eq!(r("+12345678901234567"), "+12345678901234567");
     }
 

@@ -249,17 +249,11 @@ mod tests {
         // sk_live_ fails on '_' in the body, sk_ then takes the whole run.
         assert_eq!(r("sk_live_abcdefghij_klmnop"), "sk_liv...mnop");
         // gAAAA: the run may end in '=' (not a fence character).
-        assert_eq!(
-            r("gAAAAABkZ3Rva2VuX2RhdGFfMTIzNDU2==."),
-            "gAAAAA...U2==."
-        );
+        assert_eq!(r("gAAAAABkZ3Rva2VuX2RhdGFfMTIzNDU2==."), "gAAAAA...U2==.");
         // gsk_ inside: the candidate at 'g' wins, 'sk_' at the next position is fenced.
         assert_eq!(r("gsk_abcdefghijklmnopqr"), "gsk_ab...opqr");
         // Slack app token: digits then '-'.
-        assert_eq!(
-            r("xapp-1-A0123456789-abcdefghijkl"),
-            "xapp-1...ijkl"
-        );
+        assert_eq!(r("xapp-1-A0123456789-abcdefghijkl"), "xapp-1...ijkl");
         assert_eq!(r("xapp--abcdefghijklmnop"), "xapp--abcdefghijklmnop");
     }
 

@@ -128,11 +128,17 @@ mod tests {
     #[test]
     fn authorization_headers() {
         assert_eq!(
-            run(auth_header, "Authorization: Bearer abcdefghijklmnopqrstuvwxyz"),
+            run(
+                auth_header,
+                "Authorization: Bearer abcdefghijklmnopqrstuvwxyz"
+            ),
             "Authorization: Bearer abcdef...wxyz"
         );
         assert_eq!(
-            run(auth_header, "curl -H \"proxy-authorization: Basic dXNlcjpwYXNz\""),
+            run(
+                auth_header,
+                "curl -H \"proxy-authorization: Basic dXNlcjpwYXNz\""
+            ),
             "curl -H \"proxy-authorization: Basic ***\""
         );
         assert_eq!(
@@ -145,7 +151,10 @@ mod tests {
             "Authorization: Bearer² ***"
         );
         // A scheme with nothing after it is itself the credential.
-        assert_eq!(run(auth_header, "Authorization: Bearer \""), "Authorization: *** \"");
+        assert_eq!(
+            run(auth_header, "Authorization: Bearer \""),
+            "Authorization: *** \""
+        );
     }
 
     #[test]
@@ -168,7 +177,10 @@ mod tests {
             run(telegram, "at 12345678:abcdefghijklmnopqrstuvwxyz0123 ok"),
             "at 12345678:*** ok"
         );
-        assert_eq!(run(telegram, "1234567:abcdefghijklmnopqrstuvwxyz0123"), "1234567:abcdefghijklmnopqrstuvwxyz0123");
+        assert_eq!(
+            run(telegram, "1234567:abcdefghijklmnopqrstuvwxyz0123"),
+            "1234567:abcdefghijklmnopqrstuvwxyz0123"
+        );
     }
 
     #[test]
@@ -181,7 +193,10 @@ mod tests {
             "a\n[REDACTED PRIVATE KEY]\nb"
         );
         assert_eq!(
-            run(private_key, "-----BEGIN PUBLIC KEY-----x-----END PUBLIC KEY-----"),
+            run(
+                private_key,
+                "-----BEGIN PUBLIC KEY-----x-----END PUBLIC KEY-----"
+            ),
             "-----BEGIN PUBLIC KEY-----x-----END PUBLIC KEY-----"
         );
     }
@@ -192,12 +207,12 @@ mod tests {
             run(db_connstr, "DSN postgresql://app:pa55word@db:5432/x"),
             "DSN postgresql://app:***@db:5432/x"
         );
+        assert_eq!(run(db_connstr, "REDİS://u:p@h"), "REDİS://u:***@h");
         assert_eq!(
-            run(db_connstr, "REDİS://u:p@h"),
-            "REDİS://u:***@h"
-        );
-        assert_eq!(
-            run(url_bare_token, "git remote set-url origin https://ghtoken1234567890abc@github.com/o/r"),
+            run(
+                url_bare_token,
+                "git remote set-url origin https://ghtoken1234567890abc@github.com/o/r"
+            ),
             "git remote set-url origin https://ghtoke...0abc@github.com/o/r"
         );
         assert_eq!(

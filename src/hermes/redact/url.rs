@@ -49,9 +49,7 @@ static FORM_BODY: LazyLock<Regex> = LazyLock::new(|| {
 
 static STRICT_PARAM: LazyLock<Regex> = LazyLock::new(|| {
     let s = space();
-    compile(&format!(
-        "([?#&;])([A-Za-z0-9_.~+%\\-]+)=([^#&;{s}\"'<>]*)"
-    ))
+    compile(&format!("([?#&;])([A-Za-z0-9_.~+%\\-]+)=([^#&;{s}\"'<>]*)"))
 });
 
 static STRICT_USERINFO: LazyLock<Regex> = LazyLock::new(|| {
@@ -104,7 +102,9 @@ fn unquote_plus(s: &str) -> String {
             out.push(c);
             continue;
         }
-        let hex = s.get(i + 1..i + 3).filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()));
+        let hex = s
+            .get(i + 1..i + 3)
+            .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()));
         match (c, hex) {
             ('%', Some(h)) => {
                 bytes.push(u8::from_str_radix(h, 16).unwrap_or(b'%'));
@@ -165,15 +165,14 @@ pub fn strict_credentials(text: &str) -> Option<String> {
         _ => None,
     };
     let base = params.as_deref().unwrap_or(text);
-    let userinfo = match STRICT_USERINFO.replace_all(base, |caps: &Captures| {
-        match caps[2].split_once(':') {
+    let userinfo =
+        match STRICT_USERINFO.replace_all(base, |caps: &Captures| match caps[2].split_once(':') {
             Some((user, _)) => format!("{}{user}:***@", &caps[1]),
             None => format!("{}***@", &caps[1]),
-        }
-    }) {
-        Cow::Owned(s) => Some(s),
-        Cow::Borrowed(_) => None,
-    };
+        }) {
+            Cow::Owned(s) => Some(s),
+            Cow::Borrowed(_) => None,
+        };
     userinfo.or(params)
 }
 
