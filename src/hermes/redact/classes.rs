@@ -20,7 +20,7 @@ pub const I: &str = "[iIİı]";
 pub const LETTERS: &str = "A-Za-zİı";
 
 /// Whether `c` lies in one of the sorted, disjoint ranges of `table`.
-pub fn in_table(c: char, table: &[(u32, u32)]) -> bool {
+fn in_table(c: char, table: &[(u32, u32)]) -> bool {
     let c = c as u32;
     table
         .binary_search_by(|&(lo, hi)| {
@@ -33,11 +33,6 @@ pub fn in_table(c: char, table: &[(u32, u32)]) -> bool {
             }
         })
         .is_ok()
-}
-
-/// Python `\s` on `str`.
-pub fn is_space(c: char) -> bool {
-    in_table(c, SPACE)
 }
 
 /// Python `\d` on `str`.
@@ -72,19 +67,12 @@ pub fn word() -> String {
     members(WORD)
 }
 
-/// `str.strip()`.
-pub fn strip(s: &str) -> &str {
-    s.trim_matches(is_space)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn classes_are_pythons() {
-        // '\x1c'.isspace() is True in Python, '\u200b'.isspace() False.
-        assert!(is_space('\u{1c}') && is_space('\u{3000}') && !is_space('\u{200b}'));
         // '٣'.isdecimal() True, '²'.isdecimal() False.
         assert!(is_digit('٣') && !is_digit('²') && is_digit('7'));
         let w = regex::Regex::new(&format!("^[{}]+$", word())).unwrap();
@@ -93,12 +81,6 @@ mod tests {
         assert!(!w.is_match("a-b"));
         let s = regex::Regex::new(&format!("^[^{}]+$", space())).unwrap();
         assert!(s.is_match("abc\u{200b}") && !s.is_match("a\u{1f}b"));
-    }
-
-    #[test]
-    fn strip_is_str_strip() {
-        // '\x1f a=b \x85'.strip() == 'a=b'
-        assert_eq!(strip("\u{1f} a=b \u{85}"), "a=b");
     }
 
     #[test]

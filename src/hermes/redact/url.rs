@@ -13,7 +13,8 @@ use std::sync::LazyLock;
 
 use regex::{Captures, Regex};
 
-use super::classes::{space, strip};
+use super::classes::space;
+use crate::hermes::py::strip;
 
 /// hermes's `_SENSITIVE_QUERY_PARAMS` (`x-amz-signature` can never equal a canonical
 /// name, whose dashes became underscores; kept as hermes has it).
