@@ -83,7 +83,7 @@ def cases():
     add("summary-h6-merged-own-text", [SYS, {"role": "user", "content": R.HEADER + "\nthe live request\n\n" + R.DELIMITER
                                              + "\n\n" + SUMMARY + "\n\n" + END, "_compressed_summary": True}] + chat(8),
         state={"compressionCount": 1})
-    add("summary-h9-only-summary", [SYS, a("x"), u(SUMMARY + "\n\n" + END)] + chat(2, 3000),
+    add("summary-h6-window-after-summary", [SYS, a("x"), u(SUMMARY + "\n\n" + END)] + chat(2, 3000),
         state={"compressionCount": 1}, settings={"protectLastN": 3})
     add("summary-state-cleared", [SYS] + chat(10), state={"previousSummary": "## Goal\nfrom another session"})
     # §11 answers.
@@ -107,23 +107,26 @@ def cases():
     add("fallback-previous-note", [SYS] + chat(10), stub={"error": "other", "message": "boom"},
         state={"previousSummary": "x"})
     # §13 assembly: roles, merge (H5), no tail (H3), sanitation, media.
-    add("merge-user-h5", [SYS, u("a"), a("b"), u("c" * 3000)] + [a("x" * 900), u("y" * 900)] * 4 + [u("z")],
-        settings={"protectFirstN": 2})
+    add("merge-user-h5", [SYS, u("u" * 300), a("a" * 3000), a("b" * 1500), u("c" * 3000), u("d" * 1500), u("e" * 3000),
+                          u("f" * 300), u("g"), u("h" * 300), a("i" * 300), u("j" * 300), a("k" * 1500)],
+        settings={"protectFirstN": 2, "protectLastN": 3})
     add("merge-assistant", [SYS, u("a"), a("b"), u("q")] + [a("x" * 900), u("y" * 900)] * 4 + [a("z")],
         settings={"protectFirstN": 3})
     add("h2-parallel-fanout", [u("do it"), a("", tool_calls=[call(f"c{i}") for i in range(7)])]
-        + [tool(f"c{i}", "out " * 100) for i in range(7)])
+        + [tool(f"c{i}", f"out {i}") for i in range(7)])
     add("h2-parallel-fanout-prunes", [SYS, u("do it"), a("", tool_calls=[call(f"c{i}") for i in range(7)])]
         + [tool(f"c{i}", "same " * 100) for i in range(7)])
-    add("h3-no-tail", [SYS, u("a"), a("b")] + [u("u" * 3000) for _ in range(6)], settings={"protectFirstN": 2, "protectLastN": 0})
-    add("h1-null-role", [SYS] + chat(6) + [{"role": None, "content": "who"}] + chat(4))
-    add("h1-null-text", [SYS] + chat(6) + [u([{"type": "text", "text": None}])] + chat(4))
-    add("h1-number-text", [SYS] + chat(6) + [u([{"type": "text", "text": 5}])] + chat(4))
-    add("h1-null-function", [SYS] + chat(6) + [a("", tool_calls=[{"id": "c9", "type": "function", "function": None}]),
-                                               tool("c9", "r")] + chat(4))
-    add("h1-null-arguments", [SYS] + chat(6) + [a("", tool_calls=[{"id": "c9", "type": "function",
+    fan = [a("", tool_calls=[call(f"c{i}") for i in range(5)])] + [tool(f"c{i}", f"out {i} " + "o" * 1000) for i in range(5)]
+    add("h3-no-tail-assistant-head", [SYS, u("a"), a("b")] + fan, settings={"protectFirstN": 2})
+    add("h3-no-tail-system-head", [SYS] + fan, settings={"protectFirstN": 0})
+    add("h1-null-role", [SYS] + chat(2) + [{"role": None, "content": "who"}] + chat(8))
+    add("h1-null-text", [SYS] + chat(2) + [u([{"type": "text", "text": None}])] + chat(8))
+    add("h1-number-text", [SYS] + chat(2) + [u([{"type": "text", "text": 5}])] + chat(8))
+    add("h1-null-function", [SYS] + chat(2) + [a("", tool_calls=[{"id": "c9", "type": "function", "function": None}]),
+                                               tool("c9", "r")] + chat(8))
+    add("h1-null-arguments", [SYS] + chat(2) + [a("", tool_calls=[{"id": "c9", "type": "function",
                                                                    "function": {"name": "x", "arguments": None}}]),
-                                                tool("c9", "r")] + chat(4))
+                                                tool("c9", "r")] + chat(8))
     add("sanitize-orphans", [SYS] + chat(4) + [tool("ghost", "orphan"), a("", tool_calls=[call("c1"), call("c2")]), tool("c1", "r")]
         + chat(4))
     img = {"type": "image_url", "image_url": {"url": "https://i.example/x.png"}}

@@ -126,8 +126,9 @@ def not_compressed(case, reason, before, thr, run_, extra=None):
     return e
 
 
-def h5_rewrite(msg, summary):
-    """compactd's merge into a user message: summary first, no PRIOR CONTEXT header (H5)."""
+def h5_rewrite(msg, summary, source_content):
+    """compactd's merge into a user message: summary first, no PRIOR CONTEXT header (H5);
+    null or non-string content counts as empty, list content gets a leading text part."""
     suffix = "\n\n" + R.DELIMITER + "\n\n" + summary + "\n\n" + R.END_MARKER
     content = msg.get("content")
     lead = summary + "\n\n" + R.END_MARKER
@@ -135,6 +136,8 @@ def h5_rewrite(msg, summary):
     if isinstance(content, str):
         assert content.startswith(R.HEADER + "\n") and content.endswith(suffix)
         old = content[len(R.HEADER) + 1: len(content) - len(suffix)]
+        if not isinstance(source_content, str):
+            old = ""
         new["content"] = lead + ("\n\n" + old if old else "")
     elif isinstance(content, list):
         assert content[0] == {"type": "text", "text": R.HEADER + "\n"} and content[-1] == {"type": "text", "text": suffix}
@@ -200,7 +203,7 @@ def outcome(case, run_, c, msgs, out, exc):
         index = len(messages) - 1
     if run_.patch and merged and messages[index].get("role", "user") == "user":
         run_.div.add("H5")
-        messages[index] = h5_rewrite(messages[index], summary)
+        messages[index] = h5_rewrite(messages[index], summary, run_.pruned[run_.ce].get("content"))
     after = rough(messages)
     return {
         "compressed": True,

@@ -60,6 +60,9 @@ RUN = Run(False)
 class NullSafe(dict):
     """A message, part, call or function dict that reads null the way compactd does (H1)."""
 
+    def copy(self):
+        return NullSafe(self)
+
     def get(self, key, default=None):
         if key not in self:
             return default
