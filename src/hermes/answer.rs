@@ -20,7 +20,6 @@
 
 use serde_json::Value;
 
-use crate::hermes::fallback::error_text;
 use crate::hermes::texts::HermesTexts;
 use crate::hermes::{message, py, redact, summaries, think, Options};
 
@@ -85,8 +84,8 @@ pub fn answer_text(content: &Value) -> String {
 
 /// Makes the summarizer's answer `raw` into the summary of `turns` (section 11).
 ///
-/// `Err` carries the failure's error text (already shortened as section 12 says) when the
-/// answer is blank.
+/// `Err` carries the failure's message when the answer is blank; like every failure's, it
+/// is reported through [`error_text`](crate::hermes::fallback::error_text).
 pub fn finish(
     raw: &str,
     source: Source<'_>,
@@ -96,12 +95,9 @@ pub fn finish(
 ) -> Result<Finished, String> {
     if py::strip(raw).is_empty() {
         let provider = source.provider.filter(|p| !p.is_empty()).unwrap_or("auto");
-        return Err(error_text(
-            &format!(
-                "Context compression LLM returned empty content (provider={provider} model={})",
-                source.model
-            ),
-            "RuntimeError",
+        return Err(format!(
+            "Context compression LLM returned empty content (provider={provider} model={})",
+            source.model
         ));
     }
     // Reasoning blocks go; when nothing else is left the raw answer stays, blocks and all.
@@ -247,7 +243,7 @@ fn line_starting_with_heading(body: &str, from: usize) -> Option<usize> {
 }
 
 /// `re.sub(r"\s+", " ", text)`: every whitespace run becomes one space (ends kept).
-fn squeeze_spaces(text: &str) -> String {
+pub(crate) fn squeeze_spaces(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut in_run = false;
     for c in text.chars() {
@@ -264,7 +260,8 @@ fn squeeze_spaces(text: &str) -> String {
     out
 }
 
-fn redact_if(text: &str, opts: &Options) -> String {
+/// `redact_sensitive_text` when redaction is on (H10), else the text as it is.
+pub(crate) fn redact_if(text: &str, opts: &Options) -> String {
     if opts.redact {
         redact::redact_sensitive_text(text)
     } else {
