@@ -1523,4 +1523,3 @@ pub const DIGIT: &[(u32, u32)] = &[
     (0x1E950, 0x1E959),
     (0x1FBF0, 0x1FBF9),
 ];
-
