@@ -390,3 +390,23 @@ fn number_keys_follow_python_equality() {
     assert_eq!(id_of(&serde_json::json!(0)), None);
     assert_eq!(id_of(&serde_json::json!([1])), None);
 }
+
+#[test]
+fn an_assistant_left_without_calls_and_blank_content_gets_a_placeholder() {
+    let got = run(
+        r#"[{"role":"user","content":"u"},{"role":"assistant","content":"a"},{"role":"user","content":"x"},
+            {"role":"assistant","content":" \n","tool_calls":[{"id":"p"}]},
+            {"role":"assistant","content":[],"tool_calls":[{"call_id":"q"}]},
+            {"role":"assistant","content":0,"tool_calls":[{"id":"r"}]},
+            {"role":"assistant","content":" x","tool_calls":[{"id":"s"}]}]"#,
+        2,
+        3,
+    );
+    same(
+        &got,
+        r#"[{"role":"user","content":"u"},{"role":"assistant","content":"a"},
+            {"role":"user","content":"SUM\n\n<END>","_compressed_summary":true},
+            {"role":"assistant","content":"(tool call removed)"},{"role":"assistant","content":"(tool call removed)"},
+            {"role":"assistant","content":"(tool call removed)"},{"role":"assistant","content":" x"}]"#,
+    );
+}
