@@ -115,7 +115,7 @@ pub fn finish(
 /// `_with_summary_prefix`: our prefix + `"\n"` + the body of `text` (any earlier prefix,
 /// merge delimiter and end marker removed), or the prefix alone when that body is empty.
 pub fn with_prefix(text: &str, texts: &HermesTexts) -> String {
-    let body = summaries::extract_body(text, texts);
+    let body = summaries::extract_body(text, &texts.prefix);
     if body.is_empty() {
         texts.prefix.clone()
     } else {
@@ -129,7 +129,7 @@ pub fn ground(summary: &str, turns: &[Value], texts: &HermesTexts, opts: &Option
     let Some(snapshot) = task_snapshot(turns, texts, opts) else {
         return summary.to_string();
     };
-    let body = summaries::extract_body(summary, texts);
+    let body = summaries::extract_body(summary, &texts.prefix);
     let replacement = format!("{TASK_HEADING}\n{snapshot}\n\n");
     let grounded = match task_section(&body) {
         Some((start, end)) => format!("{}{replacement}{}", &body[..start], &body[end..]),
@@ -178,7 +178,7 @@ pub fn is_real_user_message(msg: &Value, texts: &HermesTexts) -> bool {
     if text.is_empty() || SCAFFOLDING.iter().any(|p| text.starts_with(p)) {
         return false;
     }
-    !summaries::is_handoff_summary(Some(&Value::String(text.to_string())), texts)
+    !summaries::is_handoff_summary(Some(&Value::String(text.to_string())), &texts.prefix)
 }
 
 /// `_message_text` (conversation_compression.py): string content as it is; for a list,
