@@ -410,3 +410,25 @@ fn an_assistant_left_without_calls_and_blank_content_gets_a_placeholder() {
             {"role":"assistant","content":"(tool call removed)"},{"role":"assistant","content":" x"}]"#,
     );
 }
+
+#[test]
+fn odd_shapes_and_boundaries_do_not_panic() {
+    let input = list(
+        r#"[5,"text",null,{"role":7,"content":{"a":1},"tool_calls":"xy"},
+            {"role":"assistant","tool_calls":[{"id":[1]},{"call_id":{"a":1}},7]},
+            {"role":"tool","tool_call_id":[1],"content":[{"type":"image"}]},
+            {"role":"user","content":[{"type":"image_url"}]}]"#,
+    );
+    let t = texts();
+    for (start, end) in [(0, 0), (0, 7), (3, 2), (9, 9), (2, 4), (7, 12), (1, 1)] {
+        for no_head_role_user in [false, true] {
+            let opts = Options {
+                no_head_role_user,
+                ..Options::default()
+            };
+            let got = assemble(&input, start, end, "SUM", &t, &opts);
+            assert_eq!(got.messages.len(), got.sources.len());
+            assert!(got.summary_index < got.messages.len());
+        }
+    }
+}

@@ -237,3 +237,36 @@ fn the_body_is_extracted_so_a_merge_delimiter_cuts_before_it() {
     let got = build(&turns, None, None, &t, &PLAIN);
     assert_eq!(got, "[CONTEXT COMPACTION — REFERENCE ONLY] P.\ny Z");
 }
+
+#[test]
+fn odd_shapes_do_not_panic() {
+    let turns: Vec<Value> = serde_json::from_str(
+        r#"[5,"text",null,{"role":7,"content":{"a":1},"tool_calls":"xy"},
+            {"role":"assistant","tool_calls":{"k":1}},
+            {"role":"assistant","tool_calls":[{"id":[1],"function":"f"},{"function":{"name":null,"arguments":{"path":"/p"}}},7]},
+            {"role":"tool","tool_call_id":[1],"content":[{"type":"image"}]},
+            {"role":"tool","tool_call_id":{"a":1},"content":"error"}]"#,
+    )
+    .expect("test JSON");
+    let s = slots(&turns);
+    assert_eq!(s.count, "8");
+}
+
+#[test]
+fn calls_are_iterated_as_python_iterates_them() {
+    let turns = [
+        json!({"role": "assistant", "tool_calls": [{"function": {"name": null, "arguments": {"path": "/p"}}}]}),
+        json!({"role": "assistant", "tool_calls": {"k": 1}}),
+        json!({"role": "tool", "tool_call_id": {"a": 1}, "content": "error"}),
+    ];
+    let s = slots(&turns);
+    // An object's keys are calls without a name; arguments that are an object are read as
+    // their Python str, which is not JSON, so only path mentions count.
+    assert_eq!(
+        s.completed,
+        "1. Called tool(s): unknown\n2. Called tool(s): unknown\n3. [unknown] (5 chars result)"
+    );
+    assert_eq!(s.files, "- /p");
+    assert_eq!(s.blockers, "- error");
+    assert_eq!(s.dropped, "- ASSISTANT: tool calls: unknown\n- TOOL: error");
+}
