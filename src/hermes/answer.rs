@@ -470,4 +470,15 @@ mod tests {
         assert_eq!(done.body, got);
         assert_eq!(done.summary, format!("{PREFIX}\n{got}"));
     }
+
+    #[test]
+    fn the_answer_and_the_snapshot_are_redacted_when_redaction_is_on() {
+        let secret = "sk-proj-Abcdefghijklmnopqrstuvwxyz0123456789";
+        let turns = [user(json!(format!("use key {secret}")))];
+        let raw = format!("## Goal\nkey {secret}");
+        let on = finish(&raw, SOURCE, &turns, &texts(), &Options::default()).unwrap();
+        assert!(!on.summary.contains(secret), "{}", on.summary);
+        let off = finish(&raw, SOURCE, &turns, &texts(), &PLAIN).unwrap();
+        assert_eq!(off.summary.matches(secret).count(), 2);
+    }
 }

@@ -270,3 +270,17 @@ fn calls_are_iterated_as_python_iterates_them() {
     assert_eq!(s.blockers, "- error");
     assert_eq!(s.dropped, "- ASSISTANT: tool calls: unknown\n- TOOL: error");
 }
+
+#[test]
+fn turns_arguments_and_the_body_are_redacted_when_redaction_is_on() {
+    let secret = "sk-proj-Abcdefghijklmnopqrstuvwxyz0123456789";
+    let turns = [
+        user(&format!("key {secret} /src/a.rs")),
+        json!({"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "t", "arguments": format!("{{\"k\": \"{secret}\"}}")}}]}),
+        tool("c", "ok"),
+    ];
+    let t = texts("{task} {files} {completed} {dropped}{reason}");
+    let on = build(&turns, None, Some(secret), &t, &Options::default());
+    assert!(!on.contains(secret), "{on}");
+    assert!(build(&turns, None, None, &t, &PLAIN).contains(secret));
+}
