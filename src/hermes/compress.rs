@@ -120,8 +120,9 @@ struct Compacted {
 /// The summarizer's side of the exchange.
 #[derive(Debug, Clone)]
 pub enum Answer {
-    /// The model's text (`choices[0].message.content`).
-    Text(String),
+    /// The model's text (`choices[0].message.content`) and the model that wrote it
+    /// (named in the error text of a blank answer).
+    Text { text: String, model: String },
     /// No answer. `abort`: an access, quota, connection or timeout failure (hermes keeps
     /// the session unchanged); otherwise the static fallback is used unless the
     /// settings say abort.
@@ -262,10 +263,9 @@ pub fn plan(input: Input, texts: &HermesTexts, opts: &Options) -> Plan {
 
     let serialized = serialize(&turns, opts);
     let summary_budget = prompt::summary_budget(&turns, threshold.max_summary_tokens);
-    let focus = focus_topic
-        .filter(|f| !f.is_empty())
-        .or_else(|| prompt::auto_focus(&pruned_msgs, texts, opts));
+    let focus = prompt::choose_focus(focus_topic.as_deref(), &pruned_msgs, texts, opts);
     let prompt = prompt::build(
+        texts,
         &PromptInput {
             serialized: &serialized,
             previous_summary: previous_summary.as_deref(),
@@ -274,8 +274,6 @@ pub fn plan(input: Input, texts: &HermesTexts, opts: &Options) -> Plan {
             memory_context: &memory_context,
             today: today.as_deref(),
         },
-        texts,
-        opts,
     );
     Plan::Summarize(Box::new(Pending {
         common,
@@ -362,7 +360,13 @@ impl Pending {
             previous_summary,
         } = self;
         let outcome = match answer {
-            Answer::Text(raw) => answer::finish(&raw, &turns, &texts, &opts),
+            Answer::Text { text, model } => {
+                let source = answer::Source {
+                    provider: None,
+                    model: &model,
+                };
+                answer::finish(&text, source, &turns, &texts, &opts).map_err(|e| (false, e))
+            }
             Answer::Failed { abort, error } => Err((abort, error)),
         };
         let b = common.boundaries.clone().unwrap_or_default();
@@ -376,7 +380,7 @@ impl Pending {
                 (done.summary, "llm", false, None)
             }
             Err((abort, error)) => {
-                let error = fallback::error_text(&error);
+                let error = fallback::error_text(&error, "Exception");
                 if abort || settings.abort_on_summary_failure {
                     let mut o = common.unchanged(Reason::SummaryFailed);
                     if let Err(u) = &mut o.result {
@@ -423,8 +427,8 @@ impl Pending {
             result: Ok(Compacted {
                 messages: out,
                 summary: Some(summary),
-                summary_index,
-                summary_role: Some(summary_role),
+                summary_index: Some(summary_index),
+                summary_role: Some(summary_role.to_string()),
                 summary_merged: merged,
                 summarizer,
                 sources,

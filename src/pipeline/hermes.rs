@@ -180,18 +180,24 @@ fn validate(req: &HermesRequest) -> Result<(), InputError> {
     Ok(())
 }
 
+/// `YYYY-MM-DD`, a real calendar date.
 fn is_iso_date(d: &str) -> bool {
-    let format = time::macros::format_description!("[year]-[month]-[day]");
-    d.len() == 10 && time::Date::parse(d, &format).is_ok()
+    let b = d.as_bytes();
+    let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' || !digits(0..4) || !digits(5..7) || !digits(8..10) {
+        return false;
+    }
+    let (Ok(year), Ok(month), Ok(day)) = (d[0..4].parse(), d[5..7].parse::<u8>(), d[8..10].parse()) else {
+        return false;
+    };
+    time::Month::try_from(month)
+        .and_then(|m| time::Date::from_calendar_date(year, m, day))
+        .is_ok()
 }
 
-/// Today's date in UTC, as `YYYY-MM-DD`.
+/// Today's date in UTC, as `YYYY-MM-DD` (a `Date` displays so).
 fn utc_today() -> String {
-    let format = time::macros::format_description!("[year]-[month]-[day]");
-    time::OffsetDateTime::now_utc()
-        .date()
-        .format(&format)
-        .unwrap_or_default()
+    time::OffsetDateTime::now_utc().date().to_string()
 }
 
 /// A request decided: what the core planned, and the call options.
@@ -284,7 +290,14 @@ pub async fn run_hermes(
         .summarize_model_only(&request, planned.model.as_deref())
         .await;
     let (answer, usage, model) = match called {
-        Ok(s) => (Answer::Text(s.text), Some(s.usage), Some(s.model)),
+        Ok(s) => (
+            Answer::Text {
+                text: s.text,
+                model: s.model.clone(),
+            },
+            Some(s.usage),
+            Some(s.model),
+        ),
         Err(ModelFailure::UnknownModel(name)) => return Err(SummarizeError::UnknownModel(name)),
         Err(f) => {
             tracing::warn!(error = %f, "hermes summary failed");
