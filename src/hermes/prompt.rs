@@ -410,4 +410,25 @@ mod tests {
         assert_eq!(summary_budget(&mid, 3000), 3000);
         assert_eq!(summary_budget(&big, 10_000), 10_000);
     }
+
+    #[test]
+    fn memory_is_always_redacted_with_url_credentials_and_focus_when_asked() {
+        // hermes forces the memory redaction even with redaction switched off.
+        assert_eq!(
+            sanitize_memory("see https://user:hunter2pass@example.com/x?token=abc123secret&q=1 "),
+            "see https://user:***@example.com/x?token=***&q=1"
+        );
+        let m = [
+            json!({"role": "user", "content": "use sk-proj-abcdefghijklmnopqrstuvwxyz0123456789 please"}),
+        ];
+        let t = HermesTexts::builtin();
+        assert_eq!(
+            auto_focus(&m, &t, &Options::default()).as_deref(),
+            Some("Recent user focus:\n- use sk-pro...6789 please")
+        );
+        assert_eq!(
+            auto_focus(&m, &t, &PLAIN).as_deref(),
+            Some("Recent user focus:\n- use sk-proj-abcdefghijklmnopqrstuvwxyz0123456789 please")
+        );
+    }
 }

@@ -347,4 +347,20 @@ mod tests {
             "y".repeat(1500)
         )));
     }
+
+    #[test]
+    fn redaction_runs_before_the_think_strip_and_on_arguments() {
+        // hermes with redaction on: the masked assignment swallows `</think>done`, so the
+        // now unterminated reasoning block takes the rest of the text.
+        let turns = json!([
+            {"role": "user", "content": "my key is sk-proj-abcdefghijklmnopqrstuvwxyz0123456789 ok"},
+            {"role": "assistant", "content": "<think>OPENAI_API_KEY=sk-abcdefghijklmnopqrstuvwx</think>done",
+             "tool_calls": [{"function": {"name": "terminal",
+                "arguments": "{\"command\": \"export GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789\"}"}}]}
+        ]);
+        assert_eq!(
+            serialize(turns.as_array().unwrap(), &Options::default()),
+            "[USER]: my key is sk-pro...6789 ok\n\n[ASSISTANT]: \n[Tool calls:\n  terminal({\"command\": \"export GITHUB_TOKEN=***)\n]"
+        );
+    }
 }
