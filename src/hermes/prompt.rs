@@ -79,10 +79,7 @@ pub fn memory_block(texts: &HermesTexts, memory_context: &str) -> String {
 pub fn temporal_block(texts: &HermesTexts, today: Option<&str>) -> String {
     match today {
         Some(date) if !date.is_empty() => {
-            format!(
-                "\n{}\n",
-                fill(&texts.temporal, &[("date", date), ("date", date)])
-            )
+            format!("\n{}\n", fill(&texts.temporal, &[("date", date)]))
         }
         _ => String::new(),
     }
