@@ -8,8 +8,9 @@
 //! `[{name}] ({len:,} chars result)`. The places are: a first `web_extract` url taken from
 //! an object that is not a string (or a list) when more urls follow, a tool name that is a
 //! list or an object (unhashable in a set test), and arguments holding an integer of more
-//! than 4300 digits (Python 3.11's `int` conversion limit, a `ValueError` that
-//! `json.loads`'s caller does not catch).
+//! than 4300 digits (Python 3.11's `int` conversion limit, a `ValueError`) or nested too
+//! deep for the recursion limit (`RecursionError`), which `json.loads`'s caller does not
+//! catch.
 
 use std::sync::LazyLock;
 
@@ -20,6 +21,9 @@ use crate::hermes::py::{self, PyValue};
 
 /// Python 3.11's default `sys.get_int_max_str_digits()`.
 const INT_MAX_STR_DIGITS: usize = 4300;
+/// Nesting at which `py::loads` gives up as CPython's recursion limit does (about 1000
+/// frames less the caller's stack; `py::json` settles on 900).
+const NESTING_LIMIT: usize = 900;
 
 static EXIT_CODE: LazyLock<Regex> =
     LazyLock::new(|| py::re::compile(r#""exit_code"\s*:\s*(-?\d+)"#));
@@ -186,8 +190,36 @@ fn parse_args(args: &Value) -> Result<PyValue, Raised> {
     match py::loads(s) {
         Some(v) if has_huge_int(&v) => Err(Raised),
         Some(v @ PyValue::Dict(_)) => Ok(v),
+        // Too deep for Python's recursion limit: RecursionError, not a decode error.
+        None if nesting_depth(s) >= NESTING_LIMIT => Err(Raised),
         _ => Ok(empty),
     }
+}
+
+/// The deepest nesting of `[` and `{` outside strings.
+fn nesting_depth(s: &str) -> usize {
+    let (mut depth, mut max, mut in_str, mut escaped) = (0usize, 0usize, false, false);
+    for b in s.bytes() {
+        if in_str {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_str = true,
+            b'[' | b'{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
 }
 
 /// An integer `json.loads` refuses to convert (more than 4300 digits).
@@ -593,6 +625,28 @@ mod tests {
         );
         assert_eq!(
             t("terminal", &big(4300), &content),
+            "[terminal] ran `` -> exit ?, 1 lines output"
+        );
+    }
+
+    #[test]
+    fn nesting_past_the_recursion_limit_raises_into_the_fallback() {
+        let deep = |d| format!(r#"{{"command": {}{}}}"#, x("[", d), x("]", d));
+        assert_eq!(
+            t("terminal", &deep(800), "x"),
+            format!(
+                "[terminal] ran `{}...` -> exit ?, 1 lines output",
+                x("[", 77)
+            )
+        );
+        assert_eq!(
+            t("terminal", &deep(5000), "x"),
+            "[terminal] (1 chars result)"
+        );
+        // Brackets inside strings do not nest; a syntax error stays a decode error ({}).
+        let quoted = format!(r#"{{"command": "{}"}} x"#, x("[", 5000));
+        assert_eq!(
+            t("terminal", &quoted, "x"),
             "[terminal] ran `` -> exit ?, 1 lines output"
         );
     }

@@ -161,7 +161,8 @@ class CompactdEngine(ContextEngine):
         self.settings: Dict[str, Any] = _load_user_settings()
         self.context_length = 0
         self.threshold_tokens = 0
-        self.max_tokens: Optional[int] = None
+        # A max_tokens passed by the host wins over model.max_tokens (hermes 0.19.0 passes none).
+        self._max_tokens_override: Optional[int] = None
         self._apply_settings()
 
         self.last_prompt_tokens = 0
@@ -183,8 +184,10 @@ class CompactdEngine(ContextEngine):
 
     def _apply_settings(self) -> None:
         s = self.settings
-        if self.max_tokens is not None:
-            s["maxTokens"] = self.max_tokens
+        if self._max_tokens_override is not None:
+            s["maxTokens"] = self._max_tokens_override
+        # The output reservation; hermes's delegate tool reads it to measure headroom.
+        self.max_tokens = s["maxTokens"]
         self.protect_first_n = s["protectFirstN"]
         self.protect_last_n = s["protectLastN"]
         self.threshold_percent = effective_threshold_percent(
@@ -216,7 +219,7 @@ class CompactdEngine(ContextEngine):
             self.context_length = 0
         self.settings = _load_user_settings()
         # hermes passes no max_tokens today; honour it if a later host does.
-        self.max_tokens = _positive_int(kwargs.get("max_tokens"))
+        self._max_tokens_override = _positive_int(kwargs.get("max_tokens"))
         self._apply_settings()
 
     # -- token tracking and the trigger -----------------------------------------------------

@@ -70,6 +70,9 @@ class Threshold(unittest.TestCase):
         self.assertNotIn("model-key", json.dumps(vars(engine), default=str))
         engine.update_model(model="big", context_length=1_000_000, max_tokens=100_000)
         self.assertEqual(engine.threshold_tokens, 540_000)  # 900000 × 0.6
+        self.assertEqual(engine.max_tokens, 100_000)
+        engine.update_model(model="big", context_length=1_000_000)
+        self.assertEqual((engine.max_tokens, engine.threshold_tokens), (None, 600_000))
 
     def test_no_window_no_trigger(self):
         engine = type(fresh_engine())()
