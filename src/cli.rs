@@ -516,26 +516,36 @@ fn hermes_request(
     let mut body = b"{\"messages\":".to_vec();
     body.extend_from_slice(bytes);
     body.push(b'}');
-    parse_request_with(&body, context_length).map_err(|e| match e {
-        // Positions refer to the file, not to the object wrapped around it.
-        InputError::Malformed { message, line, column } => InputError::Malformed {
-            message,
-            line,
-            column: if line == 1 { column.saturating_sub(12) } else { column },
-        },
-        InputError::Invalid(mut v) => {
-            for item in &mut v {
-                if let Some(rest) = item.pointer.strip_prefix("/messages") {
-                    item.pointer = rest.to_string();
+    parse_request_with(&body, context_length)
+        .map_err(|e| match e {
+            // Positions refer to the file, not to the object wrapped around it.
+            InputError::Malformed {
+                message,
+                line,
+                column,
+            } => InputError::Malformed {
+                message,
+                line,
+                column: if line == 1 {
+                    column.saturating_sub(12)
+                } else {
+                    column
+                },
+            },
+            InputError::Invalid(mut v) => {
+                for item in &mut v {
+                    if let Some(rest) = item.pointer.strip_prefix("/messages") {
+                        item.pointer = rest.to_string();
+                    }
+                    if item.message == "missing field `contextLength`" {
+                        item.message = "a bare message list needs --context-length".into();
+                    }
                 }
-                if item.message == "missing field `contextLength`" {
-                    item.message = "a bare message list needs --context-length".into();
-                }
+                InputError::Invalid(v)
             }
-            InputError::Invalid(v)
-        }
-        other => other,
-    }).map_err(RequestError::from)
+            other => other,
+        })
+        .map_err(RequestError::from)
 }
 
 /// Runs one future to completion on a fresh runtime (offline commands).

@@ -16,11 +16,11 @@ use super::fallback;
 use super::message;
 use super::prompt::{self, PromptInput};
 use super::prune;
+use super::py;
 use super::serialize::serialize;
 use super::settings::{Settings, State, Threshold};
 use super::summaries;
 use super::texts::HermesTexts;
-use super::py;
 use super::tokens::rough;
 use super::Options;
 
@@ -133,7 +133,7 @@ pub enum Answer {
 #[derive(Debug)]
 pub enum Plan {
     /// Decided without a model: unchanged, or pruned only (H2).
-    Done(Outcome),
+    Done(Box<Outcome>),
     /// A summary is needed: call the summarizer with [`Pending::prompt`].
     Summarize(Box<Pending>),
 }
@@ -185,7 +185,7 @@ pub fn plan(input: Input, texts: &HermesTexts, opts: &Options) -> Plan {
     let first_n = boundaries::protect_first_n(&settings, &common.state, summary_present);
     let head_size = boundaries::head_size(msgs, first_n);
     if n <= head_size + 4 {
-        return Plan::Done(common.unchanged(Reason::TooFewMessages));
+        return Plan::Done(Box::new(common.unchanged(Reason::TooFewMessages)));
     }
 
     let pruned = prune::prune(msgs, settings.protect_last_n, threshold.tail_token_budget);
@@ -211,11 +211,11 @@ pub fn plan(input: Input, texts: &HermesTexts, opts: &Options) -> Plan {
         // H2: the head covers everything. Pruning is then the only relief.
         let prune_only = start >= n && !pruned.changed.is_empty();
         common.boundaries = Some(b);
-        return Plan::Done(if prune_only {
+        return Plan::Done(Box::new(if prune_only {
             common.prune_only(pruned_msgs)
         } else {
             common.unchanged(Reason::NothingToCompress)
-        });
+        }));
     }
 
     // §8: an earlier summary in the window (or the head) narrows the turns.
@@ -258,7 +258,7 @@ pub fn plan(input: Input, texts: &HermesTexts, opts: &Options) -> Plan {
     common.boundaries = Some(b);
     if turns.is_empty() {
         // H9: only the earlier summary is in the window; nothing new to summarize.
-        return Plan::Done(common.unchanged(Reason::NothingToCompress));
+        return Plan::Done(Box::new(common.unchanged(Reason::NothingToCompress)));
     }
 
     let serialized = serialize(&turns, opts);
@@ -296,8 +296,12 @@ fn own_text(m: &Value, ours: &str) -> Option<String> {
     let text = message::text_view(message::content(m));
     let own = if let Some((before, _)) = text.split_once(summaries::MERGE_DELIMITER) {
         let before = py::strip(before);
-        py::strip(before.strip_prefix(summaries::PRIOR_CONTEXT_HEADER).unwrap_or(before))
-            .to_string()
+        py::strip(
+            before
+                .strip_prefix(summaries::PRIOR_CONTEXT_HEADER)
+                .unwrap_or(before),
+        )
+        .to_string()
     } else if summaries::is_handoff_summary(Some(&Value::String(text.clone())), ours) {
         match text.split_once(summaries::END_MARKER) {
             Some((_, after)) => py::strip(after).to_string(),
@@ -416,7 +420,12 @@ impl Pending {
             &opts,
         );
         let tokens_after = rough(&out);
-        let made_progress = made_progress(common.input.len(), out.len(), common.tokens_before, tokens_after);
+        let made_progress = made_progress(
+            common.input.len(),
+            out.len(),
+            common.tokens_before,
+            tokens_after,
+        );
         let dropped = if fallback_used {
             b.compress_end - b.compress_start
         } else {
@@ -536,7 +545,10 @@ impl Outcome {
                 o.insert("tokensAfter".into(), json!(d.tokens_after));
                 o.insert("madeProgress".into(), json!(d.made_progress));
                 o.insert("threshold".into(), self.threshold_json());
-                o.insert("requests".into(), requests_json(d.prompt.as_deref(), d.summary_budget));
+                o.insert(
+                    "requests".into(),
+                    requests_json(d.prompt.as_deref(), d.summary_budget),
+                );
                 if let Some(s) = &d.serialized {
                     o.insert("serialized".into(), json!(s));
                 }
@@ -556,7 +568,10 @@ impl Outcome {
                     o.insert("boundaries".into(), boundaries_json(b));
                 }
                 if u.prompt.is_some() {
-                    o.insert("requests".into(), requests_json(u.prompt.as_deref(), u.summary_budget));
+                    o.insert(
+                        "requests".into(),
+                        requests_json(u.prompt.as_deref(), u.summary_budget),
+                    );
                 }
                 if let Some(s) = &u.serialized {
                     o.insert("serialized".into(), json!(s));
@@ -608,4 +623,3 @@ fn requests_json(prompt: Option<&str>, budget: Option<u64>) -> Value {
 fn state_json(s: &State) -> Value {
     json!({"compressionCount": s.compression_count, "previousSummary": s.previous_summary})
 }
-

@@ -27,7 +27,10 @@ impl FromRequest<AppState> for JsonBody {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
-        let content_type = req.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok());
+        let content_type = req
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok());
         if body_format(content_type)? != BodyFormat::Json {
             return Err(ApiError::UnsupportedMediaType(
                 "a JSONL body (send the hermes request as application/json)".into(),

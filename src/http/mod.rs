@@ -14,10 +14,10 @@ mod examples;
 mod extract;
 mod guard;
 mod health;
+mod hermes;
 pub mod openapi;
 mod prepare;
 pub mod problem;
-mod hermes;
 mod prune;
 mod schemas;
 

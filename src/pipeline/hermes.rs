@@ -173,7 +173,10 @@ fn validate(req: &HermesRequest) -> Result<(), InputError> {
         if !is_iso_date(d) {
             return Err(invalid(
                 "/today",
-                format!("expected a date as YYYY-MM-DD, got {:?}", crate::session::truncate_for_message(d)),
+                format!(
+                    "expected a date as YYYY-MM-DD, got {:?}",
+                    crate::session::truncate_for_message(d)
+                ),
             ));
         }
     }
@@ -184,10 +187,17 @@ fn validate(req: &HermesRequest) -> Result<(), InputError> {
 fn is_iso_date(d: &str) -> bool {
     let b = d.as_bytes();
     let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
-    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' || !digits(0..4) || !digits(5..7) || !digits(8..10) {
+    if b.len() != 10
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || !digits(0..4)
+        || !digits(5..7)
+        || !digits(8..10)
+    {
         return false;
     }
-    let (Ok(year), Ok(month), Ok(day)) = (d[0..4].parse(), d[5..7].parse::<u8>(), d[8..10].parse()) else {
+    let (Ok(year), Ok(month), Ok(day)) = (d[0..4].parse(), d[5..7].parse::<u8>(), d[8..10].parse())
+    else {
         return false;
     };
     time::Month::try_from(month)
@@ -246,7 +256,10 @@ impl HermesAnswer {
         let mut body = self.outcome.to_json();
         if let Some(o) = body.as_object_mut() {
             if let Some(u) = &self.usage {
-                o.insert("usage".into(), serde_json::to_value(u).unwrap_or(Value::Null));
+                o.insert(
+                    "usage".into(),
+                    serde_json::to_value(u).unwrap_or(Value::Null),
+                );
             }
             if let Some(m) = &self.model {
                 o.insert("model".into(), Value::String(m.clone()));
@@ -265,7 +278,7 @@ pub async fn run_hermes(
     let pending = match planned.plan {
         Plan::Done(outcome) => {
             return Ok(HermesAnswer {
-                outcome,
+                outcome: *outcome,
                 usage: None,
                 model: None,
             })

@@ -53,9 +53,16 @@ async fn a_model_summary_replaces_the_middle_and_the_rest_is_kept_as_sent() {
     .await;
     let llm = config(vec![openai("local", &server)]);
     let app = spawn_app_with(move |c| c.llm = llm).await;
-    let input = conversation(12);
+    // A number token serde would print differently (1.50) must come back as sent.
+    let sent_body = request(conversation(12))
+        .to_string()
+        .replace(r#""ms":1.5"#, r#""ms":1.50"#);
+    let input: Vec<Value> = serde_json::from_str::<Value>(&sent_body).unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
     let res = app
-        .post("/v1/hermes/compress", "application/json", request(input.clone()).to_string())
+        .post("/v1/hermes/compress", "application/json", sent_body)
         .await;
     assert_eq!(res.status().as_u16(), 200);
     let text = res.text().await.unwrap();
@@ -68,17 +75,40 @@ async fn a_model_summary_replaces_the_middle_and_the_rest_is_kept_as_sent() {
     assert!(summary.starts_with(PREFIX_MARKER), "{summary}");
     assert!(summary.contains("Fixed six modules."));
     // Grounding replaced the model's snapshot with the newest real ask it summarized.
-    assert!(!summary.contains("## Historical Task Snapshot\nold"), "{summary}");
+    assert!(
+        !summary.contains("## Historical Task Snapshot\nold"),
+        "{summary}"
+    );
     let i = body["summaryIndex"].as_u64().unwrap() as usize;
     assert_eq!(out[i]["_compressed_summary"], true);
     assert_eq!(body["sources"][i], Value::Null);
-    // Every other output message is an input message, unknown fields and number tokens
-    // as they were sent.
+    // Every other output message is an input message (the system message gains a note,
+    // pruned ones a one-line tool summary), unknown fields and number tokens as sent.
+    let pruned: Vec<u64> = body["boundaries"]["prunedIndexes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    assert!(!pruned.is_empty(), "old tool outputs were pruned: {body}");
     for (k, src) in body["sources"].as_array().unwrap().iter().enumerate() {
         if let Some(j) = src.as_u64() {
-            if k > 0 {
+            if k > 0 && !pruned.contains(&j) {
                 assert_eq!(out[k], input[j as usize], "output {k} from input {j}");
             }
+        }
+    }
+    for &j in &pruned {
+        let k = body["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|s| s == j);
+        if let Some(k) = k {
+            assert!(out[k]["content"]
+                .as_str()
+                .unwrap()
+                .starts_with("[read_file] read src/mod"));
         }
     }
     assert!(text.contains(r#""ms":1.50"#), "the number token survives");
@@ -112,7 +142,10 @@ async fn without_a_model_the_static_fallback_summarizes() {
     assert_eq!(body["compressed"], true, "{body}");
     assert_eq!(body["summarizer"], "fallback");
     assert_eq!(body["fallback"]["used"], true);
-    assert_eq!(body["fallback"]["error"], "no auxiliary LLM provider configured");
+    assert_eq!(
+        body["fallback"]["error"],
+        "no auxiliary LLM provider configured"
+    );
     assert!(body["fallback"]["droppedCount"].as_u64().unwrap() > 0);
     let summary = body["summary"].as_str().unwrap();
     assert!(summary.starts_with(PREFIX_MARKER));
@@ -175,12 +208,20 @@ async fn prepare_plans_without_calling_the_model() {
         .await
         .unwrap();
     assert_eq!(body["compressed"], false);
-    let prompt = body["requests"][0]["messages"][0]["content"].as_str().unwrap();
+    let prompt = body["requests"][0]["messages"][0]["content"]
+        .as_str()
+        .unwrap();
     let serialized = body["serialized"].as_str().unwrap();
-    assert!(serialized.starts_with("[USER]: Step"), "{serialized}");
+    assert!(serialized.contains("\n\n[USER]: Step 2:"), "{serialized}");
+    assert!(
+        serialized.contains("[TOOL RESULT call_2]: "),
+        "{serialized}"
+    );
     assert!(prompt.contains(serialized));
     assert!(prompt.contains("2026-01-15"));
-    assert!(body["boundaries"]["compressEnd"].as_u64() > body["boundaries"]["compressStart"].as_u64());
+    assert!(
+        body["boundaries"]["compressEnd"].as_u64() > body["boundaries"]["compressStart"].as_u64()
+    );
     assert!(server.received_requests().await.unwrap().is_empty());
 }
 
@@ -202,7 +243,8 @@ async fn short_conversations_come_back_unchanged() {
 #[tokio::test]
 async fn secrets_reach_neither_the_model_nor_the_answer() {
     let secret = "sk-proj-Abcdefghijklmnopqrstuvwxyz0123456789";
-    let server = model_answering(200, completion(&format!("## Progress\nUsed key {secret}."))).await;
+    let server =
+        model_answering(200, completion(&format!("## Progress\nUsed key {secret}."))).await;
     let llm = config(vec![openai("local", &server)]);
     let app = spawn_app_with(move |c| c.llm = llm).await;
     let mut messages = conversation(12);
@@ -216,7 +258,8 @@ async fn secrets_reach_neither_the_model_nor_the_answer() {
     assert_eq!(body["compressed"], true, "{body}");
     assert!(!body["summary"].as_str().unwrap().contains(secret));
     assert!(!body["requests"].to_string().contains(secret));
-    let sent = String::from_utf8(server.received_requests().await.unwrap()[0].body.clone()).unwrap();
+    let sent =
+        String::from_utf8(server.received_requests().await.unwrap()[0].body.clone()).unwrap();
     assert!(!sent.contains(secret));
 }
 
@@ -224,7 +267,9 @@ async fn secrets_reach_neither_the_model_nor_the_answer() {
 async fn lone_surrogates_are_read_as_replacement_characters() {
     let app = spawn_app().await;
     let body = r#"{"messages": [{"role": "user", "content": "a\ud800b"}], "contextLength": 8000}"#;
-    let res = app.post("/v1/hermes/prepare", "application/json", body).await;
+    let res = app
+        .post("/v1/hermes/prepare", "application/json", body)
+        .await;
     assert_eq!(res.status().as_u16(), 200);
     let body: Value = res.json().await.unwrap();
     assert_eq!(body["messages"][0]["content"], "a\u{FFFD}b");
@@ -234,17 +279,33 @@ async fn lone_surrogates_are_read_as_replacement_characters() {
 async fn bad_bodies_are_precise_problems() {
     let app = spawn_app().await;
     let res = app
-        .post("/v1/hermes/compress", "application/json", "{\"messages\": [\n  {,]}")
+        .post(
+            "/v1/hermes/compress",
+            "application/json",
+            "{\"messages\": [\n  {,]}",
+        )
         .await;
     let p = problem(res, 400, "malformed-json").await;
     assert_eq!(p["line"], 2);
     let cases = [
         (json!({"messages": []}), ""),
         (json!({"messages": {}, "contextLength": 1000}), "/messages"),
-        (json!({"messages": [], "contextLength": 0}), "/contextLength"),
-        (json!({"messages": [], "contextLength": 1000, "settings": {"targetRatio": "x"}}), "/settings/targetRatio"),
-        (json!({"messages": [], "contextLength": 1000, "today": "15.01.2026"}), "/today"),
-        (json!({"messages": [], "contextLength": 1000, "state": {"compressionCount": -1}}), "/state/compressionCount"),
+        (
+            json!({"messages": [], "contextLength": 0}),
+            "/contextLength",
+        ),
+        (
+            json!({"messages": [], "contextLength": 1000, "settings": {"targetRatio": "x"}}),
+            "/settings/targetRatio",
+        ),
+        (
+            json!({"messages": [], "contextLength": 1000, "today": "15.01.2026"}),
+            "/today",
+        ),
+        (
+            json!({"messages": [], "contextLength": 1000, "state": {"compressionCount": -1}}),
+            "/state/compressionCount",
+        ),
     ];
     for (body, pointer) in cases {
         let res = app.post_json("/v1/hermes/compress", &body).await;
@@ -268,15 +329,25 @@ fn the_command_line_compacts_a_file_offline() {
     let list = dir.join("messages.json");
     std::fs::write(&list, serde_json::to_vec(&conversation(12)).unwrap()).unwrap();
     let list = list.to_str().unwrap();
-    let planned = crate::helpers::cli_json(&["hermes-compress", list, "--context-length", "8000", "--dry-run"]);
+    let planned = crate::helpers::cli_json(&[
+        "hermes-compress",
+        list,
+        "--context-length",
+        "8000",
+        "--dry-run",
+    ]);
     assert_eq!(planned["compressed"], false);
-    assert!(planned["serialized"].as_str().unwrap().contains("[USER]: Step"));
+    assert!(planned["serialized"]
+        .as_str()
+        .unwrap()
+        .contains("[USER]: Step"));
     let done = crate::helpers::cli_json(&["hermes-compress", list, "--context-length", "8000"]);
     assert_eq!(done["compressed"], true);
     assert_eq!(done["summarizer"], "fallback");
     let full = dir.join("request.json");
     std::fs::write(&full, request(conversation(12)).to_string()).unwrap();
-    let from_request = crate::helpers::cli_json(&["hermes-compress", full.to_str().unwrap(), "--dry-run"]);
+    let from_request =
+        crate::helpers::cli_json(&["hermes-compress", full.to_str().unwrap(), "--dry-run"]);
     assert_eq!(from_request["boundaries"], planned["boundaries"]);
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -394,8 +394,7 @@ impl Summarize for Engine {
                 Err(f) if f.aborts() => "aborted",
                 Err(_) => "failed",
             };
-            metrics::counter!("compactd_hermes_summaries_total", "outcome" => outcome)
-                .increment(1);
+            metrics::counter!("compactd_hermes_summaries_total", "outcome" => outcome).increment(1);
             result
         })
     }
