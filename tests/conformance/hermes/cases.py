@@ -85,6 +85,10 @@ def cases():
         state={"compressionCount": 1})
     add("summary-h6-window-after-summary", [SYS, a("x"), u(SUMMARY + "\n\n" + END)] + chat(2, 3000),
         state={"compressionCount": 1}, settings={"protectLastN": 3})
+    for k, stand_in in enumerate(R.CONF_HISTORICAL):
+        add(f"summary-historical-{k}", [SYS, a("x"), u(stand_in + "\n" + BODY + "\n\n" + END)] + chat(8),
+            state={"compressionCount": 1})
+    add("summary-legacy", [SYS, u("[CONTEXT SUMMARY]: " + BODY)] + chat(8))
     add("summary-state-cleared", [SYS] + chat(10), state={"previousSummary": "## Goal\nfrom another session"})
     # §11 answers.
     add("answer-think-only", [SYS] + chat(10), stub={"text": "<think>nothing else</think>"})

@@ -12,6 +12,8 @@ import reference as R
 
 COUNT = 340
 MIN = 3
+# Present, but fewer: the historical prefixes are stand-ins compactd cannot recognise (H12).
+RARE = ("summary-historical-0", "summary-historical-1", "summary-historical-2")
 
 DEFAULT_ANSWER = (
     "## Historical Task Snapshot\nUser asked: 'fix the parser'\n\n## Goal\nFix the parser.\n\n"
@@ -37,7 +39,7 @@ REQUIRED = (
     "parallel-calls", "orphan-result", "unanswered-call", "image_url", "image_url-string", "url-part",
     "input_image", "image", "multimodal", "huge-output", "huge-args", "duplicate-output",
     "invalid-args", "non-object-args", "number-args", "replay", "encrypted", "summary-current",
-    "summary-legacy", "summary-historical-0", "summary-historical-1", "summary-historical-2",
+    "summary-legacy",
     "summary-merged", "summary-merged-h5", "content-missing", "content-null", "content-empty",
     "content-list", "content-object", "metadata", "api_content", "synthetic", "think", "media",
     "special-chars", "cut-length", "small-window", "decayed-state", "previous-summary", "focus",
@@ -303,18 +305,23 @@ class Gen:
 
     def earlier_summary(self):
         body = "## Historical Task Snapshot\nUser asked: 'earlier task'\n\n## Goal\n" + self.words(3, 40)
-        k = self.r.randrange(8)
-        if k < 2:
+        k = self.r.randrange(10)
+        if k < 4:
             self.tag("summary-current")
             text = R.CONF_TEXTS["prefix"] + "\n" + body + "\n\n" + R.END_MARKER
-        elif k == 2:
+        elif k < 6:
             self.tag("summary-legacy")
             text = "[CONTEXT SUMMARY]: " + body
-        elif k < 6:
-            j = k - 3
+        elif k == 6 and self.r.random() < 0.5:
+            # Stand-ins (H12): compactd knows hermes's real historical prefixes by digest,
+            # so these cases compare for hermes's logic only (see README).
+            j = self.r.randrange(3)
             self.tag(f"summary-historical-{j}")
             text = R.CONF_HISTORICAL[j] + "\n" + body + "\n\n" + R.END_MARKER
         elif k == 6:
+            self.tag("summary-current")
+            text = R.CONF_TEXTS["prefix"] + body
+        elif k < 9:
             self.tag("summary-merged")
             old = self.r.choice(["", self.words(1, 12)])
             text = (R.HEADER + "\n" + old + "\n\n" + R.DELIMITER + "\n\n" + R.CONF_TEXTS["prefix"] + "\n" + body
@@ -473,6 +480,11 @@ def audit(cs):
         for t in c["tags"]:
             if t in counts:
                 counts[t] += 1
-    missing = {t: n for t, n in counts.items() if n < MIN}
+    for c in cs:
+        for t in c["tags"]:
+            if t in RARE:
+                counts[t] = counts.get(t, 0) + 1
+    missing = {t: n for t, n in counts.items() if n < MIN and t not in RARE}
+    missing.update({t: 0 for t in RARE if counts.get(t, 0) < 1})
     assert not missing, f"corpus misses features: {missing}"
     return counts

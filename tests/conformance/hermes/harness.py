@@ -293,7 +293,8 @@ def main(argv):
     all_cases = cases.cases() + corpus.generate()
     names = [c["name"] for c in all_cases]
     assert len(names) == len(set(names)), "duplicate case names"
-    lines = [json.dumps({"kind": "header", "reference": "hermes-agent==0.19.0", "texts": R.CONF_TEXTS,
+    lines = [json.dumps({"kind": "header", "reference": "hermes-agent==0.19.0", "model": R.MODEL,
+                         "provider": None, "texts": R.CONF_TEXTS,
                          "historicalPrefixes": list(R.CONF_HISTORICAL)}, ensure_ascii=False)]
     stats = {}
     for case in all_cases:

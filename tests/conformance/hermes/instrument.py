@@ -93,21 +93,17 @@ def summary_present(messages):
 
 
 def own_part(msg):
-    """The non-summary text of a merged summary message (H6), or None."""
-    content = msg.get("content")
-    if not isinstance(content, str):
-        if isinstance(content, list) and any(
-                isinstance(p, dict) and isinstance(p.get("text"), str) and R.DELIMITER in p["text"]
-                for p in content):
-            RUN.div.add("H6-list")
-        return None
-    if R.DELIMITER in content:
-        before = content.split(R.DELIMITER, 1)[0]
+    """The non-summary text of a merged summary message (H6), or None: before the merge
+    delimiter without the PRIOR CONTEXT header (hermes's form), or after the first end
+    marker of a summary (the H5 form); stripped; a copy of the message with that text."""
+    text = CC._content_text_for_contains(msg.get("content"))
+    if R.DELIMITER in text:
+        before = text.split(R.DELIMITER, 1)[0].strip()
         if before.startswith(R.HEADER):
             before = before[len(R.HEADER):]
         own = before.strip()
-    elif R.END_MARKER in content and not content.rstrip().endswith(R.END_MARKER):
-        own = content.split(R.END_MARKER, 1)[1].strip()
+    elif CCls._is_context_summary_content(text) and R.END_MARKER in text:
+        own = text.split(R.END_MARKER, 1)[1].strip()
     else:
         return None
     if not own:
@@ -137,7 +133,8 @@ def w_prune(self, messages, protect_tail_count, protect_tail_tokens=None):
 
 def w_tail_cut(self, messages, head_end, token_budget=None):
     if RUN.patch and head_end >= len(messages):
-        RUN.cs, RUN.ce = head_end, None
+        # compactd reports the cut clamped to n, and no turns.
+        RUN.cs, RUN.ce, RUN.turns = head_end, len(messages), []
         raise H2Signal()
     r = R.ORIG["_find_tail_cut_by_tokens"](self, messages, head_end, token_budget)
     RUN.cs, RUN.ce = head_end, r
@@ -175,6 +172,7 @@ def w_generate(self, turns, focus_topic=None, memory_context=""):
     turns = _turns(turns)
     if RUN.patch and not turns:
         RUN.div.add("H9")
+        RUN.turns = []
         raise H9Signal()
     RUN.turns = turns
     RUN.focus = focus_topic
