@@ -57,7 +57,8 @@ const SCAFFOLDING: [&str; 5] = [
 /// The answer made into a summary.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finished {
-    /// The body (no prefix), the next `previousSummary`.
+    /// The next `previousSummary`: the grounded body, or, when no real user turn was
+    /// summarized, the stripped and redacted answer as the model wrote it.
     pub body: String,
     /// The summary text: our prefix + `"\n"` + the body without any earlier prefix.
     pub summary: String,

@@ -15,7 +15,7 @@
 //!   with no head the summary is a `user` message, merged (H5 form) into a leading user
 //!   message. H5: a user target gets the summary first, with no PRIOR CONTEXT header.
 //! * Keys are removed with `shift_remove`, so the other keys keep their order.
-//! * [`pairs`] (tool-pair sanitation) and [`media`] (historical images) are the two
+//! * `pairs` (tool-pair sanitation) and `media` (historical images) are the two
 //!   passes over the assembled list.
 
 use serde_json::{Map, Value};

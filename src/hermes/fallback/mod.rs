@@ -46,14 +46,11 @@ const MAX_DROPPED: usize = 8;
 const MAX_COMPLETED: usize = 12;
 const MAX_BLOCKERS: usize = 5;
 
-/// The error text of a failure as hermes reports it: the message stripped (the exception
-/// type's name when that is empty), and when over 220 code points, its first 217
-/// right-stripped + `...`.
-pub fn error_text(message: &str, type_name: &str) -> String {
-    let text = match py::strip(message) {
-        "" => type_name,
-        t => t,
-    };
+/// The error text of a failure as hermes reports it: the message stripped, and when over
+/// 220 code points, its first 217 right-stripped + `...`. (hermes writes the exception's
+/// type name for an empty message; compactd's failures always have a message.)
+pub fn error_text(message: &str) -> String {
+    let text = py::strip(message);
     if py::len(text) > ERROR_MAX {
         format!("{}...", py::rstrip(py::head(text, ERROR_CUT)))
     } else {
