@@ -231,7 +231,7 @@ fn run_case(case: &Value, texts: &HermesTexts, model: &str) -> Result<(), (Strin
             if want_call {
                 return Err(("requests".into(), "no summarizer call, want one".into()));
             }
-            o
+            *o
         }
         Plan::Summarize(p) => {
             if !want_call {
