@@ -15,6 +15,7 @@ use crate::config::{Config, ConfigError};
 use crate::http;
 use crate::pipeline::branch::{plan_branch_summary, run_branch_summary, BranchBudget};
 use crate::pipeline::compact::{plan_compaction, run_compaction, NothingToCompact, PlanError};
+use crate::pipeline::hermes::{parse_request_with, plan_hermes, run_hermes};
 use crate::pipeline::options::{comma_list, Options};
 use crate::pipeline::prune::plan_prune;
 use crate::pipeline::{
@@ -117,6 +118,28 @@ pub enum Command {
         /// read, to this path (`-`: standard output); the counts go to standard error.
         #[arg(short, long)]
         output: Option<PathBuf>,
+    },
+    /// Compact a hermes-agent conversation, like POST /v1/hermes/compress. FILE holds
+    /// the request object (`{"messages": [...], "contextLength": N, ...}`) or a bare
+    /// message list (then --context-length is needed).
+    HermesCompress {
+        /// Request or message-list file (`-` for standard input).
+        file: PathBuf,
+        /// The main model's context window (sets or overrides `contextLength`).
+        #[arg(long)]
+        context_length: Option<u64>,
+        /// Focus topic for the summary.
+        #[arg(long)]
+        focus: Option<String>,
+        /// A configured model name.
+        #[arg(long)]
+        model: Option<String>,
+        /// Answer like POST /v1/hermes/prepare, call no model.
+        #[arg(long)]
+        dry_run: bool,
+        /// Pretty-print the JSON answer.
+        #[arg(long)]
+        pretty: bool,
     },
     /// Print the OpenAPI description of the HTTP API.
     Openapi,
@@ -425,6 +448,35 @@ fn execute(cli: Cli) -> Result<(), CliError> {
             }
             Ok(())
         }
+        Command::HermesCompress {
+            file,
+            context_length,
+            focus,
+            model,
+            dry_run,
+            pretty,
+        } => {
+            let bytes = read_file(&file)?;
+            let summarizer = crate::summarize::backend::build(&config)?;
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            let run = || -> Result<(), RequestError> {
+                let mut req = hermes_request(&bytes, context_length)?;
+                req.dry_run |= dry_run;
+                if focus.is_some() {
+                    req.focus_topic = focus;
+                }
+                if model.is_some() {
+                    req.model = model;
+                }
+                let planned = plan_hermes(req, &prompts.hermes, &crate::hermes::Options::default());
+                let answer = block_on(run_hermes(planned, &*summarizer))??;
+                write_json(&mut out, &answer.to_json(), pretty)?;
+                out.flush()
+                    .map_err(|e| RequestError::Internal(format!("cannot write the answer: {e}")))
+            };
+            Ok(run()?)
+        }
         Command::Prepare { input, no_messages } => {
             let mut options = input.options();
             if no_messages {
@@ -436,6 +488,64 @@ fn execute(cli: Cli) -> Result<(), CliError> {
             })
         }
     }
+}
+
+/// A file's bytes (`-`: standard input).
+fn read_file(path: &Path) -> Result<Vec<u8>, CliError> {
+    let read = if path == Path::new("-") {
+        let mut buf = Vec::new();
+        std::io::stdin().read_to_end(&mut buf).map(|_| buf)
+    } else {
+        std::fs::read(path)
+    };
+    read.map_err(|source| CliError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// A hermes request from a request object or a bare message list.
+fn hermes_request(
+    bytes: &[u8],
+    context_length: Option<u64>,
+) -> Result<crate::pipeline::hermes::HermesRequest, RequestError> {
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if first != Some(&b'[') {
+        return Ok(parse_request_with(bytes, context_length)?);
+    }
+    let mut body = b"{\"messages\":".to_vec();
+    body.extend_from_slice(bytes);
+    body.push(b'}');
+    parse_request_with(&body, context_length)
+        .map_err(|e| match e {
+            // Positions refer to the file, not to the object wrapped around it.
+            InputError::Malformed {
+                message,
+                line,
+                column,
+            } => InputError::Malformed {
+                message,
+                line,
+                column: if line == 1 {
+                    column.saturating_sub(12)
+                } else {
+                    column
+                },
+            },
+            InputError::Invalid(mut v) => {
+                for item in &mut v {
+                    if let Some(rest) = item.pointer.strip_prefix("/messages") {
+                        item.pointer = rest.to_string();
+                    }
+                    if item.message == "missing field `contextLength`" {
+                        item.message = "a bare message list needs --context-length".into();
+                    }
+                }
+                InputError::Invalid(v)
+            }
+            other => other,
+        })
+        .map_err(RequestError::from)
 }
 
 /// Runs one future to completion on a fresh runtime (offline commands).

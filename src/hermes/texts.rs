@@ -62,6 +62,31 @@ pub const FILES: [&str; 11] = [
     "fallback-note.md",
 ];
 
+/// The slots each text has, in the order of [`FILES`]: a replacement file must use each
+/// of them at least once (a `first.md` without `{turns}` would drop the conversation).
+pub const SLOTS: [&[&str]; 11] = [
+    &[],
+    &[],
+    &["date"],
+    &["budget", "temporal"],
+    &["preamble", "turns", "memory", "template"],
+    &["preamble", "previous", "turns", "memory", "template"],
+    &["focus"],
+    &["json"],
+    &[],
+    &[
+        "task",
+        "previous_note",
+        "completed",
+        "blockers",
+        "files",
+        "dropped",
+        "count",
+        "reason",
+    ],
+    &[],
+];
+
 /// The shipped files, in the order of [`FILES`].
 const BUILTIN: [&str; 11] = [
     include_str!("../../prompts/hermes/prefix.md"),
@@ -108,9 +133,44 @@ impl HermesTexts {
         }
     }
 
+    /// The texts in the order of [`FILES`].
+    pub fn all(&self) -> [&str; 11] {
+        [
+            &self.prefix,
+            &self.preamble,
+            &self.temporal,
+            &self.template,
+            &self.first,
+            &self.update,
+            &self.focus,
+            &self.memory,
+            &self.sysnote,
+            &self.fallback,
+            &self.fallback_note,
+        ]
+    }
+
+    /// What is wrong with these texts, if anything: a text missing one of its [`SLOTS`],
+    /// or a prefix that does not begin with [`OPENING_MARKER`] (hermes would not
+    /// recognise our summaries).
+    pub fn problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if !self.prefix.starts_with(OPENING_MARKER) {
+            out.push(format!("prefix.md must begin with {OPENING_MARKER}"));
+        }
+        for ((file, text), slots) in FILES.iter().zip(self.all()).zip(SLOTS) {
+            for slot in slots {
+                if !text.contains(&format!("{{{slot}}}")) {
+                    out.push(format!("{file} lacks the slot {{{slot}}}"));
+                }
+            }
+        }
+        out
+    }
+
     /// Each text from the file of that name in `dir` when it exists, else the shipped one.
     /// A missing `dir` gives the shipped texts; any other read error (permissions, invalid
-    /// UTF-8) is returned.
+    /// UTF-8) is returned, and so are [`problems`](Self::problems), as `InvalidData`.
     pub fn from_dir(dir: &Path) -> io::Result<HermesTexts> {
         let mut found = Vec::new();
         for name in FILES {
@@ -125,12 +185,21 @@ impl HermesTexts {
                 }
             }
         }
-        Ok(Self::from_lookup(|name| {
+        let texts = Self::from_lookup(|name| {
             found
                 .iter()
                 .find(|(n, _)| *n == name)
                 .map(|(_, s)| s.clone())
-        }))
+        });
+        let problems = texts.problems();
+        if problems.is_empty() {
+            Ok(texts)
+        } else {
+            Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: {}", dir.display(), problems.join("; ")),
+            ))
+        }
     }
 }
 
@@ -222,6 +291,23 @@ mod tests {
             ]
         );
         assert_eq!(slots_of(&t.fallback_note), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn builtin_texts_have_no_problems_and_replacements_are_checked() {
+        assert_eq!(HermesTexts::builtin().problems(), Vec::<String>::new());
+        let t = HermesTexts::from_lookup(|name| match name {
+            "first.md" => Some("{preamble}{memory}{template}".into()),
+            "prefix.md" => Some("[SUMMARY]".into()),
+            _ => None,
+        });
+        assert_eq!(
+            t.problems(),
+            [
+                "prefix.md must begin with [CONTEXT COMPACTION — REFERENCE ONLY]",
+                "first.md lacks the slot {turns}"
+            ]
+        );
     }
 
     #[test]
@@ -319,6 +405,15 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(t.focus, "F {focus}");
         assert_eq!(t.memory, HermesTexts::builtin().memory);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("memory.md"), "no slot\n").unwrap();
+        let err = HermesTexts::from_dir(&dir).unwrap_err();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        assert!(
+            err.to_string().ends_with("memory.md lacks the slot {json}"),
+            "{err}"
+        );
         let missing = HermesTexts::from_dir(Path::new("/nonexistent/compactd/hermes")).unwrap();
         assert_eq!(missing, HermesTexts::builtin());
     }

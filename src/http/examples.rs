@@ -33,6 +33,26 @@ pub fn summarize_example() -> Value {
     })
 }
 
+/// A hermes conversation: system prompt, an ask, tool work, and the latest ask.
+pub fn hermes_example() -> Value {
+    json!({
+        "messages": [
+            {"role": "system", "content": "You are a coding agent."},
+            {"role": "user", "content": "Fix the failing test in src/lib.rs"},
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\": \"src/lib.rs\"}"}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "fn add(a: i32, b: i32) -> i32 { a - b }"},
+            {"role": "assistant", "content": "add subtracts; fixed it to a + b."},
+            {"role": "user", "content": "Thanks. Now add a test for negative numbers."},
+            {"role": "assistant", "content": "Added `add_handles_negatives`; cargo test passes."},
+            {"role": "user", "content": "Commit it."}
+        ],
+        "contextLength": 200000,
+        "settings": {"protectFirstN": 1},
+        "state": {"compressionCount": 0, "previousSummary": null},
+        "today": "2026-01-15"
+    })
+}
+
 fn message(id: &str, parent: &str, second: u32, message: Value) -> Value {
     json!({
         "type": "message", "id": id, "parentId": parent,

@@ -14,6 +14,7 @@ mod examples;
 mod extract;
 mod guard;
 mod health;
+mod hermes;
 pub mod openapi;
 mod prepare;
 pub mod problem;
@@ -67,6 +68,8 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/branch-summary", post(branch::post_branch_summary))
         .route("/v1/prune", post(prune::post_prune))
         .route("/v1/summarize", post(compact::post_summarize))
+        .route("/v1/hermes/compress", post(hermes::post_hermes_compress))
+        .route("/v1/hermes/prepare", post(hermes::post_hermes_prepare))
         .route("/v1/config", get(health::config))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))

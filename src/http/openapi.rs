@@ -23,6 +23,7 @@ use super::compact::{SummarizeRequest, SummarizeResponse};
 use super::problem::{Problem, ProblemItem};
 use super::schemas::{
     BranchAnswer, BranchSummaryRequest, CompactAnswer, CompactRequest, CompactSessionRequest,
+    HermesAnswer, HermesBoundaries, HermesRequestSchema, HermesSettingsSchema, HermesStateSchema,
     PrepareRequest, PruneRequest, SessionEntry,
 };
 
@@ -39,6 +40,8 @@ use super::schemas::{
         super::compact::post_summarize,
         super::branch::post_branch_summary,
         super::prune::post_prune,
+        super::hermes::post_hermes_compress,
+        super::hermes::post_hermes_prepare,
         super::health::healthz,
         super::health::readyz,
         super::health::config,
@@ -73,7 +76,12 @@ use super::schemas::{
         SummarizeResponse,
         BranchAnswer,
         BranchSummaryResult,
-        BranchDryRun
+        BranchDryRun,
+        HermesRequestSchema,
+        HermesSettingsSchema,
+        HermesStateSchema,
+        HermesBoundaries,
+        HermesAnswer
     )),
     modifiers(&Guard)
 )]

@@ -214,3 +214,107 @@ impl PartialSchema for BranchAnswer {
     }
 }
 impl ToSchema for BranchAnswer {}
+
+/// A hermes-agent compaction request (documentation only; `pipeline::hermes` reads it).
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = HermesRequest)]
+pub struct HermesRequestSchema {
+    /// OpenAI chat-completions messages as hermes keeps them; every field is carried
+    /// through untouched.
+    pub messages: Vec<serde_json::Value>,
+    /// The main model's context window (tokens).
+    pub context_length: u64,
+    pub settings: Option<HermesSettingsSchema>,
+    pub state: Option<HermesStateSchema>,
+    /// Focus for the summary (`/compress <topic>`); empty: the last user asks.
+    pub focus_topic: Option<String>,
+    /// A memory provider's context, kept by the summary.
+    pub memory_context: Option<String>,
+    /// The client's own token count of the request (for `shouldCompress`).
+    pub current_tokens: Option<u64>,
+    /// `YYYY-MM-DD` for the temporal rule [today, UTC]; `null` leaves it out.
+    pub today: Option<String>,
+    /// Plan only (as `/v1/hermes/prepare`).
+    pub dry_run: Option<bool>,
+    /// A configured model name [the default].
+    pub model: Option<String>,
+}
+
+/// hermes's `compression.*` settings.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = HermesSettings)]
+pub struct HermesSettingsSchema {
+    /// [0.50] share of the window that triggers compaction (at least 0.75 under 512k).
+    pub threshold_percent: Option<f64>,
+    /// [0.20] share of the threshold the verbatim tail may take (0.10–0.80).
+    pub target_ratio: Option<f64>,
+    /// [3] non-system head messages kept verbatim before the first compaction.
+    pub protect_first_n: Option<u64>,
+    /// [20] minimum tail messages (capped at 8 in the tail walk).
+    pub protect_last_n: Option<u64>,
+    /// The main model's output reservation; only a positive integer counts.
+    pub max_tokens: Option<u64>,
+    /// [false] keep the list unchanged instead of the static summary when the model fails.
+    pub abort_on_summary_failure: Option<bool>,
+}
+
+/// What a live hermes compressor carries between calls.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = HermesState)]
+pub struct HermesStateSchema {
+    pub compression_count: u64,
+    /// The body of the last summary, without its prefix.
+    pub previous_summary: Option<String>,
+}
+
+/// Where a hermes compaction cut.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HermesBoundaries {
+    pub head_size: u64,
+    pub compress_start: u64,
+    pub compress_end: u64,
+    pub previous_summary_index: Option<u64>,
+    pub turns_start: u64,
+    pub turns_count: u64,
+    pub pruned_indexes: Vec<u64>,
+}
+
+/// The answer of `/v1/hermes/compress` and `/v1/hermes/prepare`.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HermesAnswer {
+    pub compressed: bool,
+    /// When not compressed: `too-few-messages`, `nothing-to-compress` or `summary-failed`.
+    pub reason: Option<String>,
+    /// The compacted list, or the input unchanged.
+    pub messages: Vec<serde_json::Value>,
+    pub summary: Option<String>,
+    pub summary_index: Option<u64>,
+    pub summary_role: Option<String>,
+    pub summary_merged: Option<bool>,
+    /// `llm`, `fallback` (hermes's static summary) or `prune-only`.
+    pub summarizer: Option<String>,
+    pub boundaries: Option<HermesBoundaries>,
+    /// The input index of each output message (`null`: the standalone summary).
+    pub sources: Option<Vec<Option<u64>>>,
+    pub tokens_before: u64,
+    pub tokens_after: Option<u64>,
+    /// Fewer messages, or under 95 % of the rough estimate before.
+    pub made_progress: Option<bool>,
+    pub threshold: serde_json::Value,
+    /// The summarizer request (one user message, no output cap).
+    pub requests: Option<Vec<serde_json::Value>>,
+    /// The serialized turns (dry runs).
+    pub serialized: Option<String>,
+    /// The state to send with the next request.
+    pub state: HermesStateSchema,
+    pub fallback: Option<serde_json::Value>,
+    /// Why the summary failed (`summary-failed`).
+    pub error: Option<String>,
+    pub usage: Option<crate::summarize::Usage>,
+    pub model: Option<String>,
+}

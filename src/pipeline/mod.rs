@@ -10,6 +10,7 @@
 pub mod branch;
 pub mod checked;
 pub mod compact;
+pub mod hermes;
 pub mod input;
 pub mod numbers;
 pub mod object_only;

@@ -79,6 +79,33 @@ pub enum SummarizeError {
     UnknownModel(String),
 }
 
+/// Why a model gave no summary, classified for callers that have their own fallback
+/// (the hermes endpoints): hermes keeps the session unchanged when the model is out of
+/// reach and writes its static summary for every other failure.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModelFailure {
+    /// No model is configured (the extractive summarizer would answer).
+    #[error("no auxiliary LLM provider configured")]
+    NotConfigured,
+    /// The request names a model that is not configured (422).
+    #[error("no configured model is named {0:?}")]
+    UnknownModel(String),
+    /// No access (401, 402, 403), no connection, or no answer in time (a timeout, 408,
+    /// 504, or the deadline).
+    #[error("{0}")]
+    Unreachable(String),
+    /// Anything else: other statuses, unreadable or empty answers.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl ModelFailure {
+    /// Whether hermes would abort the compaction rather than write its fallback summary.
+    pub fn aborts(&self) -> bool {
+        matches!(self, ModelFailure::Unreachable(_))
+    }
+}
+
 /// What the pipelines need from a summarizer: `/v1/compact`, `/v1/summarize`,
 /// `/v1/branch-summary` and their commands call it.
 pub trait Summarize: Send + Sync {
@@ -88,6 +115,28 @@ pub trait Summarize: Send + Sync {
         req: &'a SummaryRequest,
         model: Option<&'a str>,
     ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>>;
+
+    /// Answers one request with a model only: no extractive fallback, and the failure
+    /// classified. The default serves summarizers without models (tests, extractive).
+    fn summarize_model_only<'a>(
+        &'a self,
+        req: &'a SummaryRequest,
+        model: Option<&'a str>,
+    ) -> Pin<Box<dyn Future<Output = Result<Summary, ModelFailure>> + Send + 'a>> {
+        Box::pin(async move {
+            match self.summarize(req, model).await {
+                Ok(s) if s.summarizer == SummarizerKind::Extractive => {
+                    Err(ModelFailure::NotConfigured)
+                }
+                Ok(s) => Ok(s),
+                Err(SummarizeError::UnknownModel(m)) => Err(ModelFailure::UnknownModel(m)),
+                Err(SummarizeError::Timeout) => Err(ModelFailure::Unreachable(
+                    "the summarizer deadline passed (timed out)".into(),
+                )),
+                Err(SummarizeError::Upstream(m)) => Err(ModelFailure::Failed(m)),
+            }
+        })
+    }
 
     /// Context window of the model that would answer, if any (extractive: none).
     fn context_window(&self, model: Option<&str>) -> Option<u64>;

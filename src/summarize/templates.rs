@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::hermes::texts::HermesTexts;
+
 use serde::Serialize;
 
 use crate::compaction::template::Template;
@@ -33,6 +35,9 @@ pub struct Prompts {
     /// Ends with exactly one blank line, ready to prepend to a model's output.
     pub branch_preamble: String,
     pub wrappers: Wrappers,
+    /// The fixed texts of hermes compactions (`prompts/hermes/`, overridable in
+    /// `COMPACTD_PROMPTS_DIR/hermes/`).
+    pub hermes: HermesTexts,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -88,6 +93,18 @@ impl Prompts {
             let text = read(name)?.unwrap_or_else(|| builtin.to_string());
             Ok(text.trim_end().to_string())
         };
+        let mut hermes_files = Vec::new();
+        for name in crate::hermes::texts::FILES {
+            if let Some(text) = read(&format!("hermes/{name}"))? {
+                hermes_files.push((name, text));
+            }
+        }
+        let hermes = HermesTexts::from_lookup(|name| {
+            hermes_files
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, t)| t.clone())
+        });
         let wrappers_src = read("wrappers.toml")?.unwrap_or_else(|| builtin::WRAPPERS.to_string());
         Ok(Prompts {
             system: md("system.md", builtin::SYSTEM)?,
@@ -101,6 +118,7 @@ impl Prompts {
                 md("branch-preamble.md", builtin::BRANCH_PREAMBLE)?
             ),
             wrappers: parse_wrappers(&wrappers_src)?,
+            hermes,
         })
     }
 }
@@ -154,6 +172,9 @@ pub enum RequestKind {
     Short,
     /// An abandoned branch.
     Branch,
+    /// A hermes-agent handoff summary: one user message, no system prompt, no output
+    /// cap (the model decides the length, so a thinking model is never cut short).
+    Hermes,
 }
 
 impl RequestKind {

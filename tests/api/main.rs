@@ -9,6 +9,7 @@ mod fixtures;
 mod guard;
 mod health;
 mod helpers;
+mod hermes;
 mod openapi;
 mod prepare;
 mod prune;

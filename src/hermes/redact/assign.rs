@@ -131,24 +131,66 @@ pub fn env(text: &str) -> Option<String> {
     }))
 }
 
-fn config(re: &Regex, text: &str) -> Option<String> {
-    if !CFG_WORDS.is_match(text) {
-        return None;
-    }
-    changed(re.replace_all(text, |caps: &Captures| {
-        let (quote, value) = config_value(&caps[2]);
-        assignment(caps, &caps[1], quote, value)
-    }))
+fn config_rewrite(caps: &Captures) -> String {
+    let (quote, value) = config_value(&caps[2]);
+    assignment(caps, &caps[1], quote, value)
 }
 
 /// Dotted config keys (`app.api.key=…`).
 pub fn config_dotted(text: &str) -> Option<String> {
-    config(&CFG_DOTTED, text)
+    if !CFG_WORDS.is_match(text) {
+        return None;
+    }
+    changed(CFG_DOTTED.replace_all(text, config_rewrite))
 }
 
 /// Bare config keys at a line start (`password=…`, `export api_key=…`).
 pub fn config_anchored(text: &str) -> Option<String> {
-    config(&CFG_ANCHORED, text)
+    on_word_lines(text, &CFG_ANCHORED, config_rewrite)
+}
+
+/// What may precede the secret word in a line-anchored key: `[ \t]`, `export`, and the
+/// key characters `[A-Za-z0-9_.\-]` under CPython's `IGNORECASE` (`İ ı ſ K` too).
+fn key_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, ' ' | '\t' | '_' | '.' | '-' | 'İ' | 'ı' | 'ſ' | 'K')
+}
+
+/// Runs a line-anchored pattern (`CFG_ANCHORED`, `YAML`) on the lines holding a
+/// secret-like word only. Both begin with a `(?m)^` and none of their classes takes a
+/// `\n`, so a match lies within one line and holds one of the words: the result is the
+/// whole-text scan's, without the scan (a `(?m)^` pattern finds no literal to skip to).
+fn on_word_lines(text: &str, re: &Regex, rewrite: fn(&Captures) -> String) -> Option<String> {
+    let mut out = String::new();
+    let mut copied = 0;
+    let mut done = 0;
+    for hit in CFG_WORDS.find_iter(text) {
+        if hit.start() < done {
+            continue;
+        }
+        let start = text[..hit.start()].rfind('\n').map_or(0, |i| i + 1);
+        let end = text[hit.end()..]
+            .find('\n')
+            .map_or(text.len(), |i| hit.end() + i);
+        done = end;
+        // The key runs from the line start over the first word: a character no key can
+        // hold before it rules the line out without running the pattern.
+        if !text[start..hit.start()].chars().all(key_char) {
+            continue;
+        }
+        let line = &text[start..end];
+        if let Some(caps) = re.captures(line) {
+            let whole = caps.get(0).map_or(0, |m| m.end());
+            out.push_str(&text[copied..start]);
+            out.push_str(&rewrite(&caps));
+            out.push_str(&line[whole..]);
+            copied = end;
+        }
+    }
+    if copied == 0 {
+        return None;
+    }
+    out.push_str(&text[copied..]);
+    Some(out)
 }
 
 /// `"apiKey": "…"` fields, rewritten as `"apiKey": "<mask>"`.
@@ -162,18 +204,17 @@ pub fn json_field(text: &str) -> Option<String> {
     }))
 }
 
+fn yaml_rewrite(caps: &Captures) -> String {
+    let value = &caps[3];
+    if is_env_lookup(value) {
+        return caps[0].to_string();
+    }
+    format!("{}{}{}", &caps[1], &caps[2], mask::token(value))
+}
+
 /// Unquoted `password: value` lines.
 pub fn yaml(text: &str) -> Option<String> {
-    if !CFG_WORDS.is_match(text) {
-        return None;
-    }
-    changed(YAML.replace_all(text, |caps: &Captures| {
-        let value = &caps[3];
-        if is_env_lookup(value) {
-            return caps[0].to_string();
-        }
-        format!("{}{}{}", &caps[1], &caps[2], mask::token(value))
-    }))
+    on_word_lines(text, &YAML, yaml_rewrite)
 }
 
 #[cfg(test)]

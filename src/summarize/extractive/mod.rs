@@ -110,7 +110,11 @@ pub fn summarize(req: &SummaryRequest) -> Summary {
     let condensed = utf16_len(parts.conversation) + parts.previous.map_or(0, utf16_len);
     let limit = budget::limit_units(condensed, req.max_tokens);
     let text = match req.kind {
-        RequestKind::History | RequestKind::Branch => structured(&facts, Layout::Checkpoint, limit),
+        // A hermes request never reaches here (hermes has its own fallback); were it sent
+        // as a remoteEndpoint body, a checkpoint is the closest shape.
+        RequestKind::History | RequestKind::Branch | RequestKind::Hermes => {
+            structured(&facts, Layout::Checkpoint, limit)
+        }
         RequestKind::TurnPrefix => structured(&facts, Layout::TurnPrefix, limit),
         RequestKind::Short => short(&facts, limit),
     };

@@ -8,6 +8,11 @@ use crate::summarize::{SummaryRequest, Usage};
 /// The `anthropic-version` header sent with every request.
 pub(super) const VERSION: &str = "2023-06-01";
 
+/// `max_tokens` for a request that sets no cap: Anthropic requires the field, so it gets
+/// the output every current Claude model accepts (per-model limits are configuration's
+/// business, not this file's).
+const UNCAPPED_MAX_TOKENS: u64 = 8192;
+
 /// The request body, borrowing the prompts. No `cache_control`: a one-off request gains
 /// nothing from a prompt-cache write and would pay for it.
 #[derive(Debug, Serialize)]
@@ -33,7 +38,11 @@ pub(super) fn body<'a>(model: &'a str, req: &'a SummaryRequest) -> Body<'a> {
             role: "user",
             content: &req.prompt,
         }],
-        max_tokens: req.max_tokens.max(1),
+        max_tokens: if req.max_tokens == 0 {
+            UNCAPPED_MAX_TOKENS
+        } else {
+            req.max_tokens
+        },
     }
 }
 

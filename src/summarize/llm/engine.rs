@@ -22,7 +22,9 @@ use super::outcome::{Answer, Failure};
 use super::retry::Backoff;
 use super::{FallbackPolicy, LlmConfig, Secrets, SummarizerChoice};
 use crate::config::LlmDescription;
-use crate::summarize::{Summarize, SummarizeError, SummarizerKind, Summary, SummaryRequest};
+use crate::summarize::{
+    ModelFailure, Summarize, SummarizeError, SummarizerKind, Summary, SummaryRequest,
+};
 
 /// The extractive summarizer, injected by the caller (it lives elsewhere).
 pub type Fallback = Arc<dyn Fn(&SummaryRequest) -> Summary + Send + Sync>;
@@ -67,6 +69,16 @@ struct Progress {
     retries: u32,
     /// One line per failed candidate.
     failures: Vec<String>,
+    /// Whether the last failure was one of access, connection or time.
+    out_of_reach: bool,
+}
+
+/// How the candidates of one call failed.
+struct Exhausted {
+    failures: String,
+    retries: u32,
+    deadline_passed: bool,
+    out_of_reach: bool,
 }
 
 impl Engine {
@@ -129,56 +141,112 @@ impl Engine {
             Selection::Models(c) => c,
         };
         let key = SummaryCache::key(&candidates, req);
-        if let Some(hit) = self.cache.get(&key) {
-            tracing::debug!(model = %hit.model, "summary served from the cache");
-            return Ok(Summary {
-                retries: 0,
-                cached: true,
-                ..(*hit).clone()
-            });
+        if let Some(hit) = self.cached(&key) {
+            return Ok(hit);
         }
-        let deadline = Instant::now() + self.deadline;
-        let mut progress = Progress::default();
-        let run = self.run(&candidates, req, deadline, &mut progress);
-        match tokio::time::timeout_at(deadline, run).await {
-            Ok(Some(summary)) => {
+        match self.attempt_models(&candidates, req).await {
+            Ok(summary) => {
                 self.cache.insert(key, summary.clone());
                 Ok(summary)
             }
-            Ok(None) => {
-                let message = progress.failures.join("; ");
-                match self.fallback_policy {
-                    FallbackPolicy::Extractive => {
-                        tracing::warn!(
-                            failures = %message,
-                            "every model candidate failed; answering with the extractive summarizer"
-                        );
-                        Ok(self.extractive(req, progress.retries))
-                    }
-                    FallbackPolicy::None => Err(SummarizeError::Upstream(message)),
+            Err(e) if !e.deadline_passed => match self.fallback_policy {
+                FallbackPolicy::Extractive => {
+                    tracing::warn!(
+                        failures = %e.failures,
+                        "every model candidate failed; answering with the extractive summarizer"
+                    );
+                    Ok(self.extractive(req, e.retries))
                 }
-            }
-            Err(_) => {
-                let failures = progress.failures.join("; ");
-                match self.fallback_policy {
-                    FallbackPolicy::Extractive => {
-                        tracing::warn!(
-                            deadline_ms = self.deadline.as_millis() as u64,
-                            failures = %failures,
-                            "summarizer deadline passed; answering with the extractive summarizer"
-                        );
-                        Ok(self.extractive(req, progress.retries))
-                    }
-                    FallbackPolicy::None => {
-                        tracing::warn!(
-                            deadline_ms = self.deadline.as_millis() as u64,
-                            failures = %failures,
-                            "summarizer deadline passed"
-                        );
-                        Err(SummarizeError::Timeout)
-                    }
+                FallbackPolicy::None => Err(SummarizeError::Upstream(e.failures)),
+            },
+            Err(e) => match self.fallback_policy {
+                FallbackPolicy::Extractive => {
+                    tracing::warn!(
+                        deadline_ms = self.deadline.as_millis() as u64,
+                        failures = %e.failures,
+                        "summarizer deadline passed; answering with the extractive summarizer"
+                    );
+                    Ok(self.extractive(req, e.retries))
                 }
+                FallbackPolicy::None => {
+                    tracing::warn!(
+                        deadline_ms = self.deadline.as_millis() as u64,
+                        failures = %e.failures,
+                        "summarizer deadline passed"
+                    );
+                    Err(SummarizeError::Timeout)
+                }
+            },
+        }
+    }
+
+    /// Summarize with a model only (see [`Summarize::summarize_model_only`]): the
+    /// extractive summarizer never answers, and a failure says whether the model was out
+    /// of reach.
+    pub async fn summarize_model_only(
+        &self,
+        req: &SummaryRequest,
+        model: Option<&str>,
+    ) -> Result<Summary, ModelFailure> {
+        let candidates = match self.candidates.select(model) {
+            Ok(Selection::Models(c)) => c,
+            Ok(Selection::Extractive) => return Err(ModelFailure::NotConfigured),
+            Err(SummarizeError::UnknownModel(m)) => return Err(ModelFailure::UnknownModel(m)),
+            Err(other) => return Err(ModelFailure::Failed(other.to_string())),
+        };
+        let key = SummaryCache::key(&candidates, req);
+        if let Some(hit) = self.cached(&key) {
+            return Ok(hit);
+        }
+        match self.attempt_models(&candidates, req).await {
+            Ok(summary) => {
+                self.cache.insert(key, summary.clone());
+                Ok(summary)
             }
+            Err(e) if e.deadline_passed => Err(ModelFailure::Unreachable(format!(
+                "the summarizer deadline passed (timed out){}{}",
+                if e.failures.is_empty() { "" } else { "; " },
+                e.failures
+            ))),
+            Err(e) if e.out_of_reach => Err(ModelFailure::Unreachable(e.failures)),
+            Err(e) => Err(ModelFailure::Failed(e.failures)),
+        }
+    }
+
+    fn cached(&self, key: &super::cache::Key) -> Option<Summary> {
+        let hit = self.cache.get(key)?;
+        tracing::debug!(model = %hit.model, "summary served from the cache");
+        Some(Summary {
+            retries: 0,
+            cached: true,
+            ..(*hit).clone()
+        })
+    }
+
+    /// The candidates in order within the deadline.
+    async fn attempt_models(
+        &self,
+        candidates: &[&Candidate],
+        req: &SummaryRequest,
+    ) -> Result<Summary, Exhausted> {
+        let deadline = Instant::now() + self.deadline;
+        let mut progress = Progress::default();
+        let run = self.run(candidates, req, deadline, &mut progress);
+        let answered = tokio::time::timeout_at(deadline, run).await;
+        match answered {
+            Ok(Some(summary)) => Ok(summary),
+            Ok(None) => Err(Exhausted {
+                failures: progress.failures.join("; "),
+                retries: progress.retries,
+                deadline_passed: false,
+                out_of_reach: progress.out_of_reach,
+            }),
+            Err(_) => Err(Exhausted {
+                failures: progress.failures.join("; "),
+                retries: progress.retries,
+                deadline_passed: true,
+                out_of_reach: true,
+            }),
         }
     }
 
@@ -229,6 +297,7 @@ impl Engine {
                     })
                 }
                 Err((failure, attempts)) => {
+                    progress.out_of_reach = failure.is_out_of_reach();
                     let line = format!(
                         "{}/{}: {failure} ({attempts} attempt{})",
                         c.name,
@@ -309,6 +378,23 @@ impl Summarize for Engine {
         Box::pin(async move {
             let result = Engine::summarize(self, req, model).await;
             record(&result, self.uses_models());
+            result
+        })
+    }
+
+    fn summarize_model_only<'a>(
+        &'a self,
+        req: &'a SummaryRequest,
+        model: Option<&'a str>,
+    ) -> Pin<Box<dyn Future<Output = Result<Summary, ModelFailure>> + Send + 'a>> {
+        Box::pin(async move {
+            let result = Engine::summarize_model_only(self, req, model).await;
+            let outcome = match &result {
+                Ok(_) => "llm",
+                Err(f) if f.aborts() => "aborted",
+                Err(_) => "failed",
+            };
+            metrics::counter!("compactd_hermes_summaries_total", "outcome" => outcome).increment(1);
             result
         })
     }

@@ -10,7 +10,9 @@ use crate::summarize::{SummaryRequest, Usage};
 pub(super) struct Body<'a> {
     model: &'a str,
     messages: Vec<Message<'a>>,
-    max_tokens: u64,
+    /// Absent when the request sets no cap (`max_tokens` 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u64>,
     stream: bool,
 }
 
@@ -35,7 +37,7 @@ pub(super) fn body<'a>(model: &'a str, req: &'a SummaryRequest) -> Body<'a> {
     Body {
         model,
         messages,
-        max_tokens: req.max_tokens.max(1),
+        max_tokens: (req.max_tokens > 0).then_some(req.max_tokens),
         stream: false,
     }
 }

@@ -88,6 +88,19 @@ impl Failure {
         }
     }
 
+    /// No access, no connection or no answer in time: hermes keeps the session
+    /// unchanged on these instead of writing its fallback summary.
+    pub(super) fn is_out_of_reach(&self) -> bool {
+        match self {
+            Failure::Connect(_) | Failure::Timeout(_) | Failure::Transport(_) => true,
+            Failure::Status { code, .. } => matches!(code, 401 | 402 | 403 | 408 | 504),
+            Failure::Stopped { .. }
+            | Failure::Empty
+            | Failure::Unparsable(_)
+            | Failure::TooLarge => false,
+        }
+    }
+
     /// The wait the upstream asked for (`Retry-After`), if any.
     pub(super) fn retry_after(&self) -> Option<Duration> {
         match self {

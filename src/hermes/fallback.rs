@@ -1,1 +1,0 @@
-//! See the module list in `hermes` (work in progress: filled by its owner).

@@ -1,0 +1,108 @@
+//! `POST /v1/hermes/compress` and `POST /v1/hermes/prepare`: hermes-agent message
+//! lists (contract in `docs/hermes.md` §15).
+//!
+//! Both answer 200 whether or not the list was compacted (`compressed`): hermes's
+//! contract is "return the list unchanged", not an error. Bad bodies, auth, limits and
+//! an unknown model name are errors as on every route.
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request, State};
+use axum::http::header::CONTENT_TYPE;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+
+use crate::hermes::Options;
+use crate::pipeline::hermes::{parse_request, plan_hermes, run_hermes};
+use crate::pipeline::BodyFormat;
+
+use super::extract::body_format;
+use super::problem::{ApiError, Problem};
+use super::schemas::{HermesAnswer, HermesRequestSchema};
+use super::{blocking, AppState};
+
+/// A JSON body within the body limit.
+pub struct JsonBody(pub Bytes);
+
+impl FromRequest<AppState> for JsonBody {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        let content_type = req
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok());
+        if body_format(content_type)? != BodyFormat::Json {
+            return Err(ApiError::UnsupportedMediaType(
+                "a JSONL body (send the hermes request as application/json)".into(),
+            ));
+        }
+        let limit = state.config.max_body_bytes;
+        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
+            if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::BodyTooLarge { limit }
+            } else {
+                ApiError::InvalidParameter {
+                    message: format!("could not read the body: {}", e.body_text()),
+                }
+            }
+        })?;
+        Ok(JsonBody(bytes))
+    }
+}
+
+/// Compacts a hermes-agent conversation as hermes 0.19.0 would (with H1–H12).
+#[utoipa::path(
+    post,
+    path = "/v1/hermes/compress",
+    operation_id = "hermesCompress",
+    tag = "hermes",
+    request_body(content = HermesRequestSchema, content_type = "application/json", example = super::examples::hermes_example),
+    responses(
+        (status = 200, description = "Compacted (`compressed: true`) or returned unchanged with a `reason`", body = HermesAnswer),
+        (status = 400, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Not a valid request (with a pointer), or an unknown model", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn post_hermes_compress(
+    State(state): State<AppState>,
+    JsonBody(bytes): JsonBody,
+) -> Result<Response, ApiError> {
+    compress(state, bytes, false).await
+}
+
+/// What `/v1/hermes/compress` would do, without calling a model: boundaries, the
+/// serialized turns and the summarizer request.
+#[utoipa::path(
+    post,
+    path = "/v1/hermes/prepare",
+    operation_id = "hermesPrepare",
+    tag = "hermes",
+    request_body(content = HermesRequestSchema, content_type = "application/json", example = super::examples::hermes_example),
+    responses(
+        (status = 200, description = "The plan (`compressed: false`; `requests` and `serialized` when a summary would be made)", body = HermesAnswer),
+        (status = 400, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Not a valid request (with a pointer)", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn post_hermes_prepare(
+    State(state): State<AppState>,
+    JsonBody(bytes): JsonBody,
+) -> Result<Response, ApiError> {
+    compress(state, bytes, true).await
+}
+
+async fn compress(state: AppState, bytes: Bytes, dry_run: bool) -> Result<Response, ApiError> {
+    let prompts = state.prompts.clone();
+    let planned = blocking(move || {
+        let mut req = parse_request(&bytes)?;
+        req.dry_run |= dry_run;
+        Ok(plan_hermes(req, &prompts.hermes, &Options::default()))
+    })
+    .await?;
+    let answer = run_hermes(planned, state.summarizer.as_ref()).await?;
+    Ok(Json(answer.to_json()).into_response())
+}

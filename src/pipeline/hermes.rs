@@ -1,0 +1,332 @@
+//! `/v1/hermes/compress`, `/v1/hermes/prepare` and `compactd hermes-compress`: a
+//! hermes-agent message list compacted as hermes 0.19.0 does it (`crate::hermes`), with
+//! compactd's summarizers.
+//!
+//! The request body is read with the contract's Python-side facts in mind: a lone
+//! surrogate escape becomes U+FFFD (H11), numbers keep their token, unknown top-level
+//! fields are ignored and every message field is carried through.
+//!
+//! Summaries come from a model only: hermes has its own deterministic fallback, so the
+//! summarizer's extractive fallback (written for pi transcripts) is never used here.
+//! Failures are classified as hermes classifies them: no access, no connection or no
+//! answer in time abort (the list comes back unchanged, `summary-failed`); anything
+//! else takes the static fallback unless `abortOnSummaryFailure` is set.
+
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+
+use crate::hermes::compress::{self, Answer, Input, Outcome, Plan};
+use crate::hermes::settings::{Settings, State};
+use crate::hermes::texts::HermesTexts;
+use crate::hermes::Options;
+use crate::session::error::{pointer_of, strip_position};
+use crate::session::{InputError, Violation};
+use crate::summarize::{
+    ModelFailure, RequestKind, Summarize, SummarizeError, SummaryRequest, Usage,
+};
+
+use super::object_only::object_only;
+
+/// The body of a hermes compaction request (contract §15).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HermesRequest {
+    /// The conversation: OpenAI chat-completions messages, as hermes keeps them.
+    pub messages: Vec<Value>,
+    /// The main model's context window, in tokens (required).
+    #[serde(default)]
+    pub context_length: Option<u64>,
+    #[serde(default, deserialize_with = "object_only")]
+    pub settings: Option<Settings>,
+    #[serde(default, deserialize_with = "object_only")]
+    pub state: Option<State>,
+    #[serde(default)]
+    pub focus_topic: Option<String>,
+    #[serde(default)]
+    pub memory_context: Option<String>,
+    #[serde(default)]
+    pub current_tokens: Option<u64>,
+    /// Absent: today's UTC date; `null`: no temporal rule; else `YYYY-MM-DD`.
+    #[serde(default = "Today::absent", deserialize_with = "Today::read")]
+    pub today: Today,
+    #[serde(default)]
+    pub dry_run: bool,
+    /// A configured model name.
+    #[serde(default)]
+    pub model: Option<String>,
+}
+
+/// The date for the temporal rule, as the request gave it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Today {
+    Absent,
+    Null,
+    Date(String),
+}
+
+impl Today {
+    fn absent() -> Today {
+        Today::Absent
+    }
+
+    fn read<'de, D: Deserializer<'de>>(d: D) -> Result<Today, D::Error> {
+        Ok(match Option::<String>::deserialize(d)? {
+            None => Today::Null,
+            Some(s) => Today::Date(s),
+        })
+    }
+}
+
+/// Reads a request body (JSON), with a line and column for syntax errors and a JSON
+/// pointer for everything else.
+pub fn parse_request(bytes: &[u8]) -> Result<HermesRequest, InputError> {
+    parse_request_with(bytes, None)
+}
+
+/// [`parse_request`], with `contextLength` given (or overridden) by the caller.
+pub fn parse_request_with(
+    bytes: &[u8],
+    context_length: Option<u64>,
+) -> Result<HermesRequest, InputError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| InputError::Malformed {
+        message: format!("the body is not UTF-8: {e}"),
+        line: 1,
+        column: e.valid_up_to() + 1,
+    })?;
+    let replaced;
+    let text = if memchr::memmem::find(text.as_bytes(), b"\\u").is_some() {
+        replaced = crate::json::string::replace_lone_surrogates(text);
+        replaced.as_str()
+    } else {
+        text
+    };
+    if text.trim_start().starts_with('[') {
+        return Err(invalid(
+            "",
+            "the body must be a JSON object with `messages` and `contextLength`".into(),
+        ));
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    let mut req: HermesRequest = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        if e.inner().is_syntax() || e.inner().is_eof() {
+            let inner = e.into_inner();
+            return InputError::Malformed {
+                message: strip_position(&inner.to_string()).to_string(),
+                line: inner.line(),
+                column: inner.column(),
+            };
+        }
+        let message = strip_position(&e.inner().to_string()).to_string();
+        invalid(&precise_pointer(pointer_of(e.path()), &message), message)
+    })?;
+    de.end().map_err(|e| InputError::Malformed {
+        message: strip_position(&e.to_string()).to_string(),
+        line: e.line(),
+        column: e.column(),
+    })?;
+    if context_length.is_some() {
+        req.context_length = context_length;
+    }
+    validate(&req)?;
+    Ok(req)
+}
+
+/// `settings` and `state` check their keys as a whole and name the key in the message
+/// (`settings.targetRatio must be …`): the pointer then goes down to that key.
+fn precise_pointer(pointer: String, message: &str) -> String {
+    for object in ["settings", "state"] {
+        if pointer == format!("/{object}") {
+            if let Some(rest) = message.strip_prefix(&format!("{object}.")) {
+                let key: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if !key.is_empty() {
+                    return format!("{pointer}/{key}");
+                }
+            }
+        }
+    }
+    pointer
+}
+
+fn invalid(pointer: &str, message: String) -> InputError {
+    InputError::invalid(Violation {
+        pointer: pointer.into(),
+        message,
+        line: None,
+    })
+}
+
+fn validate(req: &HermesRequest) -> Result<(), InputError> {
+    match req.context_length {
+        None => return Err(invalid("", "missing field `contextLength`".into())),
+        Some(0) => {
+            return Err(invalid(
+                "/contextLength",
+                "the context length must be a positive number of tokens".into(),
+            ))
+        }
+        Some(_) => {}
+    }
+    if let Today::Date(d) = &req.today {
+        if !is_iso_date(d) {
+            return Err(invalid(
+                "/today",
+                format!(
+                    "expected a date as YYYY-MM-DD, got {:?}",
+                    crate::session::truncate_for_message(d)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `YYYY-MM-DD`, a real calendar date.
+fn is_iso_date(d: &str) -> bool {
+    let b = d.as_bytes();
+    let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
+    if b.len() != 10
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || !digits(0..4)
+        || !digits(5..7)
+        || !digits(8..10)
+    {
+        return false;
+    }
+    let (Ok(year), Ok(month), Ok(day)) = (d[0..4].parse(), d[5..7].parse::<u8>(), d[8..10].parse())
+    else {
+        return false;
+    };
+    time::Month::try_from(month)
+        .and_then(|m| time::Date::from_calendar_date(year, m, day))
+        .is_ok()
+}
+
+/// Today's date in UTC, as `YYYY-MM-DD` (a `Date` displays so).
+fn utc_today() -> String {
+    time::OffsetDateTime::now_utc().date().to_string()
+}
+
+/// A request decided: what the core planned, and the call options.
+#[derive(Debug)]
+pub struct HermesPlan {
+    pub plan: Plan,
+    pub model: Option<String>,
+    pub dry_run: bool,
+}
+
+/// Plans a request (CPU only; run it off the async runtime for large lists).
+pub fn plan_hermes(req: HermesRequest, texts: &HermesTexts, opts: &Options) -> HermesPlan {
+    let today = match req.today {
+        Today::Absent => Some(utc_today()),
+        Today::Null => None,
+        Today::Date(d) => Some(d),
+    };
+    let input = Input {
+        messages: req.messages,
+        context_length: req.context_length.unwrap_or(1),
+        settings: req.settings.unwrap_or_default(),
+        state: req.state.unwrap_or_default(),
+        focus_topic: req.focus_topic,
+        memory_context: req.memory_context.unwrap_or_default(),
+        current_tokens: req.current_tokens,
+        today,
+    };
+    HermesPlan {
+        plan: compress::plan(input, texts, opts),
+        model: req.model,
+        dry_run: req.dry_run,
+    }
+}
+
+/// The answer, with the summarizer's usage and model when one was called.
+#[derive(Debug)]
+pub struct HermesAnswer {
+    pub outcome: Outcome,
+    pub usage: Option<Usage>,
+    pub model: Option<String>,
+}
+
+impl HermesAnswer {
+    /// The §15 body.
+    pub fn to_json(&self) -> Value {
+        let mut body = self.outcome.to_json();
+        if let Some(o) = body.as_object_mut() {
+            if let Some(u) = &self.usage {
+                o.insert(
+                    "usage".into(),
+                    serde_json::to_value(u).unwrap_or(Value::Null),
+                );
+            }
+            if let Some(m) = &self.model {
+                o.insert("model".into(), Value::String(m.clone()));
+            }
+        }
+        body
+    }
+}
+
+/// Runs a plan: the summarizer call when one is needed (never on a dry run). Only an
+/// unknown model name is an error; every other failure is part of the answer.
+pub async fn run_hermes(
+    planned: HermesPlan,
+    summarizer: &dyn Summarize,
+) -> Result<HermesAnswer, SummarizeError> {
+    let pending = match planned.plan {
+        Plan::Done(outcome) => {
+            return Ok(HermesAnswer {
+                outcome: *outcome,
+                usage: None,
+                model: None,
+            })
+        }
+        Plan::Summarize(p) if planned.dry_run => {
+            return Ok(HermesAnswer {
+                outcome: p.dry_run(),
+                usage: None,
+                model: None,
+            })
+        }
+        Plan::Summarize(p) => p,
+    };
+    let request = SummaryRequest {
+        kind: RequestKind::Hermes,
+        system_prompt: String::new(),
+        prompt: pending.prompt().to_string(),
+        // hermes leaves the output length to the model (0: no cap sent).
+        max_tokens: 0,
+    };
+    let called = summarizer
+        .summarize_model_only(&request, planned.model.as_deref())
+        .await;
+    let (answer, usage, model) = match called {
+        Ok(s) => (
+            Answer::Text {
+                text: s.text,
+                model: s.model.clone(),
+            },
+            Some(s.usage),
+            Some(s.model),
+        ),
+        Err(ModelFailure::UnknownModel(name)) => return Err(SummarizeError::UnknownModel(name)),
+        Err(f) => {
+            tracing::warn!(error = %f, "hermes summary failed");
+            (
+                Answer::Failed {
+                    abort: f.aborts(),
+                    error: f.to_string(),
+                },
+                None,
+                None,
+            )
+        }
+    };
+    Ok(HermesAnswer {
+        outcome: pending.finish(answer),
+        usage,
+        model,
+    })
+}
