@@ -384,7 +384,7 @@ impl Pending {
                 (done.summary, "llm", false, None)
             }
             Err((abort, error)) => {
-                let error = fallback::error_text(&error, "Exception");
+                let error = fallback::error_text(&error);
                 if abort || settings.abort_on_summary_failure {
                     let mut o = common.unchanged(Reason::SummaryFailed);
                     if let Err(u) = &mut o.result {
