@@ -9,6 +9,8 @@
 //! Two tests: `cases` (cut point and compaction preparation) and `branchCases`
 //! (`collectEntriesForBranchSummary` + `prepareBranchEntries` per token budget).
 
+mod hermes;
+
 use std::path::{Path, PathBuf};
 
 use compactd::compaction::branch::{collect_branch, prepare_branch};

@@ -163,6 +163,37 @@ class Compaction(unittest.TestCase):
         self.assertEqual((engine.compression_count, engine._previous_summary), (0, None))
 
 
+    def test_too_short_is_a_quiet_no_op(self):
+        engine = make_agent([]).context_compressor
+        messages = conversation(1)
+        self.assertIs(engine.compress(messages), messages)
+        self.assertFalse(engine._last_compress_aborted)
+        self.assertFalse(engine._last_compression_made_progress)
+        self.assertEqual(engine.compression_count, 0)
+
+    def test_abort_on_summary_failure_from_the_user_config(self):
+        # compression.abort_on_summary_failure reaches compactd through the plugin; with no
+        # model compactd then answers summary-failed, which must keep the session unchanged.
+        config = support.HOME / "config.yaml"
+        original = config.read_text(encoding="utf-8")
+        self.addCleanup(config.write_text, original, encoding="utf-8")
+        config.write_text(original + "  abort_on_summary_failure: true\n", encoding="utf-8")
+        warnings = []
+        agent = make_agent(warnings)
+        engine = agent.context_compressor
+        self.assertTrue(engine.settings["abortOnSummaryFailure"])
+        messages = conversation(60)
+        before = copy.deepcopy(messages)
+        with plugin_logs(self) as logs:
+            kept, _ = agent._compress_context(messages, "s", approx_tokens=160_000)
+        self.assertEqual(kept, before)
+        self.assertTrue(engine._last_compress_aborted)
+        self.assertIn("could not summarize", engine._last_summary_error)
+        self.assertEqual(engine.compression_count, 0)
+        self.assertIn("could not summarize", "\n".join(logs.output))
+        self.assertTrue(any("Compression aborted" in m for _k, m in warnings), warnings)
+
+
 class CompactdDown(unittest.TestCase):
     """(3) compactd unreachable: the session is kept unchanged, with an abort and a warning."""
 

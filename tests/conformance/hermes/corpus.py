@@ -47,6 +47,7 @@ REQUIRED = (
     "fail-noprovider", "fail-json", "abort-setting", "h2-shape", "system", "no-system",
     "list-system", "tool-call-extras", "non-object-call", "answer-think", "answer-prefix",
     "answer-delimiter", "answer-no-snapshot", "today-null", "current-tokens", "max-tokens",
+    "odd-scalar-content", "odd-call-fields",
 )
 
 
@@ -165,6 +166,9 @@ class Gen:
         if c is not ...:
             m["content"] = c
         m.update(extra)
+        if self.r.random() < 0.03:
+            self.tag("odd-scalar-content")
+            m["content"] = self.r.choice([5, 1.5, True, False, 0, -0.0, 1e21, 12345678901234567890])
         return self.meta(m)
 
     def user(self):
@@ -232,7 +236,7 @@ class Gen:
         return c
 
     def result(self, call):
-        name = call["function"]["name"] if isinstance(call, dict) else "x"
+        name = str((call.get("function") or {}).get("name")) if isinstance(call, dict) else "x"
         cid = call.get("id") if isinstance(call, dict) else "none"
         p = self.r.random()
         if p < 0.05:
@@ -252,6 +256,9 @@ class Gen:
         else:
             content = self.text()
         m = {"role": "tool", "tool_call_id": cid, "content": content}
+        if self.r.random() < 0.02:
+            self.tag("odd-role")
+            m["role"] = self.r.choice(["function", "developer", "TOOL"])
         if self.r.random() < 0.3:
             m["name"] = name
         return self.meta(m)
@@ -282,6 +289,20 @@ class Gen:
             calls.append("not-a-call")
         a = self.assistant()
         a["tool_calls"] = calls
+        if self.r.random() < 0.03:
+            self.tag("odd-call-fields")
+            c0 = calls[0]
+            k = self.r.randrange(5)
+            if k == 0:
+                c0["id"] = self.r.choice([None, 7, ""])
+            elif k == 1:
+                c0["function"]["arguments"] = {"path": "/x", "n": 1}
+            elif k == 2:
+                c0["function"]["name"] = self.r.choice([None, 3, ""])
+            elif k == 3:
+                c0["type"] = None
+            else:
+                c0.pop("function")
         if self.r.random() < 0.5:
             a["content"] = self.r.choice(["", None, self.words(1, 8)])
         out.append(a)
@@ -298,7 +319,7 @@ class Gen:
             out.append({"role": "tool", "tool_call_id": "call_orphan_%d" % self.r.randrange(99), "content": self.text()})
         if self.r.random() < 0.1 and results and isinstance(results[-1].get("content"), str) and len(results[-1]["content"]) >= 200:
             self.tag("duplicate-output")
-            c2 = self.call(name=answered[-1]["function"]["name"])
+            c2 = self.call(name=str((answered[-1].get("function") or {}).get("name")))
             a2 = {"role": "assistant", "content": None, "tool_calls": [c2]}
             out.append(a2)
             out.append({"role": "tool", "tool_call_id": c2["id"], "content": results[-1]["content"]})

@@ -300,7 +300,13 @@ def main(argv):
     for case in all_cases:
         if only and case["name"] != only:
             continue
-        g = golden(case)
+        try:
+            g = golden(case)
+        except AssertionError as e:
+            if os.environ.get("HERMES_EXPLORE"):
+                print("skipped:", e)
+                continue
+            raise
         line = json.dumps(g, ensure_ascii=False)
         leak = R.no_secrets_in(line)
         assert leak is None, f"{case['name']}: hermes's text in the golden ({leak})"
