@@ -46,7 +46,9 @@ fn text(rng: &mut Rng, texts: &HermesTexts) -> String {
         String::new(),
         " \t\n".into(),
     ];
-    (0..rng.usize(1..4)).map(|_| pick(rng, &pieces).clone()).collect()
+    (0..rng.usize(1..4))
+        .map(|_| pick(rng, &pieces).clone())
+        .collect()
 }
 
 fn hostile(rng: &mut Rng, texts: &HermesTexts) -> Value {
@@ -83,16 +85,31 @@ fn content(rng: &mut Rng, texts: &HermesTexts) -> Option<Value> {
         1 => Value::Null,
         2 | 3 => Value::String(text(rng, texts)),
         4 | 5 => Value::Array((0..rng.usize(..4)).map(|_| part(rng, texts)).collect()),
-        6 => json!({"_multimodal": true, "content": [part(rng, texts)], "text_summary": text(rng, texts)}),
+        6 => {
+            json!({"_multimodal": true, "content": [part(rng, texts)], "text_summary": text(rng, texts)})
+        }
         _ => hostile(rng, texts),
     })
 }
 
 fn call(rng: &mut Rng, id: &str, texts: &HermesTexts) -> Value {
-    let name = *pick(rng, &["terminal", "read_file", "web_extract", "patch", "x", "delegate_task"]);
+    let name = *pick(
+        rng,
+        &[
+            "terminal",
+            "read_file",
+            "web_extract",
+            "patch",
+            "x",
+            "delegate_task",
+        ],
+    );
     let arguments = match rng.usize(..6) {
         0 => Value::Null,
-        1 => json!(format!("{{\"path\": \"/a/{}\", \"urls\": [{{\"href\": 5}}], \"n\": 1E2}}", "p".repeat(rng.usize(..700)))),
+        1 => json!(format!(
+            "{{\"path\": \"/a/{}\", \"urls\": [{{\"href\": 5}}], \"n\": 1E2}}",
+            "p".repeat(rng.usize(..700))
+        )),
         2 => json!("not json"),
         3 => json!({"path": "/a"}),
         _ => Value::String(format!("{{\"command\": {}}}", json!(text(rng, texts)))),
@@ -100,13 +117,29 @@ fn call(rng: &mut Rng, id: &str, texts: &HermesTexts) -> Value {
     match rng.usize(..12) {
         0 => hostile(rng, texts),
         1 => json!({"id": id, "type": "function", "function": null}),
-        2 => json!({"call_id": id, "id": "other", "type": "function", "function": {"name": name, "arguments": arguments}}),
-        _ => json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}, "index": 0}),
+        2 => {
+            json!({"call_id": id, "id": "other", "type": "function", "function": {"name": name, "arguments": arguments}})
+        }
+        _ => {
+            json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}, "index": 0})
+        }
     }
 }
 
 fn message(rng: &mut Rng, ids: &mut Vec<String>, texts: &HermesTexts) -> Value {
-    let role = *pick(rng, &["user", "assistant", "tool", "tool", "assistant", "system", "", "developer"]);
+    let role = *pick(
+        rng,
+        &[
+            "user",
+            "assistant",
+            "tool",
+            "tool",
+            "assistant",
+            "system",
+            "",
+            "developer",
+        ],
+    );
     let mut m = serde_json::Map::new();
     match rng.usize(..20) {
         0 => {}
@@ -133,7 +166,11 @@ fn message(rng: &mut Rng, ids: &mut Vec<String>, texts: &HermesTexts) -> Value {
             .collect();
         m.insert(
             "tool_calls".into(),
-            if rng.usize(..15) == 0 { hostile(rng, texts) } else { Value::Array(calls) },
+            if rng.usize(..15) == 0 {
+                hostile(rng, texts)
+            } else {
+                Value::Array(calls)
+            },
         );
     }
     if role == "tool" {
@@ -144,7 +181,13 @@ fn message(rng: &mut Rng, ids: &mut Vec<String>, texts: &HermesTexts) -> Value {
         };
         m.insert("tool_call_id".into(), id);
     }
-    for key in ["_db_persisted", "api_content", "_compressed_summary", "reasoning_content", "x_unknown"] {
+    for key in [
+        "_db_persisted",
+        "api_content",
+        "_compressed_summary",
+        "reasoning_content",
+        "x_unknown",
+    ] {
         if rng.usize(..12) == 0 {
             m.insert(key.into(), hostile(rng, texts));
         }
@@ -175,10 +218,18 @@ fn input(rng: &mut Rng, texts: &HermesTexts) -> Input {
         },
         state: State {
             compression_count: *pick(rng, &[0, 1, u64::MAX - 1]),
-            previous_summary: if rng.bool() { None } else { Some(text(rng, texts)) },
+            previous_summary: if rng.bool() {
+                None
+            } else {
+                Some(text(rng, texts))
+            },
         },
         focus_topic: rng.bool().then(|| text(rng, texts)),
-        memory_context: if rng.bool() { String::new() } else { text(rng, texts) },
+        memory_context: if rng.bool() {
+            String::new()
+        } else {
+            text(rng, texts)
+        },
         current_tokens: rng.bool().then(|| rng.u64(..)),
         today: rng.bool().then(|| "2026-01-15".to_string()),
     }
@@ -186,12 +237,27 @@ fn input(rng: &mut Rng, texts: &HermesTexts) -> Input {
 
 fn answer(rng: &mut Rng, texts: &HermesTexts) -> Answer {
     match rng.usize(..6) {
-        0 => Answer::Failed { abort: true, error: text(rng, texts) },
-        1 => Answer::Failed { abort: false, error: "x".repeat(rng.usize(..400)) },
-        2 => Answer::Text { text: String::new(), model: "m".into() },
-        3 => Answer::Text { text: "<think>only thinking</think>".into(), model: "m".into() },
+        0 => Answer::Failed {
+            abort: true,
+            error: text(rng, texts),
+        },
+        1 => Answer::Failed {
+            abort: false,
+            error: "x".repeat(rng.usize(..400)),
+        },
+        2 => Answer::Text {
+            text: String::new(),
+            model: "m".into(),
+        },
+        3 => Answer::Text {
+            text: "<think>only thinking</think>".into(),
+            model: "m".into(),
+        },
         _ => Answer::Text {
-            text: format!("## Historical Task Snapshot\nold\n\n## Progress\n{}", text(rng, texts)),
+            text: format!(
+                "## Historical Task Snapshot\nold\n\n## Progress\n{}",
+                text(rng, texts)
+            ),
             model: "m".into(),
         },
     }
@@ -210,14 +276,26 @@ fn check(input: &[Value], outcome: &Outcome) {
     let body = outcome.to_json();
     let messages = body["messages"].as_array().expect("messages");
     if !outcome.compressed() {
-        assert_eq!(messages.as_slice(), input, "unchanged means the input as sent");
+        assert_eq!(
+            messages.as_slice(),
+            input,
+            "unchanged means the input as sent"
+        );
         return;
     }
-    assert_eq!(body["sources"].as_array().map(Vec::len), Some(messages.len()));
+    assert_eq!(
+        body["sources"].as_array().map(Vec::len),
+        Some(messages.len())
+    );
     let calls: Vec<&str> = messages
         .iter()
         .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
-        .flat_map(|m| m.get("tool_calls").and_then(Value::as_array).into_iter().flatten())
+        .flat_map(|m| {
+            m.get("tool_calls")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+        })
         .filter_map(call_id)
         .collect();
     let results: Vec<&str> = messages
@@ -243,7 +321,7 @@ fn fuzz_the_hermes_core() {
     let seed: u64 = std::env::var("COMPACTD_FUZZ_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(0x4E2_E5);
+        .unwrap_or(0x0004_E2E5);
     let texts = HermesTexts::builtin();
     let mut rng = Rng::with_seed(seed);
     let deadline = Instant::now() + Duration::from_secs(secs);
@@ -285,5 +363,8 @@ fn fuzz_the_hermes_core() {
     }
     std::panic::set_hook(hook);
     eprintln!("hermes fuzz: {cases} cases in {secs} s, {compressed} compacted (seed {seed})");
-    assert!(compressed > cases / 10 && compressed < cases, "{compressed} of {cases} compacted");
+    assert!(
+        compressed > cases / 10 && compressed < cases,
+        "{compressed} of {cases} compacted"
+    );
 }

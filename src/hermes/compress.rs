@@ -112,7 +112,6 @@ struct Compacted {
     fallback_used: bool,
     dropped: usize,
     error: Option<String>,
-    serialized: Option<String>,
     prompt: Option<String>,
     summary_budget: Option<u64>,
 }
@@ -170,7 +169,9 @@ pub fn plan(input: Input, texts: &HermesTexts, opts: &Options) -> Plan {
     let threshold = Threshold::derive(context_length, &settings);
     let tokens_before = rough(&messages);
     let mut common = Common {
-        should_compress: threshold.should_compress(current_tokens.unwrap_or(tokens_before)),
+        // hermes takes a count of 0 as "not measured", like an absent one.
+        should_compress: threshold
+            .should_compress(current_tokens.filter(|&t| t > 0).unwrap_or(tokens_before)),
         threshold,
         tokens_before,
         state,
@@ -190,6 +191,16 @@ pub fn plan(input: Input, texts: &HermesTexts, opts: &Options) -> Plan {
 
     let pruned = prune::prune(msgs, settings.protect_last_n, threshold.tail_token_budget);
     let pruned_msgs = pruned.messages;
+    // hermes sizes the head again on the pruned list; with H7 that can differ when pruning
+    // rewrote the only handoff summary (a tool result that quoted one).
+    let head_size = boundaries::head_size(
+        &pruned_msgs,
+        boundaries::protect_first_n(
+            &settings,
+            &common.state,
+            summaries::present(&pruned_msgs, &texts.prefix),
+        ),
+    );
     let start = boundaries::align_forward(&pruned_msgs, head_size);
     let end = boundaries::tail_cut(
         &pruned_msgs,
@@ -358,7 +369,7 @@ impl Pending {
             opts,
             messages,
             turns,
-            serialized,
+            serialized: _,
             prompt,
             summary_budget,
             previous_summary,
@@ -389,7 +400,6 @@ impl Pending {
                     let mut o = common.unchanged(Reason::SummaryFailed);
                     if let Err(u) = &mut o.result {
                         u.error = Some(error);
-                        u.serialized = Some(serialized);
                         u.prompt = Some(prompt);
                         u.summary_budget = Some(summary_budget);
                     }
@@ -447,7 +457,6 @@ impl Pending {
                 fallback_used,
                 dropped,
                 error,
-                serialized: Some(serialized),
                 prompt: Some(prompt),
                 summary_budget: Some(summary_budget),
             }),
@@ -499,7 +508,6 @@ impl Common {
                 fallback_used: false,
                 dropped: 0,
                 error: None,
-                serialized: None,
                 prompt: None,
                 summary_budget: None,
             }),
@@ -549,9 +557,6 @@ impl Outcome {
                     "requests".into(),
                     requests_json(d.prompt.as_deref(), d.summary_budget),
                 );
-                if let Some(s) = &d.serialized {
-                    o.insert("serialized".into(), json!(s));
-                }
                 o.insert("state".into(), state_json(&d.state));
                 o.insert(
                     "fallback".into(),

@@ -161,8 +161,18 @@ fn finite(v: &Value) -> Option<f64> {
     v.as_f64().filter(|x| x.is_finite())
 }
 
+/// A refused value as JSON, cut to 64 characters: error texts never quote more of what
+/// was sent.
+fn shown(v: &Value) -> String {
+    let text = v.to_string();
+    match text.char_indices().nth(64) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text,
+    }
+}
+
 fn refused(key: &str, expected: &str, got: &Value) -> String {
-    format!("settings.{key} must be {expected}, got {got}")
+    format!("settings.{key} must be {expected}, got {}", shown(got))
 }
 
 /// What a live hermes compressor carries between calls (section 4).
@@ -198,7 +208,10 @@ impl TryFrom<RawState> for State {
         let compression_count = match given(raw.compression_count) {
             None => 0,
             Some(v) => v.as_u64().ok_or_else(|| {
-                format!("state.compressionCount must be a non-negative integer, got {v}")
+                format!(
+                    "state.compressionCount must be a non-negative integer, got {}",
+                    shown(&v)
+                )
             })?,
         };
         let previous_summary = match given(raw.previous_summary) {
@@ -206,7 +219,8 @@ impl TryFrom<RawState> for State {
             Some(Value::String(s)) => Some(s),
             Some(v) => {
                 return Err(format!(
-                    "state.previousSummary must be a string or null, got {v}"
+                    "state.previousSummary must be a string or null, got {}",
+                    shown(&v)
                 ))
             }
         };

@@ -3,14 +3,19 @@
 `generate()` returns `COUNT` cases named `gen-NNN`, each from its own `random.Random(seed)`, so
 a case never moves when another changes. `audit()` fails when a feature the contract lists is
 missing from the corpus (every tag of `REQUIRED` at least `MIN` times).
+
+`HERMES_CORPUS_SEED` and `HERMES_CORPUS_COUNT` draw another corpus (a differential run on
+conversations the committed goldens never saw; see the README).
 """
 
 import json
+import os
 import random
 
 import reference as R
 
-COUNT = 340
+COUNT = int(os.environ.get("HERMES_CORPUS_COUNT", "340"))
+SEED = int(os.environ.get("HERMES_CORPUS_SEED", "0x5EED"), 0)
 MIN = 3
 # Present, but fewer: the historical prefixes are stand-ins compactd cannot recognise (H12).
 RARE = ("summary-historical-0", "summary-historical-1", "summary-historical-2")
@@ -437,7 +442,7 @@ def surrogate_fix(value):
 
 
 def one(i):
-    g = Gen(0x5EED + i * 7919)
+    g = Gen(SEED + i * 7919)
     r = g.r
     messages = g.h2_shape() if r.random() < 0.05 else g.conversation()
     if r.random() < 0.04:

@@ -27,7 +27,7 @@ import corpus
 import cases
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, "goldens.jsonl")
+OUT = os.environ.get("HERMES_GOLDENS_OUT") or os.path.join(HERE, "goldens.jsonl")
 
 SERIALIZED = "⟦serialized⟧"
 
