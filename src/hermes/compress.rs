@@ -527,6 +527,11 @@ impl Outcome {
         self.result.as_ref().err().map(|u| u.reason)
     }
 
+    /// `llm`, `fallback` or `prune-only` when compacted.
+    pub fn summarizer(&self) -> Option<&'static str> {
+        self.result.as_ref().ok().map(|c| c.summarizer)
+    }
+
     /// Whether the static fallback wrote the summary.
     pub fn fallback_used(&self) -> bool {
         matches!(&self.result, Ok(c) if c.fallback_used)

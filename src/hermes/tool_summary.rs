@@ -191,35 +191,9 @@ fn parse_args(args: &Value) -> Result<PyValue, Raised> {
         Some(v) if has_huge_int(&v) => Err(Raised),
         Some(v @ PyValue::Dict(_)) => Ok(v),
         // Too deep for Python's recursion limit: RecursionError, not a decode error.
-        None if nesting_depth(s) >= NESTING_LIMIT => Err(Raised),
+        None if crate::json::max_depth(s) >= NESTING_LIMIT => Err(Raised),
         _ => Ok(empty),
     }
-}
-
-/// The deepest nesting of `[` and `{` outside strings.
-fn nesting_depth(s: &str) -> usize {
-    let (mut depth, mut max, mut in_str, mut escaped) = (0usize, 0usize, false, false);
-    for b in s.bytes() {
-        if in_str {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_str = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_str = true,
-            b'[' | b'{' => {
-                depth += 1;
-                max = max.max(depth);
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    max
 }
 
 /// An integer `json.loads` refuses to convert (more than 4300 digits).

@@ -56,6 +56,20 @@ pub fn body_format(content_type: Option<&str>) -> Result<BodyFormat, ApiError> {
     }
 }
 
+/// The body within `COMPACTD_MAX_BODY_BYTES` (413 past it).
+pub async fn read_body(req: Request, state: &AppState) -> Result<Bytes, ApiError> {
+    let limit = state.config.max_body_bytes;
+    Bytes::from_request(req, state).await.map_err(|e| {
+        if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::BodyTooLarge { limit }
+        } else {
+            ApiError::InvalidParameter {
+                message: format!("could not read the body: {}", e.body_text()),
+            }
+        }
+    })
+}
+
 impl<O: Options + Send> FromRequest<AppState> for SessionBody<O> {
     type Rejection = ApiError;
 
@@ -73,16 +87,7 @@ impl<O: Options + Send> FromRequest<AppState> for SessionBody<O> {
                 })
             }
         };
-        let limit = state.config.max_body_bytes;
-        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
-            if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::BodyTooLarge { limit }
-            } else {
-                ApiError::InvalidParameter {
-                    message: format!("could not read the body: {}", e.body_text()),
-                }
-            }
-        })?;
+        let bytes = read_body(req, state).await?;
         Ok(SessionBody {
             bytes,
             format,

@@ -15,7 +15,7 @@ use crate::hermes::Options;
 use crate::pipeline::hermes::{parse_request, plan_hermes, run_hermes};
 use crate::pipeline::BodyFormat;
 
-use super::extract::body_format;
+use super::extract::{body_format, read_body};
 use super::problem::{ApiError, Problem};
 use super::schemas::{HermesAnswer, HermesRequestSchema};
 use super::{blocking, AppState};
@@ -36,16 +36,7 @@ impl FromRequest<AppState> for JsonBody {
                 "a JSONL body (send the hermes request as application/json)".into(),
             ));
         }
-        let limit = state.config.max_body_bytes;
-        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
-            if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::BodyTooLarge { limit }
-            } else {
-                ApiError::InvalidParameter {
-                    message: format!("could not read the body: {}", e.body_text()),
-                }
-            }
-        })?;
+        let bytes = read_body(req, state).await?;
         Ok(JsonBody(bytes))
     }
 }

@@ -251,6 +251,18 @@ pub struct HermesAnswer {
 }
 
 impl HermesAnswer {
+    /// Counts the answer in `compactd_hermes_compactions_total{outcome}`: the summarizer
+    /// when compacted, else the reason (dry runs are not counted).
+    fn record(self) -> Self {
+        let outcome = match (self.outcome.summarizer(), self.outcome.reason()) {
+            (Some(s), _) => s,
+            (None, Some(r)) => r.as_str(),
+            (None, None) => "unknown",
+        };
+        metrics::counter!("compactd_hermes_compactions_total", "outcome" => outcome).increment(1);
+        self
+    }
+
     /// The §15 body.
     pub fn to_json(&self) -> Value {
         let mut body = self.outcome.to_json();
@@ -281,7 +293,8 @@ pub async fn run_hermes(
                 outcome: *outcome,
                 usage: None,
                 model: None,
-            })
+            }
+            .record())
         }
         Plan::Summarize(p) if planned.dry_run => {
             return Ok(HermesAnswer {
@@ -328,5 +341,6 @@ pub async fn run_hermes(
         outcome: pending.finish(answer),
         usage,
         model,
-    })
+    }
+    .record())
 }

@@ -39,6 +39,13 @@ async fn model_answering(status: u16, body: Value) -> MockServer {
     server
 }
 
+/// POSTs `body` and reads the (200) JSON answer.
+async fn answer(app: &crate::helpers::TestApp, path: &str, body: &Value) -> Value {
+    let res = app.post_json(path, body).await;
+    assert_eq!(res.status().as_u16(), 200);
+    res.json().await.unwrap()
+}
+
 fn completion(text: &str) -> Value {
     json!({"choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
            "usage": {"prompt_tokens": 900, "completion_tokens": 80, "total_tokens": 980}})
@@ -150,6 +157,11 @@ async fn without_a_model_the_static_fallback_summarizes() {
     let summary = body["summary"].as_str().unwrap();
     assert!(summary.starts_with(PREFIX_MARKER));
     assert!(summary.contains("src/mod"), "files are listed: {summary}");
+    let metrics = app.get("/metrics").await.text().await.unwrap();
+    assert!(
+        metrics.contains(r#"compactd_hermes_compactions_total{outcome="fallback"}"#),
+        "{metrics}"
+    );
 }
 
 #[tokio::test]
@@ -158,12 +170,7 @@ async fn a_model_out_of_reach_keeps_the_list_unchanged() {
     let llm = config(vec![openai("local", &server)]);
     let app = spawn_app_with(move |c| c.llm = llm).await;
     let input = request(conversation(12));
-    let body: Value = app
-        .post_json("/v1/hermes/compress", &input)
-        .await
-        .json()
-        .await
-        .unwrap();
+    let body = answer(&app, "/v1/hermes/compress", &input).await;
     assert_eq!(body["compressed"], false, "{body}");
     assert_eq!(body["reason"], "summary-failed");
     assert_eq!(body["messages"], input["messages"]);
@@ -186,12 +193,7 @@ async fn a_failing_model_takes_the_fallback_unless_told_to_abort() {
     assert!(body["fallback"]["error"].as_str().unwrap().contains("400"));
     let mut abort = request(conversation(12));
     abort["settings"] = json!({"abortOnSummaryFailure": true});
-    let body: Value = app
-        .post_json("/v1/hermes/compress", &abort)
-        .await
-        .json()
-        .await
-        .unwrap();
+    let body = answer(&app, "/v1/hermes/compress", &abort).await;
     assert_eq!(body["compressed"], false);
     assert_eq!(body["reason"], "summary-failed");
 }
@@ -229,12 +231,7 @@ async fn prepare_plans_without_calling_the_model() {
 async fn short_conversations_come_back_unchanged() {
     let app = spawn_app().await;
     let input = request(conversation(1));
-    let body: Value = app
-        .post_json("/v1/hermes/compress", &input)
-        .await
-        .json()
-        .await
-        .unwrap();
+    let body = answer(&app, "/v1/hermes/compress", &input).await;
     assert_eq!(body["compressed"], false);
     assert_eq!(body["reason"], "too-few-messages");
     assert_eq!(body["messages"], input["messages"]);
@@ -249,12 +246,7 @@ async fn secrets_reach_neither_the_model_nor_the_answer() {
     let app = spawn_app_with(move |c| c.llm = llm).await;
     let mut messages = conversation(12);
     messages[5]["content"] = json!(format!("export OPENAI_API_KEY={secret}"));
-    let body: Value = app
-        .post_json("/v1/hermes/compress", &request(messages))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let body = answer(&app, "/v1/hermes/compress", &request(messages)).await;
     assert_eq!(body["compressed"], true, "{body}");
     assert!(!body["summary"].as_str().unwrap().contains(secret));
     assert!(!body["requests"].to_string().contains(secret));

@@ -40,7 +40,7 @@ pub fn md5_key(s: &str) -> String {
 }
 
 /// Whether `c` is in one of the generated range tables.
-pub(crate) fn in_table(table: &[(u32, u32)], c: char) -> bool {
+pub fn in_table(table: &[(u32, u32)], c: char) -> bool {
     let c = c as u32;
     table
         .binary_search_by(|&(lo, hi)| {

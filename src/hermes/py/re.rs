@@ -13,11 +13,12 @@ use fancy_regex::Regex;
 use std::fmt::Write;
 use std::sync::LazyLock;
 
-static SPACE: LazyLock<String> = LazyLock::new(|| ranges(tables::SPACE));
-static DIGIT: LazyLock<String> = LazyLock::new(|| ranges(tables::DIGIT));
-static WORD: LazyLock<String> = LazyLock::new(|| ranges(tables::WORD));
+static SPACE: LazyLock<String> = LazyLock::new(|| class_members(tables::SPACE));
+static DIGIT: LazyLock<String> = LazyLock::new(|| class_members(tables::DIGIT));
+static WORD: LazyLock<String> = LazyLock::new(|| class_members(tables::WORD));
 
-fn ranges(table: &[(u32, u32)]) -> String {
+/// A range table written as the inside of a `regex` class (`\x{..}-\x{..}…`).
+pub fn class_members(table: &[(u32, u32)]) -> String {
     let mut out = String::new();
     for &(lo, hi) in table {
         if lo == hi {
@@ -38,10 +39,20 @@ pub fn compile(python_pattern: &str) -> Regex {
 
 /// The pattern rewritten for `fancy_regex` (see the module documentation).
 pub fn translate(p: &str) -> String {
-    let multiline = leading_flags(p).contains('m');
+    let flags = leading_flags(p);
+    let multiline = flags.contains('m');
+    let ignore_case = flags.contains('i');
     let word = &*WORD;
     let mut out = String::with_capacity(p.len() * 2);
-    let mut chars = p.chars().peekable();
+    // The leading flags group is copied as it is (its letters are not literals).
+    let body = match flags {
+        "" => p,
+        f => {
+            out.push_str(&p[..f.len() + 3]);
+            &p[f.len() + 3..]
+        }
+    };
+    let mut chars = body.chars().peekable();
     let mut in_class = false;
     let mut class_start = false;
     while let Some(c) = chars.next() {
@@ -86,6 +97,15 @@ pub fn translate(p: &str) -> String {
                     _ => {
                         out.push('\\');
                         out.push(e);
+                        // `\x{..}`, `\p{..}`, `\N{..}`: the braces are the escape's.
+                        if chars.peek() == Some(&'{') {
+                            for b in chars.by_ref() {
+                                out.push(b);
+                                if b == '}' {
+                                    break;
+                                }
+                            }
+                        }
                     }
                 }
             }
@@ -108,7 +128,23 @@ pub fn translate(p: &str) -> String {
                 out.push(c);
             }
             ']' if in_class => out.push_str("\\]"),
+            // A group's header (`(?P<name>`, `(?=`, `(?:`) is syntax, not literals.
+            '(' if !in_class && chars.peek() == Some(&'?') => {
+                out.push('(');
+                for h in chars.by_ref() {
+                    out.push(h);
+                    if matches!(h, ':' | '=' | '!' | '>' | ')') {
+                        break;
+                    }
+                }
+            }
             '$' if !in_class && !multiline => out.push_str("(?:(?=\\n\\z)|\\z)"),
+            // Python's IGNORECASE compares lowercased code points, so `i` also meets
+            // U+0130 and U+0131, `k` the Kelvin sign and `s` the long s, which simple case
+            // folding (the `regex` crate's) leaves apart.
+            'i' | 'I' if ignore_case && !in_class => out.push_str("[iIİı]"),
+            'k' | 'K' if ignore_case && !in_class => out.push_str("[kKK]"),
+            's' | 'S' if ignore_case && !in_class => out.push_str("[sSſ]"),
             c => out.push(c),
         }
     }
@@ -162,6 +198,17 @@ mod tests {
             ["error", "Error"]
         );
         assert_eq!(all(r"a\B", "ab a"), ["a"]);
+    }
+
+    #[test]
+    fn ignore_case_lowercases_as_python_does() {
+        // re.findall(r"failed|kind|is", "faİled FAıLED Kınd ſ", re.I) in CPython 3.11
+        assert_eq!(
+            all(r"(?i)failed|kind|is", "faİled FAıLED \u{212a}ınd ıſ"),
+            ["faİled", "FAıLED", "\u{212a}ınd", "ıſ"]
+        );
+        // Classes fold by simple case folding (`[i]` meets `I`, not U+0130).
+        assert_eq!(all(r"(?i)\s[i]", " I i"), [" I", " i"]);
     }
 
     #[test]

@@ -19,52 +19,24 @@ pub const I: &str = "[iIİı]";
 /// append inside a class.
 pub const LETTERS: &str = "A-Za-zİı";
 
-/// Whether `c` lies in one of the sorted, disjoint ranges of `table`.
-fn in_table(c: char, table: &[(u32, u32)]) -> bool {
-    let c = c as u32;
-    table
-        .binary_search_by(|&(lo, hi)| {
-            if hi < c {
-                std::cmp::Ordering::Less
-            } else if lo > c {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        })
-        .is_ok()
-}
-
 /// Python `\d` on `str`.
 pub fn is_digit(c: char) -> bool {
-    in_table(c, DIGIT)
-}
-
-/// The ranges of `table` written as the inside of a `regex` class (`\x{..}-\x{..}`).
-fn members(table: &[(u32, u32)]) -> String {
-    let mut out = String::new();
-    for &(lo, hi) in table {
-        out.push_str(&format!("\\x{{{lo:X}}}"));
-        if hi > lo {
-            out.push_str(&format!("-\\x{{{hi:X}}}"));
-        }
-    }
-    out
+    crate::hermes::py::in_table(DIGIT, c)
 }
 
 /// Inside of a class for Python `\s` (combine: `format!("[^{}:]", space())`).
 pub fn space() -> String {
-    members(SPACE)
+    crate::hermes::py::re::class_members(SPACE)
 }
 
 /// Inside of a class for Python `\d`.
 pub fn digit() -> String {
-    members(DIGIT)
+    crate::hermes::py::re::class_members(DIGIT)
 }
 
 /// Inside of a class for Python `\w`.
 pub fn word() -> String {
-    members(WORD)
+    crate::hermes::py::re::class_members(WORD)
 }
 
 #[cfg(test)]

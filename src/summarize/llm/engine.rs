@@ -140,15 +140,8 @@ impl Engine {
             Selection::Extractive => return Ok(self.extractive(req, 0)),
             Selection::Models(c) => c,
         };
-        let key = SummaryCache::key(&candidates, req);
-        if let Some(hit) = self.cached(&key) {
-            return Ok(hit);
-        }
-        match self.attempt_models(&candidates, req).await {
-            Ok(summary) => {
-                self.cache.insert(key, summary.clone());
-                Ok(summary)
-            }
+        match self.answer(&candidates, req).await {
+            Ok(summary) => Ok(summary),
             Err(e) if !e.deadline_passed => match self.fallback_policy {
                 FallbackPolicy::Extractive => {
                     tracing::warn!(
@@ -194,15 +187,8 @@ impl Engine {
             Err(SummarizeError::UnknownModel(m)) => return Err(ModelFailure::UnknownModel(m)),
             Err(other) => return Err(ModelFailure::Failed(other.to_string())),
         };
-        let key = SummaryCache::key(&candidates, req);
-        if let Some(hit) = self.cached(&key) {
-            return Ok(hit);
-        }
-        match self.attempt_models(&candidates, req).await {
-            Ok(summary) => {
-                self.cache.insert(key, summary.clone());
-                Ok(summary)
-            }
+        match self.answer(&candidates, req).await {
+            Ok(summary) => Ok(summary),
             Err(e) if e.deadline_passed => Err(ModelFailure::Unreachable(format!(
                 "the summarizer deadline passed (timed out){}{}",
                 if e.failures.is_empty() { "" } else { "; " },
@@ -211,6 +197,21 @@ impl Engine {
             Err(e) if e.out_of_reach => Err(ModelFailure::Unreachable(e.failures)),
             Err(e) => Err(ModelFailure::Failed(e.failures)),
         }
+    }
+
+    /// From the cache, or from the candidates (then cached).
+    async fn answer(
+        &self,
+        candidates: &[&Candidate],
+        req: &SummaryRequest,
+    ) -> Result<Summary, Exhausted> {
+        let key = SummaryCache::key(candidates, req);
+        if let Some(hit) = self.cached(&key) {
+            return Ok(hit);
+        }
+        let summary = self.attempt_models(candidates, req).await?;
+        self.cache.insert(key, summary.clone());
+        Ok(summary)
     }
 
     fn cached(&self, key: &super::cache::Key) -> Option<Summary> {
