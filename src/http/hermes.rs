@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 
 use crate::hermes::Options;
-use crate::pipeline::hermes::{parse_request, plan_hermes, run_hermes};
+use crate::pipeline::hermes::{parse_request_limited, plan_hermes, run_hermes};
 use crate::pipeline::BodyFormat;
 
 use super::extract::{body_format, read_body};
@@ -51,7 +51,7 @@ impl FromRequest<AppState> for JsonBody {
     responses(
         (status = 200, description = "Compacted (`compressed: true`) or returned unchanged with a `reason`", body = HermesAnswer),
         (status = 400, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES (`body-too-large`) or more messages than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Not a valid request (with a pointer), or an unknown model", body = Problem, content_type = "application/problem+json"),
     )
@@ -74,7 +74,7 @@ pub async fn post_hermes_compress(
     responses(
         (status = 200, description = "The plan (`compressed: false`; `requests` and `serialized` when a summary would be made)", body = HermesAnswer),
         (status = 400, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES (`body-too-large`) or more messages than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Not a valid request (with a pointer)", body = Problem, content_type = "application/problem+json"),
     )
@@ -88,8 +88,9 @@ pub async fn post_hermes_prepare(
 
 async fn compress(state: AppState, bytes: Bytes, dry_run: bool) -> Result<Response, ApiError> {
     let prompts = state.prompts.clone();
+    let max_messages = state.config.max_entries;
     let planned = blocking(move || {
-        let mut req = parse_request(&bytes)?;
+        let mut req = parse_request_limited(&bytes, max_messages)?;
         req.dry_run |= dry_run;
         Ok(plan_hermes(req, &prompts.hermes, &Options::default()))
     })

@@ -83,6 +83,26 @@ pub fn parse_request(bytes: &[u8]) -> Result<HermesRequest, InputError> {
     parse_request_with(bytes, None)
 }
 
+/// [`parse_request`] with at most `max_messages` messages (`COMPACTD_MAX_ENTRIES`, as
+/// for session entries): more is a 413 naming the first message over the limit.
+pub fn parse_request_limited(
+    bytes: &[u8],
+    max_messages: usize,
+) -> Result<HermesRequest, InputError> {
+    let req = parse_request_with(bytes, None)?;
+    if req.messages.len() > max_messages {
+        return Err(InputError::TooManyEntries {
+            limit: max_messages,
+            at: Violation {
+                pointer: format!("/messages/{max_messages}"),
+                message: "one message too many".into(),
+                line: None,
+            },
+        });
+    }
+    Ok(req)
+}
+
 /// [`parse_request`], with `contextLength` given (or overridden) by the caller.
 pub fn parse_request_with(
     bytes: &[u8],

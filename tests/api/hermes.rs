@@ -314,6 +314,34 @@ async fn bad_bodies_are_precise_problems() {
     problem(res, 422, "unknown-model").await;
 }
 
+#[tokio::test]
+async fn limits_apply_as_on_every_route() {
+    let app = spawn_app_with(|c| {
+        c.max_entries = 10;
+        c.max_body_bytes = 20_000;
+    })
+    .await;
+    let res = app
+        .post_json("/v1/hermes/compress", &request(conversation(3)))
+        .await;
+    let p = problem(res, 413, "too-many-entries").await;
+    assert_eq!(p["errors"][0]["pointer"], "/messages/10");
+    let res = app
+        .post_json("/v1/hermes/compress", &request(conversation(2)))
+        .await;
+    assert_eq!(res.status().as_u16(), 200);
+    let mut big = request(conversation(2));
+    big["messages"][1]["content"] = json!("x".repeat(30_000));
+    let res = app.post_json("/v1/hermes/compress", &big).await;
+    problem(res, 413, "body-too-large").await;
+    let keyed =
+        spawn_app_with(|c| c.api_keys = compactd::config::ClientKeys::new(["k-123456"])).await;
+    let res = keyed
+        .post_json("/v1/hermes/prepare", &request(conversation(2)))
+        .await;
+    problem(res, 401, "unauthorized").await;
+}
+
 #[test]
 fn the_command_line_compacts_a_file_offline() {
     let dir = std::env::temp_dir().join(format!("compactd-hermes-cli-{}", std::process::id()));
