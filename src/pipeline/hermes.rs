@@ -22,7 +22,8 @@ use crate::hermes::Options;
 use crate::session::error::{pointer_of, strip_position};
 use crate::session::{InputError, Violation};
 use crate::summarize::{
-    ModelFailure, RequestKind, Summarize, SummarizeError, SummaryRequest, Usage,
+    MoaReport, ModelFailure, RequestKind, Strategy, Summarize, SummarizeError, SummaryRequest,
+    Usage,
 };
 
 use super::object_only::object_only;
@@ -54,6 +55,9 @@ pub struct HermesRequest {
     /// A configured model name.
     #[serde(default)]
     pub model: Option<String>,
+    /// `single` or `moa` (Mixture-of-Agents) [the `[moa]` default, else `single`].
+    #[serde(default)]
+    pub strategy: Option<Strategy>,
 }
 
 /// The date for the temporal rule, as the request gave it.
@@ -235,6 +239,7 @@ fn utc_today() -> String {
 pub struct HermesPlan {
     pub plan: Plan,
     pub model: Option<String>,
+    pub strategy: Option<Strategy>,
     pub dry_run: bool,
 }
 
@@ -258,6 +263,7 @@ pub fn plan_hermes(req: HermesRequest, texts: &HermesTexts, opts: &Options) -> H
     HermesPlan {
         plan: compress::plan(input, texts, opts),
         model: req.model,
+        strategy: req.strategy,
         dry_run: req.dry_run,
     }
 }
@@ -268,6 +274,8 @@ pub struct HermesAnswer {
     pub outcome: Outcome,
     pub usage: Option<Usage>,
     pub model: Option<String>,
+    /// The models that took part in a Mixture-of-Agents summary.
+    pub moa: Option<MoaReport>,
 }
 
 impl HermesAnswer {
@@ -296,6 +304,9 @@ impl HermesAnswer {
             if let Some(m) = &self.model {
                 o.insert("model".into(), Value::String(m.clone()));
             }
+            if let Some(m) = &self.moa {
+                o.insert("moa".into(), serde_json::to_value(m).unwrap_or(Value::Null));
+            }
         }
         body
     }
@@ -313,6 +324,7 @@ pub async fn run_hermes(
                 outcome: *outcome,
                 usage: None,
                 model: None,
+                moa: None,
             }
             .record())
         }
@@ -321,6 +333,7 @@ pub async fn run_hermes(
                 outcome: p.dry_run(),
                 usage: None,
                 model: None,
+                moa: None,
             })
         }
         Plan::Summarize(p) => p,
@@ -331,11 +344,12 @@ pub async fn run_hermes(
         prompt: pending.prompt().to_string(),
         // hermes leaves the output length to the model (0: no cap sent).
         max_tokens: 0,
+        strategy: planned.strategy,
     };
     let called = summarizer
         .summarize_model_only(&request, planned.model.as_deref())
         .await;
-    let (answer, usage, model) = match called {
+    let (answer, usage, model, moa) = match called {
         Ok(s) => (
             Answer::Text {
                 text: s.text,
@@ -343,8 +357,10 @@ pub async fn run_hermes(
             },
             Some(s.usage),
             Some(s.model),
+            s.moa,
         ),
         Err(ModelFailure::UnknownModel(name)) => return Err(SummarizeError::UnknownModel(name)),
+        Err(ModelFailure::NoMoa) => return Err(SummarizeError::NoMoa),
         Err(f) => {
             tracing::warn!(error = %f, "hermes summary failed");
             (
@@ -354,6 +370,7 @@ pub async fn run_hermes(
                 },
                 None,
                 None,
+                None,
             )
         }
     };
@@ -361,6 +378,7 @@ pub async fn run_hermes(
         outcome: pending.finish(answer),
         usage,
         model,
+        moa,
     }
     .record())
 }
