@@ -241,6 +241,9 @@ pub struct HermesRequestSchema {
     pub model: Option<String>,
     /// `single` or `moa` (Mixture-of-Agents) [the `[moa]` default, else `single`].
     pub strategy: Option<crate::summarize::Strategy>,
+    /// `user` | `assistant` [assistant, as hermes]: the role of a summary with no head
+    /// before it (divergence H4).
+    pub no_head_role: Option<String>,
 }
 
 /// hermes's `compression.*` settings.
