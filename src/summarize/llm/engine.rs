@@ -18,7 +18,6 @@ use super::attempt;
 use super::cache::SummaryCache;
 use super::candidates::{Candidate, Candidates, Selection};
 use super::error::EngineError;
-use super::moa::Moa;
 use super::outcome::{Answer, Failure};
 use super::retry::Backoff;
 use super::{FallbackPolicy, LlmConfig, Secrets, SummarizerChoice};
@@ -82,6 +81,16 @@ pub(super) struct Exhausted {
     pub(super) retries: u32,
     pub(super) deadline_passed: bool,
     pub(super) out_of_reach: bool,
+}
+
+/// The `[moa]` table resolved to candidates (indices into the engine's list). It lives
+/// here, where the engine is built; `moa.rs` (which runs it) imports it, so the imports
+/// point one way.
+#[derive(Debug)]
+pub(super) struct Moa {
+    pub(super) proposers: Vec<usize>,
+    pub(super) aggregator: usize,
+    pub(super) strategy: Strategy,
 }
 
 /// How one call is answered.

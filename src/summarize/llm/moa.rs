@@ -32,18 +32,10 @@ use tokio::time::Instant;
 
 use super::cache::SummaryCache;
 use super::candidates::Candidate;
-use super::engine::{Engine, Exhausted, Progress};
+use super::engine::{Engine, Exhausted, Moa, Progress};
 use crate::config::Strategy;
 use crate::summarize::templates::split_prompt;
 use crate::summarize::{MoaReport, SummarizerKind, Summary, SummaryRequest, Usage};
-
-/// The `[moa]` table resolved to candidates (indices into the engine's list).
-#[derive(Debug)]
-pub(super) struct Moa {
-    pub(super) proposers: Vec<usize>,
-    pub(super) aggregator: usize,
-    pub(super) strategy: Strategy,
-}
 
 const INTRO: &str = "Several models were each given the same summarization task and each \
 wrote a draft on its own. The task's instructions are in <task>; the drafts follow in \

@@ -20,8 +20,9 @@
 //!
 //! The imports between these files point one way: `engine` uses `candidates`,
 //! `attempt`, `outcome`, `cache` and `retry`; `attempt` uses `candidates` and the wire formats;
-//! the wire formats use `outcome`; `candidates` uses `error`. No file uses one that
-//! uses it.
+//! the wire formats use `outcome`; `candidates` uses `error`; `moa` uses `engine` (whose
+//! `Engine::summarize` calls the MoA method `moa` adds), `candidates` and `cache`. No file
+//! uses one that uses it.
 //!
 //! # Design
 //!
