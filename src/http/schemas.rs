@@ -239,6 +239,9 @@ pub struct HermesRequestSchema {
     pub dry_run: Option<bool>,
     /// A configured model name [the default].
     pub model: Option<String>,
+    /// `user` | `assistant` [assistant, as hermes]: the role of a summary with no head
+    /// before it (divergence H4).
+    pub no_head_role: Option<String>,
 }
 
 /// hermes's `compression.*` settings.

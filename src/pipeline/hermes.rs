@@ -54,6 +54,19 @@ pub struct HermesRequest {
     /// A configured model name.
     #[serde(default)]
     pub model: Option<String>,
+    /// H4 (off by default): `"user"` gives a summary with no head before it the role
+    /// `user` (hermes: `assistant`, so the transcript would open with an assistant turn).
+    #[serde(default)]
+    pub no_head_role: Option<NoHeadRole>,
+}
+
+/// The role of a summary with no head before it (H4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NoHeadRole {
+    /// hermes's choice.
+    Assistant,
+    User,
 }
 
 /// The date for the temporal rule, as the request gave it.
@@ -238,8 +251,16 @@ pub struct HermesPlan {
     pub dry_run: bool,
 }
 
-/// Plans a request (CPU only; run it off the async runtime for large lists).
+/// Plans a request (CPU only; run it off the async runtime for large lists). `opts` are
+/// the server's; the request's `noHeadRole` sets H4.
 pub fn plan_hermes(req: HermesRequest, texts: &HermesTexts, opts: &Options) -> HermesPlan {
+    let opts = &Options {
+        no_head_role_user: match req.no_head_role {
+            Some(r) => r == NoHeadRole::User,
+            None => opts.no_head_role_user,
+        },
+        ..*opts
+    };
     let today = match req.today {
         Today::Absent => Some(utc_today()),
         Today::Null => None,

@@ -228,6 +228,25 @@ async fn prepare_plans_without_calling_the_model() {
 }
 
 #[tokio::test]
+async fn a_summary_with_no_head_takes_the_role_asked_for() {
+    let app = spawn_app().await;
+    // No system message and a decayed head (a second compaction): compressStart is 0.
+    let mut body = request(conversation(12)[1..].to_vec());
+    body["state"] = json!({"compressionCount": 1, "previousSummary": "earlier work"});
+    let hermes = answer(&app, "/v1/hermes/compress", &body).await;
+    assert_eq!(hermes["boundaries"]["compressStart"], 0, "{hermes}");
+    assert_eq!(hermes["summaryRole"], "assistant");
+    body["noHeadRole"] = json!("user");
+    let h4 = answer(&app, "/v1/hermes/compress", &body).await;
+    assert_eq!(h4["summaryRole"], "user");
+    assert_eq!(h4["messages"][0]["role"], "user");
+    body["noHeadRole"] = json!("system");
+    let res = app.post_json("/v1/hermes/compress", &body).await;
+    let p = problem(res, 422, "invalid-session").await;
+    assert_eq!(p["errors"][0]["pointer"], "/noHeadRole");
+}
+
+#[tokio::test]
 async fn short_conversations_come_back_unchanged() {
     let app = spawn_app().await;
     let input = request(conversation(1));
