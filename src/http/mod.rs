@@ -9,12 +9,14 @@
 
 mod auth;
 mod branch;
+mod chat;
 mod compact;
 mod examples;
 mod extract;
 mod guard;
 mod health;
 mod hermes;
+mod openai_errors;
 pub mod openapi;
 mod prepare;
 pub mod problem;
@@ -70,6 +72,8 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/summarize", post(compact::post_summarize))
         .route("/v1/hermes/compress", post(hermes::post_hermes_compress))
         .route("/v1/hermes/prepare", post(hermes::post_hermes_prepare))
+        .route("/v1/chat/completions", post(chat::post_chat_completions))
+        .route("/v1/models", get(chat::get_models))
         .route("/v1/config", get(health::config))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
@@ -95,6 +99,8 @@ pub fn router(state: AppState) -> Router {
                 ))
             },
         ))
+        // Outside every source of errors, so each one reaches OpenAI clients in their shape.
+        .layer(axum::middleware::from_fn(openai_errors::openai_errors))
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(TraceLayer::new_for_http())
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))

@@ -10,6 +10,7 @@ use utoipa::{Modify, OpenApi};
 use crate::compaction::ledger::Retention;
 use crate::compaction::FileLists;
 use crate::pipeline::branch::{BranchDryRun, BranchSummaryResult};
+use crate::pipeline::chat::{ChatMessage, ChatRequest, StreamOptions};
 use crate::pipeline::compact::{CompactionDetails, CompactionResult};
 use crate::pipeline::numbers::JsNumber;
 use crate::pipeline::options::{CompactReason, SettingsRequest};
@@ -19,7 +20,11 @@ use crate::pipeline::prepare::{
 use crate::pipeline::prune::PruneResponse;
 use crate::summarize::{RequestKind, SummaryRequest};
 
+use super::chat::{
+    ChatAnswerMessage, ChatChoice, ChatCompletion, ChatUsage, ModelEntry, ModelList,
+};
 use super::compact::{SummarizeRequest, SummarizeResponse};
+use super::openai_errors::{OpenAiError, OpenAiErrorBody};
 use super::problem::{Problem, ProblemItem};
 use super::schemas::{
     BranchAnswer, BranchSummaryRequest, CompactAnswer, CompactRequest, CompactSessionRequest,
@@ -42,6 +47,8 @@ use super::schemas::{
         super::prune::post_prune,
         super::hermes::post_hermes_compress,
         super::hermes::post_hermes_prepare,
+        super::chat::post_chat_completions,
+        super::chat::get_models,
         super::health::healthz,
         super::health::readyz,
         super::health::config,
@@ -81,7 +88,18 @@ use super::schemas::{
         HermesSettingsSchema,
         HermesStateSchema,
         HermesBoundaries,
-        HermesAnswer
+        HermesAnswer,
+        ChatRequest,
+        ChatMessage,
+        StreamOptions,
+        ChatCompletion,
+        ChatChoice,
+        ChatAnswerMessage,
+        ChatUsage,
+        ModelList,
+        ModelEntry,
+        OpenAiError,
+        OpenAiErrorBody
     )),
     modifiers(&Guard)
 )]
@@ -133,6 +151,8 @@ impl Modify for Guard {
             // The probes stay open (guard.rs `is_open`; tests/api/schemathesis.rs checks
             // the two agree).
             let open = matches!(path.as_str(), "/healthz" | "/readyz");
+            // The OpenAI-compatible routes answer OpenAI's error shape (openai_errors.rs).
+            let openai = matches!(path.as_str(), "/v1/chat/completions" | "/v1/models");
             let operations = [
                 (&mut item.get, false),
                 (&mut item.post, true),
@@ -145,14 +165,15 @@ impl Modify for Guard {
                 if open {
                     operation.security = Some(vec![SecurityRequirement::default()]);
                 } else {
-                    guard_responses(operation, has_body);
+                    guard_responses(operation, has_body, openai);
                 }
             }
         }
     }
 }
 
-fn guard_responses(operation: &mut Operation, has_body: bool) {
+fn guard_responses(operation: &mut Operation, has_body: bool, openai: bool) {
+    let problem = |description: &str| error(description, openai);
     let responses = &mut operation.responses.responses;
     let mut add = |status: &str, response: Response| {
         responses
@@ -197,12 +218,17 @@ fn guard_responses(operation: &mut Operation, has_body: bool) {
     }
 }
 
-/// A response with a problem document.
-fn problem(description: &str) -> ResponseBuilder {
+/// A response with a problem document, or OpenAI's error document on its routes.
+fn error(description: &str, openai: bool) -> ResponseBuilder {
+    let (content_type, schema) = if openai {
+        ("application/json", "OpenAiError")
+    } else {
+        ("application/problem+json", "Problem")
+    };
     ResponseBuilder::new().description(description).content(
-        "application/problem+json",
+        content_type,
         ContentBuilder::new()
-            .schema(Some(Ref::from_schema_name("Problem")))
+            .schema(Some(Ref::from_schema_name(schema)))
             .build(),
     )
 }

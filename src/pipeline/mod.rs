@@ -8,6 +8,7 @@
 //! the `run_*` steps call the summarizer.
 
 pub mod branch;
+pub mod chat;
 pub mod checked;
 pub mod compact;
 pub mod hermes;

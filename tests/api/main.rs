@@ -1,6 +1,7 @@
 //! HTTP API tests against the real server on a random port.
 
 mod branch;
+mod chat;
 mod checked;
 mod compact;
 mod errors;

@@ -1,7 +1,7 @@
-//! `strategy: "moa"` through the real server, one route of each family: pi's
-//! `/v1/compact` (with `/v1/summarize`'s remoteEndpoint body and `/v1/branch-summary`) and
-//! hermes's
-//! `/v1/hermes/compress`. The engine's MoA rules are tested in `tests/engine/moa.rs`.
+//! `strategy: "moa"` through the real server on every route family: pi's `/v1/compact`
+//! (with `/v1/summarize`'s remoteEndpoint body and `/v1/branch-summary`), hermes's
+//! `/v1/hermes/compress`, and the chat-completions facade. The engine's MoA rules are
+//! tested in `tests/engine/moa.rs`.
 
 use compactd::config::{MoaConfig, Strategy};
 use serde_json::{json, Value};
@@ -166,4 +166,37 @@ async fn hermes_compress_honours_strategy_moa() {
     )
     .await;
     assert!(p["detail"].as_str().unwrap().contains("[moa]"), "{p}");
+}
+
+#[tokio::test]
+async fn the_chat_completions_facade_honours_strategy_moa() {
+    let (app, _a, b) = moa_app().await;
+    let ask = |strategy: Option<&str>| {
+        let mut body = json!({"model": "gpt-4o", "messages": [
+            {"role": "user", "content": "<conversation>\n[User]: hi\n</conversation>\n\nSummarize."}]});
+        if let Some(s) = strategy {
+            body["strategy"] = json!(s);
+        }
+        body
+    };
+    let body: Value = app
+        .post_json("/v1/chat/completions", &ask(Some("moa")))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(body["model"], "moa(a,b→b)", "{body}");
+    assert_eq!(
+        body["choices"][0]["message"]["content"],
+        "## Goal\nMerged summary"
+    );
+    assert_eq!(body["usage"]["prompt_tokens"], 300, "{body}");
+    assert_eq!(b.aggregations().len(), 1);
+    let body: Value = app
+        .post_json("/v1/chat/completions", &ask(None))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(body["model"], "a/a-model", "{body}");
 }
