@@ -246,9 +246,23 @@ async fn single_is_unchanged_and_the_cache_keys_on_the_strategy() {
 #[tokio::test]
 async fn the_configured_default_applies_unless_the_request_says_otherwise() {
     let a = FakeModel::start(text("draft A"), text("merged"), None).await;
-    let engine = moa_engine(vec![a.config("a")], &["a"], "a", Strategy::Moa);
+    let small = ModelConfig {
+        context_window: 8_000,
+        ..a.config("small")
+    };
+    let engine = moa_engine(vec![a.config("a"), small], &["a"], "small", Strategy::Moa);
+    // Chunking budgets for the smallest MoA model; a named model for its own window.
+    assert_eq!(engine.context_window(None), Some(8_000));
+    assert_eq!(engine.context_window(Some("a")), Some(64_000));
+    let single_default = moa_engine(
+        vec![a.config("a"), a.config("small")],
+        &["a"],
+        "small",
+        Strategy::Single,
+    );
+    assert_eq!(single_default.context_window(None), Some(64_000));
     let s = engine.summarize(&request(PROMPT), None).await.unwrap();
-    assert_eq!(s.model, "moa(a→a)");
+    assert_eq!(s.model, "moa(a→small)");
     // A request naming a model gets that model alone; `single` says so explicitly.
     let named = engine
         .summarize(&request("other prompt"), Some("a"))

@@ -325,8 +325,18 @@ impl Engine {
     }
 
     /// Context window (tokens) of the first candidate that would be tried; None for extractive.
+    /// With `[moa] strategy = "moa"` and no model named, the smallest window of the MoA
+    /// models, so a request chunked for it fits every proposer and the aggregator.
     pub fn context_window(&self, model: Option<&str>) -> Option<u64> {
-        self.candidates.context_window(model)
+        match (&self.moa, model) {
+            (Some(moa), None) if moa.strategy == Strategy::Moa => moa
+                .proposers
+                .iter()
+                .chain(std::iter::once(&moa.aggregator))
+                .map(|&i| self.candidate(i).context_window)
+                .min(),
+            _ => self.candidates.context_window(model),
+        }
     }
 
     /// Non-secret description for GET /v1/config: summarizer, fallback, candidates (name, kind, baseUrl, contextWindow, whether a key is set — never the key), timeouts, retries.
