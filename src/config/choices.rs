@@ -64,3 +64,26 @@ impl ModelKind {
         }
     }
 }
+
+/// How a summary is written: by one model (the candidates in order), or by
+/// Mixture-of-Agents (the `[moa]` proposers draft concurrently, the aggregator merges).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Strategy {
+    /// One model answers (the candidates in order, or the one the request names).
+    #[default]
+    Single,
+    /// The `[moa]` proposers draft concurrently; the aggregator writes the summary.
+    Moa,
+}
+
+impl Strategy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strategy::Single => "single",
+            Strategy::Moa => "moa",
+        }
+    }
+}

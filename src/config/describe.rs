@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::choices::{FallbackPolicy, ModelKind, SummarizerChoice};
+use super::choices::{FallbackPolicy, ModelKind, Strategy, SummarizerChoice};
 use super::llm::{LlmConfig, ModelConfig};
 use super::url::redact_url;
 use super::{Config, LogFormat};
@@ -47,6 +47,19 @@ pub struct LlmDescription {
     pub retries: u32,
     pub backoff: BackoffDescription,
     pub cache: CacheDescription,
+    /// Mixture-of-Agents, when a `[moa]` table is configured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moa: Option<MoaDescription>,
+}
+
+/// The `[moa]` table: proposers and aggregator by their `[[models]]` names.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MoaDescription {
+    pub proposers: Vec<String>,
+    pub aggregator: String,
+    /// The strategy of a request that names none.
+    pub strategy: Strategy,
 }
 
 /// One model candidate, without its key.
@@ -130,6 +143,11 @@ impl LlmConfig {
                 max_bytes: self.cache_bytes,
                 entries: 0,
             },
+            moa: self.moa.as_ref().map(|m| MoaDescription {
+                proposers: m.proposers.clone(),
+                aggregator: m.aggregator.clone(),
+                strategy: m.strategy,
+            }),
         }
     }
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use secrecy::SecretString;
 
-use super::choices::{FallbackPolicy, ModelKind, SummarizerChoice};
+use super::choices::{FallbackPolicy, ModelKind, Strategy, SummarizerChoice};
 use super::secrets::{model_key, KeySources};
 use super::sources::Settings;
 use super::url::{check_base_url, redact_url};
@@ -49,6 +49,15 @@ impl std::fmt::Debug for ModelConfig {
     }
 }
 
+/// Mixture-of-Agents (`[moa]`): which configured models draft and which one merges the
+/// drafts, by their `[[models]]` names, and the strategy of requests that name none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MoaConfig {
+    pub proposers: Vec<String>,
+    pub aggregator: String,
+    pub strategy: Strategy,
+}
+
 /// Summarizer settings.
 #[derive(Debug, Clone)]
 pub struct LlmConfig {
@@ -68,6 +77,8 @@ pub struct LlmConfig {
     /// Bounds of the in-memory cache of identical requests (0 entries: no cache).
     pub cache_entries: usize,
     pub cache_bytes: u64,
+    /// Mixture-of-Agents; `None`: no `[moa]` table (every summary is `single`).
+    pub moa: Option<MoaConfig>,
 }
 
 impl Default for LlmConfig {
@@ -195,6 +206,11 @@ impl LlmConfig {
             backoff_cap: Duration::from_millis(s.backoff_cap_ms),
             cache_entries: s.cache_entries,
             cache_bytes: s.cache_bytes,
+            moa: s.moa.as_ref().map(|m| MoaConfig {
+                proposers: m.proposers.clone(),
+                aggregator: m.aggregator.clone(),
+                strategy: m.strategy,
+            }),
         })
     }
 
@@ -254,6 +270,46 @@ impl LlmConfig {
                 name: field("base_url"),
                 message,
             })?;
+        }
+        if let Some(moa) = &self.moa {
+            self.validate_moa(moa, &name("moa"))?;
+        }
+        Ok(())
+    }
+
+    /// Every `[moa]` name is a `[[models]]` name; `table` is what an error calls the
+    /// table (`moa` in the file, `COMPACTD_MOA` in the environment).
+    fn validate_moa(&self, moa: &MoaConfig, table: &str) -> Result<(), ConfigError> {
+        let bad = |message: String| {
+            Err(ConfigError::Value {
+                name: table.to_string(),
+                message,
+            })
+        };
+        if moa.proposers.is_empty() {
+            return bad("proposers: list at least one model name from [[models]]".into());
+        }
+        let known: Vec<&str> = self.models.iter().map(|m| m.name.as_str()).collect();
+        let unknown = |field: String, name: &str| {
+            bad(format!(
+                "{field}: no [[models]] entry is named {name:?} (configured: {})",
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            ))
+        };
+        for (i, p) in moa.proposers.iter().enumerate() {
+            if !known.contains(&p.as_str()) {
+                return unknown(format!("proposers[{i}]"), p);
+            }
+            if moa.proposers[..i].contains(p) {
+                return bad(format!("proposers[{i}]: {p:?} is listed twice"));
+            }
+        }
+        if !known.contains(&moa.aggregator.as_str()) {
+            return unknown("aggregator".into(), &moa.aggregator);
         }
         Ok(())
     }

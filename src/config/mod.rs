@@ -34,11 +34,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::compaction::Settings as CompactionSettings;
 
-pub use choices::{FallbackPolicy, ModelKind, SummarizerChoice};
+pub use choices::{FallbackPolicy, ModelKind, Strategy, SummarizerChoice};
 pub use describe::{
     BackoffDescription, CacheDescription, CandidateDescription, ConfigDescription, LlmDescription,
+    MoaDescription,
 };
-pub use llm::{LlmConfig, ModelConfig, DEFAULT_MODEL_CONTEXT_WINDOW};
+pub use llm::{LlmConfig, MoaConfig, ModelConfig, DEFAULT_MODEL_CONTEXT_WINDOW};
 pub use secrets::ClientKeys;
 pub use url::{check_base_url, redact_url};
 

@@ -12,8 +12,9 @@
 //! * Environment values are trimmed and an empty one counts as unset (a blank
 //!   `COMPACTD_MODEL=` in a compose file must not become an empty model id). They are
 //!   handed to figment as strings and extracted leniently, so `"120"` fills a number;
-//!   the structured setting `models` is written in the environment as an inline TOML
-//!   value (`COMPACTD_MODELS='[{kind = "openai", model = "m"}]'`).
+//!   the structured settings `models` and `moa` are written in the environment as inline
+//!   TOML values (`COMPACTD_MODELS='[{kind = "openai", model = "m"}]'`,
+//!   `COMPACTD_MOA='{proposers = ["local", "haiku"], aggregator = "haiku"}'`).
 //! * Each value remembers its source, so an error names what the operator wrote: the
 //!   variable for the environment, the key for the file.
 
@@ -26,7 +27,7 @@ use figment::{Figment, Metadata, Profile, Provider};
 use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 
-use super::choices::{FallbackPolicy, ModelKind, SummarizerChoice};
+use super::choices::{FallbackPolicy, ModelKind, Strategy, SummarizerChoice};
 use super::{ConfigError, LogFormat};
 
 /// The name of the file source in figment's metadata.
@@ -34,7 +35,7 @@ const FILE: &str = "config file";
 /// The name of the environment source in figment's metadata.
 const ENV: &str = "environment";
 /// Settings whose environment value is structured (an inline list of tables).
-const STRUCTURED: &[&str] = &["models"];
+const STRUCTURED: &[&str] = &["models", "moa"];
 
 /// Every setting, as the file and the environment spell it, with its default.
 #[derive(Debug, Serialize, Deserialize)]
@@ -78,6 +79,8 @@ pub(super) struct Settings {
     pub cache_bytes: u64,
     /// Further model candidates, tried in order.
     pub models: Vec<ModelSource>,
+    /// Mixture-of-Agents: proposers, aggregator and the default strategy.
+    pub moa: Option<MoaSource>,
     /// Accepted bearer tokens, comma-separated. Environment only: a key written into the
     /// config file is refused (name a file with `api_keys_file`).
     #[serde(skip_serializing)]
@@ -123,6 +126,7 @@ impl Default for Settings {
             cache_entries: 1024,
             cache_bytes: 32 * 1024 * 1024,
             models: Vec::new(),
+            moa: None,
             api_keys: None,
             api_keys_file: None,
             llm_api_key_file: None,
@@ -145,6 +149,19 @@ pub(super) struct ModelSource {
     pub api_key_env: Option<String>,
     /// The file holding this candidate's key.
     pub api_key_file: Option<PathBuf>,
+}
+
+/// The `[moa]` table: model names from `[[models]]`.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct MoaSource {
+    /// The models that draft, concurrently.
+    pub proposers: Vec<String>,
+    /// The model that merges the drafts.
+    pub aggregator: String,
+    /// The strategy of a request that names none [single].
+    #[serde(default)]
+    pub strategy: Strategy,
 }
 
 /// The environment variable of a setting.

@@ -379,6 +379,11 @@ const EVERY_SETTING: &[(&str, &str, &str)] = &[
         r#"[{ name = "b", kind = "openai", model = "b-1" }]"#,
         r#"[{ name = "b", kind = "openai", model = "b-1" }]"#,
     ),
+    (
+        "moa",
+        r#"{ proposers = ["b"], aggregator = "b", strategy = "moa" }"#,
+        r#"{ proposers = ["b"], aggregator = "b", strategy = "moa" }"#,
+    ),
     ("api_keys_file", "KEYS_FILE", "KEYS_FILE"),
     ("llm_api_key_file", "LLM_KEY_FILE", "LLM_KEY_FILE"),
 ];
@@ -542,4 +547,123 @@ fn models_from_the_environment() {
         )]),
         "COMPACTD_MODELS[0].api_key_env",
     );
+}
+
+fn value_message(result: Result<Config, ConfigError>, name: &str) -> String {
+    match result {
+        Err(ConfigError::Value { name: n, message }) => {
+            assert_eq!(n, name, "{message}");
+            message
+        }
+        Err(other) => panic!("expected a value error for {name}, got {other}"),
+        Ok(_) => panic!("expected a value error for {name}"),
+    }
+}
+
+#[test]
+fn moa_from_the_file_and_the_environment() {
+    let models = "[[models]]\nname = \"local\"\nkind = \"openai\"\nmodel = \"l\"\nbase_url = \"http://127.0.0.1:1/v1\"\n\
+                  [[models]]\nname = \"haiku\"\nkind = \"openai\"\nmodel = \"h\"\nbase_url = \"http://127.0.0.1:2/v1\"\n";
+    let load_toml = |name: &str, moa: &str, env: &[(&str, &str)]| {
+        let file = temp_file(name, &format!("{models}{moa}"));
+        let result = Config::load_from(Some(&file), env_of(env));
+        std::fs::remove_file(&file).unwrap();
+        result
+    };
+    let c = load_toml(
+        "moa-ok.toml",
+        "[moa]\nproposers = [\"local\", \"haiku\"]\naggregator = \"haiku\"\n",
+        &[],
+    )
+    .unwrap();
+    let moa = c.llm.moa.as_ref().unwrap();
+    assert_eq!(moa.proposers, ["local", "haiku"]);
+    assert_eq!(
+        (moa.aggregator.as_str(), moa.strategy),
+        ("haiku", Strategy::Single)
+    );
+    let described = serde_json::to_value(c.llm.describe()).unwrap();
+    assert_eq!(
+        described["moa"],
+        serde_json::json!({"proposers": ["local", "haiku"], "aggregator": "haiku", "strategy": "single"})
+    );
+    assert!(serde_json::to_value(Config::default().llm.describe())
+        .unwrap()
+        .get("moa")
+        .is_none());
+
+    // Unknown names are configuration errors naming them.
+    let m = value_message(
+        load_toml(
+            "moa-p.toml",
+            "[moa]\nproposers = [\"local\", \"opus\"]\naggregator = \"haiku\"\n",
+            &[],
+        ),
+        "moa",
+    );
+    assert!(
+        m.contains("proposers[1]") && m.contains("\"opus\"") && m.contains("local, haiku"),
+        "{m}"
+    );
+    let m = value_message(
+        load_toml(
+            "moa-a.toml",
+            "[moa]\nproposers = [\"local\"]\naggregator = \"gpt\"\n",
+            &[],
+        ),
+        "moa",
+    );
+    assert!(m.contains("aggregator") && m.contains("\"gpt\""), "{m}");
+    let m = value_message(
+        load_toml(
+            "moa-e.toml",
+            "[moa]\nproposers = []\naggregator = \"local\"\n",
+            &[],
+        ),
+        "moa",
+    );
+    assert!(m.contains("at least one"), "{m}");
+    let m = value_message(
+        load_toml(
+            "moa-d.toml",
+            "[moa]\nproposers = [\"local\", \"local\"]\naggregator = \"local\"\n",
+            &[],
+        ),
+        "moa",
+    );
+    assert!(m.contains("twice"), "{m}");
+    let m = file_message(load_toml(
+        "moa-s.toml",
+        "[moa]\nproposers = [\"local\"]\naggregator = \"local\"\nstrategy = \"vote\"\n",
+        &[],
+    ));
+    assert!(m.contains("moa.strategy"), "{m}");
+
+    // The environment writes the table inline, as COMPACTD_MODELS does; it wins.
+    let c = load_toml(
+        "moa-env.toml",
+        "",
+        &[(
+            "COMPACTD_MOA",
+            r#"{proposers = ["haiku"], aggregator = "local", strategy = "moa"}"#,
+        )],
+    )
+    .unwrap();
+    let moa = c.llm.moa.unwrap();
+    assert_eq!(
+        (moa.proposers, moa.aggregator, moa.strategy),
+        (vec!["haiku".to_string()], "local".into(), Strategy::Moa)
+    );
+    let m = value_message(
+        load_toml(
+            "moa-env-bad.toml",
+            "",
+            &[(
+                "COMPACTD_MOA",
+                r#"{proposers = ["x"], aggregator = "local"}"#,
+            )],
+        ),
+        "COMPACTD_MOA",
+    );
+    assert!(m.contains("\"x\""), "{m}");
 }

@@ -11,7 +11,7 @@ use crate::pipeline::checked::without_secrets;
 use crate::pipeline::compact::{plan_compaction, run_compaction, CompactPlan};
 use crate::pipeline::{prepare_response, BodyFormat, CompactOptions, PrepareOptions};
 use crate::session::{InputError, Violation};
-use crate::summarize::{RequestKind, SummarizerKind, SummaryRequest, Usage};
+use crate::summarize::{MoaReport, RequestKind, Strategy, SummarizerKind, SummaryRequest, Usage};
 
 use super::examples;
 use super::extract::SessionBody;
@@ -35,6 +35,9 @@ pub struct SummarizeRequest {
     pub max_tokens: Option<u64>,
     /// A configured model name.
     pub model: Option<String>,
+    /// `single` (one model) or `moa` (Mixture-of-Agents) [the `[moa]` default, else
+    /// `single`].
+    pub strategy: Option<Strategy>,
 }
 
 /// The remoteEndpoint answer.
@@ -45,6 +48,9 @@ pub struct SummarizeResponse {
     pub usage: Usage,
     pub model: String,
     pub summarizer: SummarizerKind,
+    /// The models that took part in a Mixture-of-Agents summary (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moa: Option<MoaReport>,
 }
 
 /// A present value: `null` is refused as it would be for a plain field.
@@ -145,6 +151,7 @@ async fn summarize_remote(
                 state.config.reserve_tokens,
             ))
             .max(1),
+        strategy: req.strategy,
     };
     let s = state
         .summarizer
@@ -155,6 +162,7 @@ async fn summarize_remote(
         usage: s.usage,
         model: s.model,
         summarizer: s.summarizer,
+        moa: s.moa,
     })
     .into_response())
 }

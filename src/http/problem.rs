@@ -172,6 +172,12 @@ impl ApiError {
                 "Unknown model",
                 e.to_string(),
             ),
+            ApiError::Summarize(e @ SummarizeError::NoMoa) => row(
+                S::UNPROCESSABLE_ENTITY,
+                "moa-not-configured",
+                "Mixture-of-Agents not configured",
+                e.to_string(),
+            ),
             ApiError::Unauthorized => row(
                 S::UNAUTHORIZED,
                 "unauthorized",

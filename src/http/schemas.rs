@@ -239,6 +239,8 @@ pub struct HermesRequestSchema {
     pub dry_run: Option<bool>,
     /// A configured model name [the default].
     pub model: Option<String>,
+    /// `single` or `moa` (Mixture-of-Agents) [the `[moa]` default, else `single`].
+    pub strategy: Option<crate::summarize::Strategy>,
     /// `user` | `assistant` [assistant, as hermes]: the role of a summary with no head
     /// before it (divergence H4).
     pub no_head_role: Option<String>,
@@ -320,4 +322,6 @@ pub struct HermesAnswer {
     pub error: Option<String>,
     pub usage: Option<crate::summarize::Usage>,
     pub model: Option<String>,
+    /// The models that took part in a Mixture-of-Agents summary.
+    pub moa: Option<crate::summarize::MoaReport>,
 }

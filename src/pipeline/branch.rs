@@ -13,7 +13,9 @@ use crate::compaction::ledger::{Ledger, Retention};
 use crate::compaction::serialize_conversation;
 use crate::config::Checking;
 use crate::session::{truncate_for_message, InputError, Violation};
-use crate::summarize::{Summarize, SummarizeError, SummarizerKind, SummaryRequest, Usage};
+use crate::summarize::{
+    MoaReport, Summarize, SummarizeError, SummarizerKind, SummaryRequest, Usage,
+};
 
 use super::checked::{record, verify, without_secrets};
 use super::compact::iso_timestamp;
@@ -160,7 +162,10 @@ pub fn plan_branch_summary(
         details,
         ledger,
         pin_budget_share: checking.pin_budget_share,
-        request,
+        request: request.map(|r| SummaryRequest {
+            strategy: o.strategy,
+            ..r
+        }),
         model: o.model.clone(),
         taken_ids: session.owned_ids(),
     })
@@ -211,6 +216,9 @@ pub struct BranchSummaryResult {
     /// Null when there was nothing to summarize (no call was made).
     pub model: Option<String>,
     pub summarizer: Option<SummarizerKind>,
+    /// The models that took part in a Mixture-of-Agents summary (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moa: Option<MoaReport>,
     /// What the summary kept of the pinned ledger (see CompactionResult). Absent when
     /// pinning is off or nothing was summarized.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -230,8 +238,15 @@ pub async fn run_branch_summary(
     summarizer: &dyn Summarize,
     now: time::OffsetDateTime,
 ) -> Result<BranchSummaryResult, SummarizeError> {
-    let (summary, usage, model, kind, retention) = match &plan.request {
-        None => (NO_CONTENT.to_string(), Usage::default(), None, None, None),
+    let (summary, usage, model, kind, retention, moa) = match &plan.request {
+        None => (
+            NO_CONTENT.to_string(),
+            Usage::default(),
+            None,
+            None,
+            None,
+            None,
+        ),
         Some(req) => {
             let s = summarizer.summarize(req, plan.model.as_deref()).await?;
             let text = without_secrets(format!(
@@ -248,7 +263,15 @@ pub async fn run_branch_summary(
                 }
                 None => (text, None),
             };
-            (text, s.usage, Some(s.model), Some(s.summarizer), retention)
+            let moa = s.moa;
+            (
+                text,
+                s.usage,
+                Some(s.model),
+                Some(s.summarizer),
+                retention,
+                moa,
+            )
         }
     };
     let mut entry = serde_json::Map::new();
@@ -275,6 +298,7 @@ pub async fn run_branch_summary(
         usage,
         model,
         summarizer: kind,
+        moa,
         retention,
         entry: serde_json::Value::Object(entry),
     })

@@ -50,6 +50,10 @@ pub struct ChatRequest {
     pub stream: Option<bool>,
     #[serde(default)]
     pub stream_options: Option<StreamOptions>,
+    /// compactd's extension: `single` or `moa` (Mixture-of-Agents) [the `[moa]` default,
+    /// else `single`; a configured `model` named alone is `single`].
+    #[serde(default)]
+    pub strategy: Option<crate::config::Strategy>,
 }
 
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
@@ -118,6 +122,7 @@ impl ChatRequest {
             system_prompt: system.join("\n\n"),
             prompt,
             max_tokens,
+            strategy: self.strategy,
         })
     }
 }

@@ -27,8 +27,8 @@ use crate::compaction::{serialize_conversation, NotCompactable, Settings};
 use crate::session::text::utf16_len;
 use crate::session::{Entry, InputError};
 use crate::summarize::{
-    PromptOptions, Prompts, RequestKind, Summarize, SummarizeError, SummarizerKind, Summary,
-    SummaryRequest, Usage,
+    MoaReport, PromptOptions, Prompts, RequestKind, Strategy, Summarize, SummarizeError,
+    SummarizerKind, Summary, SummaryRequest, Usage,
 };
 
 use super::checked::{progress, record, verify, without_secrets};
@@ -68,6 +68,8 @@ pub struct CompactPlan {
     pub short_summary: bool,
     pub preserve_data: Option<serde_json::Value>,
     pub model: Option<String>,
+    /// The request's strategy (`None`: the configured default).
+    pub strategy: Option<Strategy>,
     pub reason: Option<CompactReason>,
     /// Ids already in the session, so the new entry's id is fresh.
     pub taken_ids: std::collections::HashSet<String>,
@@ -160,6 +162,7 @@ pub fn plan_compaction(
         short_summary: o.short_summary.unwrap_or(false),
         preserve_data: o.preserve_data.clone(),
         model: o.model.clone(),
+        strategy: o.strategy,
         reason: o.reason,
         taken_ids: session.owned_ids(),
     })
@@ -180,6 +183,10 @@ pub struct CompactionResult {
     pub model: String,
     /// `extractive` when any call was answered by the extractive summarizer.
     pub summarizer: SummarizerKind,
+    /// The models that took part when Mixture-of-Agents wrote the summary (the last
+    /// call's; absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moa: Option<MoaReport>,
     pub is_split_turn: bool,
     /// Estimated context after compaction: the summary plus the kept messages.
     pub tokens_after: u64,
@@ -227,6 +234,7 @@ struct Tally {
     calls: u32,
     extractive: bool,
     model: Option<String>,
+    moa: Option<MoaReport>,
 }
 
 impl Tally {
@@ -235,6 +243,7 @@ impl Tally {
         self.calls += 1;
         self.extractive |= s.summarizer == SummarizerKind::Extractive;
         self.model = Some(s.model.clone());
+        self.moa = s.moa.clone();
     }
 }
 
@@ -278,7 +287,10 @@ pub async fn run_compaction(
     };
     let summary = match &plan.turn_prefix {
         Some(prefix) => {
-            let req = prompts.turn_prefix_request(prefix, reserve);
+            let req = SummaryRequest {
+                strategy: plan.strategy,
+                ..prompts.turn_prefix_request(prefix, reserve)
+            };
             let prefix_call = summarizer.summarize(&req, model);
             // pi generates both concurrently.
             let (h, p) = tokio::join!(history, prefix_call);
@@ -321,6 +333,7 @@ pub async fn run_compaction(
                 prompts.short_summary
             ),
             max_tokens: 512,
+            strategy: plan.strategy,
         };
         let s = summarizer.summarize(&req, model).await?;
         tally.add(&s);
@@ -345,6 +358,7 @@ pub async fn run_compaction(
         short_summary,
         usage: tally.usage,
         model: tally.model.unwrap_or_else(|| "extractive".into()),
+        moa: tally.moa,
         summarizer: if tally.extractive {
             SummarizerKind::Extractive
         } else {
@@ -369,6 +383,7 @@ fn merge_tally(into: &mut Tally, from: Tally) {
     into.extractive |= from.extractive;
     if from.model.is_some() {
         into.model = from.model;
+        into.moa = from.moa;
     }
 }
 
@@ -406,7 +421,10 @@ async fn summarize_history(
     let reserve = plan.settings.reserve_tokens;
     let window = summarizer.context_window(model);
     let whole = plan.history_parts.join("\n\n");
-    let single = prompts.history_request(&whole, plan.previous_summary.as_deref(), reserve, opts);
+    let single = SummaryRequest {
+        strategy: plan.strategy,
+        ..prompts.history_request(&whole, plan.previous_summary.as_deref(), reserve, opts)
+    };
     let fits = |req: &SummaryRequest| match window {
         None => true,
         Some(w) => {
@@ -448,7 +466,10 @@ async fn summarize_history(
             // A single message larger than the window: keep its beginning.
             chunk = truncate_units(&chunk, room_units.max(400));
         }
-        let req = prompts.history_request(&chunk, previous.as_deref(), reserve, opts);
+        let req = SummaryRequest {
+            strategy: plan.strategy,
+            ..prompts.history_request(&chunk, previous.as_deref(), reserve, opts)
+        };
         let s = summarizer.summarize(&req, model).await?;
         tally.add(&s);
         rest = &rest[take..];

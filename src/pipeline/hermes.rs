@@ -22,7 +22,8 @@ use crate::hermes::Options;
 use crate::session::error::{pointer_of, strip_position};
 use crate::session::{InputError, Violation};
 use crate::summarize::{
-    ModelFailure, RequestKind, Summarize, SummarizeError, SummaryRequest, Usage,
+    MoaReport, ModelFailure, RequestKind, Strategy, Summarize, SummarizeError, SummaryRequest,
+    Usage,
 };
 
 use super::object_only::object_only;
@@ -54,6 +55,9 @@ pub struct HermesRequest {
     /// A configured model name.
     #[serde(default)]
     pub model: Option<String>,
+    /// `single` or `moa` (Mixture-of-Agents) [the `[moa]` default, else `single`].
+    #[serde(default)]
+    pub strategy: Option<Strategy>,
     /// H4 (off by default): `"user"` gives a summary with no head before it the role
     /// `user` (hermes: `assistant`, so the transcript would open with an assistant turn).
     #[serde(default)]
@@ -248,6 +252,7 @@ fn utc_today() -> String {
 pub struct HermesPlan {
     pub plan: Plan,
     pub model: Option<String>,
+    pub strategy: Option<Strategy>,
     pub dry_run: bool,
 }
 
@@ -279,6 +284,7 @@ pub fn plan_hermes(req: HermesRequest, texts: &HermesTexts, opts: &Options) -> H
     HermesPlan {
         plan: compress::plan(input, texts, opts),
         model: req.model,
+        strategy: req.strategy,
         dry_run: req.dry_run,
     }
 }
@@ -289,6 +295,8 @@ pub struct HermesAnswer {
     pub outcome: Outcome,
     pub usage: Option<Usage>,
     pub model: Option<String>,
+    /// The models that took part in a Mixture-of-Agents summary.
+    pub moa: Option<MoaReport>,
 }
 
 impl HermesAnswer {
@@ -317,6 +325,9 @@ impl HermesAnswer {
             if let Some(m) = &self.model {
                 o.insert("model".into(), Value::String(m.clone()));
             }
+            if let Some(m) = &self.moa {
+                o.insert("moa".into(), serde_json::to_value(m).unwrap_or(Value::Null));
+            }
         }
         body
     }
@@ -334,6 +345,7 @@ pub async fn run_hermes(
                 outcome: *outcome,
                 usage: None,
                 model: None,
+                moa: None,
             }
             .record())
         }
@@ -342,6 +354,7 @@ pub async fn run_hermes(
                 outcome: p.dry_run(),
                 usage: None,
                 model: None,
+                moa: None,
             })
         }
         Plan::Summarize(p) => p,
@@ -352,11 +365,12 @@ pub async fn run_hermes(
         prompt: pending.prompt().to_string(),
         // hermes leaves the output length to the model (0: no cap sent).
         max_tokens: 0,
+        strategy: planned.strategy,
     };
     let called = summarizer
         .summarize_model_only(&request, planned.model.as_deref())
         .await;
-    let (answer, usage, model) = match called {
+    let (answer, usage, model, moa) = match called {
         Ok(s) => (
             Answer::Text {
                 text: s.text,
@@ -364,8 +378,10 @@ pub async fn run_hermes(
             },
             Some(s.usage),
             Some(s.model),
+            s.moa,
         ),
         Err(ModelFailure::UnknownModel(name)) => return Err(SummarizeError::UnknownModel(name)),
+        Err(ModelFailure::NoMoa) => return Err(SummarizeError::NoMoa),
         Err(f) => {
             tracing::warn!(error = %f, "hermes summary failed");
             (
@@ -375,6 +391,7 @@ pub async fn run_hermes(
                 },
                 None,
                 None,
+                None,
             )
         }
     };
@@ -382,6 +399,7 @@ pub async fn run_hermes(
         outcome: pending.finish(answer),
         usage,
         model,
+        moa,
     }
     .record())
 }

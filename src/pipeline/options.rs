@@ -312,6 +312,9 @@ options! {
         /// `false`: no pinned ledger, no verification of the summary, no `retention`
         /// [COMPACTD_PIN, true].
         pub pin: Option<bool> = "pin";
+        /// `single` (one model) or `moa` (Mixture-of-Agents: the `[moa]` proposers
+        /// draft, the aggregator merges) [the `[moa]` default, else `single`].
+        pub strategy: Option<crate::config::Strategy> = "strategy";
     }
 }
 
@@ -337,6 +340,9 @@ options! {
         /// `false`: no pinned ledger, no verification of the summary, no `retention`
         /// [COMPACTD_PIN, true].
         pub pin: Option<bool> = "pin";
+        /// `single` (one model) or `moa` (Mixture-of-Agents) [the `[moa]` default, else
+        /// `single`].
+        pub strategy: Option<crate::config::Strategy> = "strategy";
     }
 }
 

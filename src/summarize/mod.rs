@@ -18,6 +18,7 @@ use std::pin::Pin;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::config::Strategy;
 pub use templates::{PromptOptions, Prompts, RequestKind, SummaryRequest};
 
 /// Token usage, in pi's shape.
@@ -63,6 +64,25 @@ pub struct Summary {
     pub retries: u32,
     /// Served from the in-memory cache of identical requests.
     pub cached: bool,
+    /// Which models took part when Mixture-of-Agents wrote it (`None`: one model, or
+    /// the extractive summarizer).
+    pub moa: Option<MoaReport>,
+}
+
+/// Which models took part in a Mixture-of-Agents summary, by their `[[models]]` names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MoaReport {
+    /// The proposers whose drafts were used, in configured order.
+    pub proposers: Vec<String>,
+    /// The proposers that gave no draft (left out).
+    pub failed: Vec<String>,
+    /// The aggregator that wrote the summary; `null` when it failed and the best draft
+    /// answered.
+    pub aggregator: Option<String>,
+    /// The proposer whose draft answered, when the aggregator failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub draft: Option<String>,
 }
 
 /// Why no summary could be produced.
@@ -77,6 +97,9 @@ pub enum SummarizeError {
     /// The request names a model that is not configured (422).
     #[error("no configured model is named {0:?}")]
     UnknownModel(String),
+    /// The request asks for `strategy: moa` and no `[moa]` table is configured (422).
+    #[error("strategy \"moa\" needs a [moa] table (proposers, aggregator) in the configuration")]
+    NoMoa,
 }
 
 /// Why a model gave no summary, classified for callers that have their own fallback
@@ -90,6 +113,9 @@ pub enum ModelFailure {
     /// The request names a model that is not configured (422).
     #[error("no configured model is named {0:?}")]
     UnknownModel(String),
+    /// `strategy: moa` without a `[moa]` table (422).
+    #[error("strategy \"moa\" needs a [moa] table (proposers, aggregator) in the configuration")]
+    NoMoa,
     /// No access (401, 402, 403), no connection, or no answer in time (a timeout, 408,
     /// 504, or the deadline).
     #[error("{0}")]
@@ -130,6 +156,7 @@ pub trait Summarize: Send + Sync {
                 }
                 Ok(s) => Ok(s),
                 Err(SummarizeError::UnknownModel(m)) => Err(ModelFailure::UnknownModel(m)),
+                Err(SummarizeError::NoMoa) => Err(ModelFailure::NoMoa),
                 Err(SummarizeError::Timeout) => Err(ModelFailure::Unreachable(
                     "the summarizer deadline passed (timed out)".into(),
                 )),

@@ -229,6 +229,11 @@ pub struct SummaryRequest {
     pub system_prompt: String,
     pub prompt: String,
     pub max_tokens: u64,
+    /// The request's strategy (`None`: the configured default). Not part of the
+    /// remoteEndpoint body: the summarizer reads it, no model sees it.
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub strategy: Option<crate::config::Strategy>,
 }
 
 /// Caller-supplied changes to the instructions.
@@ -269,6 +274,7 @@ impl Prompts {
             system_prompt: self.system.clone(),
             prompt: self.compose(conversation, previous_summary, base, opts),
             max_tokens: four_fifths(reserve_tokens),
+            strategy: None,
         }
     }
 
@@ -282,6 +288,7 @@ impl Prompts {
                 self.turn_prefix
             ),
             max_tokens: reserve_tokens / 2,
+            strategy: None,
         }
     }
 
@@ -303,6 +310,7 @@ impl Prompts {
             system_prompt: self.system.clone(),
             prompt: format!("<conversation>\n{conversation}\n</conversation>\n\n{instructions}"),
             max_tokens: 2048,
+            strategy: None,
         }
     }
 

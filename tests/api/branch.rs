@@ -3,7 +3,7 @@ use serde_json::{json, Value};
 use crate::helpers::{cli_json, entries_of, problem, spawn_app};
 
 /// A tree: a → b (edit x.rs) → c → d abandoned; a → e is where the session goes back.
-fn tree() -> String {
+pub(crate) fn tree() -> String {
     [
         r#"{"type":"session","version":3,"id":"tree-1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/r"}"#,
         r#"{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"Start the refactor of src/app.rs"}}"#,

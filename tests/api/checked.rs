@@ -53,6 +53,7 @@ impl Summarize for DropAll {
                 summarizer: SummarizerKind::Llm,
                 retries: 0,
                 cached: false,
+                moa: None,
             })
         })
     }

@@ -213,6 +213,7 @@ impl Summarize for Recorder {
                 summarizer: SummarizerKind::Llm,
                 retries: 0,
                 cached: false,
+                moa: None,
             })
         })
     }

@@ -206,5 +206,6 @@ pub fn llm_summary(text: &str, model: &str) -> compactd::summarize::Summary {
         summarizer: compactd::summarize::SummarizerKind::Llm,
         retries: 0,
         cached: false,
+        moa: None,
     }
 }

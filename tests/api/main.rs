@@ -11,6 +11,9 @@ mod guard;
 mod health;
 mod helpers;
 mod hermes;
+mod moa;
+#[path = "../support/moa.rs"]
+mod moa_fakes;
 mod openapi;
 mod prepare;
 mod prune;

@@ -30,6 +30,7 @@ pub fn request(prompt: &str) -> SummaryRequest {
         system_prompt: "You summarize.".into(),
         prompt: prompt.into(),
         max_tokens: 512,
+        strategy: None,
     }
 }
 
@@ -41,6 +42,7 @@ pub fn fallback() -> Fallback {
         summarizer: SummarizerKind::Extractive,
         retries: 0,
         cached: false,
+        moa: None,
     })
 }
 

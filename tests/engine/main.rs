@@ -8,6 +8,9 @@ mod configuration;
 mod fallback;
 mod helpers;
 mod misbehaving;
+mod moa;
+#[path = "../support/moa.rs"]
+mod moa_fakes;
 mod retries;
 mod secrets;
 mod selection;

@@ -211,6 +211,7 @@ impl Summarize for FakeModel {
             summarizer: SummarizerKind::Llm,
             retries: 0,
             cached: false,
+            moa: None,
         })))
     }
 

@@ -49,6 +49,7 @@ pub fn config(models: Vec<ModelConfig>) -> LlmConfig {
         backoff_cap: Duration::from_millis(20),
         cache_entries: 100,
         cache_bytes: 1 << 20,
+        moa: None,
     }
 }
 

@@ -132,6 +132,7 @@ pub fn summarize(req: &SummaryRequest) -> Summary {
         summarizer: SummarizerKind::Extractive,
         retries: 0,
         cached: false,
+        moa: None,
     }
 }
 

@@ -11,6 +11,7 @@ pub(super) fn request(kind: RequestKind, prompt: String, max_tokens: u64) -> Sum
         system_prompt: String::new(),
         prompt,
         max_tokens,
+        strategy: None,
     }
 }
 

@@ -128,6 +128,7 @@ mod tests {
             system_prompt: "sys".into(),
             prompt: "p".into(),
             max_tokens: 100,
+            strategy: None,
         };
         assert_eq!(
             serde_json::to_string(&body("m", &req)).unwrap(),

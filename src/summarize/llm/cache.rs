@@ -1,6 +1,7 @@
 //! The in-memory cache of identical summarizer requests.
 //!
-//! Keys are SHA-256 digests of (candidates, system prompt, prompt, output budget), so a
+//! Keys are SHA-256 digests of (strategy, candidates, system prompt, prompt, output
+//! budget), so a
 //! prompt of megabytes is not kept a second time and two different requests cannot share
 //! an entry. Only model answers are stored; the cache is bounded by entries and bytes.
 
@@ -11,6 +12,7 @@ use quick_cache::Weighter;
 use sha2::{Digest, Sha256};
 
 use super::candidates::Candidate;
+use crate::config::Strategy;
 use crate::summarize::{Summary, SummaryRequest};
 
 pub(super) type Key = [u8; 32];
@@ -47,13 +49,16 @@ impl SummaryCache {
         SummaryCache { inner }
     }
 
-    pub fn key(candidates: &[&Candidate], req: &SummaryRequest) -> Key {
+    /// `candidates`: the list tried in order (`single`), or the proposers then the
+    /// aggregator (`moa`).
+    pub fn key(strategy: Strategy, candidates: &[&Candidate], req: &SummaryRequest) -> Key {
         fn field(h: &mut Sha256, bytes: &[u8]) {
             h.update((bytes.len() as u64).to_le_bytes());
             h.update(bytes);
         }
         let mut h = Sha256::new();
-        field(&mut h, b"compactd-summary-cache-v1");
+        field(&mut h, b"compactd-summary-cache-v2");
+        field(&mut h, strategy.as_str().as_bytes());
         h.update((candidates.len() as u64).to_le_bytes());
         for c in candidates {
             field(&mut h, c.name.as_bytes());
@@ -95,6 +100,7 @@ mod tests {
             summarizer: SummarizerKind::Llm,
             retries: 0,
             cached: false,
+            moa: None,
         }
     }
 

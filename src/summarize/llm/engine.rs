@@ -21,7 +21,7 @@ use super::error::EngineError;
 use super::outcome::{Answer, Failure};
 use super::retry::Backoff;
 use super::{FallbackPolicy, LlmConfig, Secrets, SummarizerChoice};
-use crate::config::LlmDescription;
+use crate::config::{LlmDescription, Strategy};
 use crate::summarize::{
     ModelFailure, Summarize, SummarizeError, SummarizerKind, Summary, SummaryRequest,
 };
@@ -44,6 +44,8 @@ pub struct Engine {
     described: LlmDescription,
     /// Every configured key, to scrub from upstream text before it is logged or returned.
     secrets: Secrets,
+    /// The `[moa]` table, if configured.
+    moa: Option<Moa>,
 }
 
 impl fmt::Debug for Engine {
@@ -64,21 +66,38 @@ impl fmt::Debug for Engine {
 /// What the attempts of one summarize call went through; kept outside the deadline so it
 /// survives a timeout.
 #[derive(Default)]
-struct Progress {
+pub(super) struct Progress {
     /// Retried attempts (the second and later attempts at a candidate).
-    retries: u32,
+    pub(super) retries: u32,
     /// One line per failed candidate.
-    failures: Vec<String>,
+    pub(super) failures: Vec<String>,
     /// Whether the last failure was one of access, connection or time.
-    out_of_reach: bool,
+    pub(super) out_of_reach: bool,
 }
 
 /// How the candidates of one call failed.
-struct Exhausted {
-    failures: String,
-    retries: u32,
-    deadline_passed: bool,
-    out_of_reach: bool,
+pub(super) struct Exhausted {
+    pub(super) failures: String,
+    pub(super) retries: u32,
+    pub(super) deadline_passed: bool,
+    pub(super) out_of_reach: bool,
+}
+
+/// The `[moa]` table resolved to candidates (indices into the engine's list). It lives
+/// here, where the engine is built; `moa.rs` (which runs it) imports it, so the imports
+/// point one way.
+#[derive(Debug)]
+pub(super) struct Moa {
+    pub(super) proposers: Vec<usize>,
+    pub(super) aggregator: usize,
+    pub(super) strategy: Strategy,
+}
+
+/// How one call is answered.
+enum Route<'e> {
+    Extractive,
+    Single(Vec<&'e Candidate>),
+    Moa(&'e Moa),
 }
 
 impl Engine {
@@ -103,7 +122,15 @@ impl Engine {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| EngineError::HttpClient(e.without_url()))?;
+        // Validated above: every `[moa]` name is a candidate's.
+        let index = |name: &str| list.iter().position(|c| c.name == name).unwrap_or(0);
+        let moa = config.moa.as_ref().map(|m| Moa {
+            proposers: m.proposers.iter().map(|p| index(p)).collect(),
+            aggregator: index(&m.aggregator),
+            strategy: m.strategy,
+        });
         Ok(Engine {
+            moa,
             fallback_policy: config.fallback,
             candidates: Candidates {
                 summarizer: config.summarizer,
@@ -136,11 +163,12 @@ impl Engine {
         req: &SummaryRequest,
         model: Option<&str>,
     ) -> Result<Summary, SummarizeError> {
-        let candidates = match self.candidates.select(model)? {
-            Selection::Extractive => return Ok(self.extractive(req, 0)),
-            Selection::Models(c) => c,
+        let answered = match self.route(req, model)? {
+            Route::Extractive => return Ok(self.extractive(req, 0)),
+            Route::Single(candidates) => self.answer(&candidates, req).await,
+            Route::Moa(moa) => self.answer_moa(moa, req).await,
         };
-        match self.answer(&candidates, req).await {
+        match answered {
             Ok(summary) => Ok(summary),
             Err(e) if !e.deadline_passed => match self.fallback_policy {
                 FallbackPolicy::Extractive => {
@@ -181,13 +209,15 @@ impl Engine {
         req: &SummaryRequest,
         model: Option<&str>,
     ) -> Result<Summary, ModelFailure> {
-        let candidates = match self.candidates.select(model) {
-            Ok(Selection::Models(c)) => c,
-            Ok(Selection::Extractive) => return Err(ModelFailure::NotConfigured),
+        let answered = match self.route(req, model) {
+            Ok(Route::Single(candidates)) => self.answer(&candidates, req).await,
+            Ok(Route::Moa(moa)) => self.answer_moa(moa, req).await,
+            Ok(Route::Extractive) => return Err(ModelFailure::NotConfigured),
             Err(SummarizeError::UnknownModel(m)) => return Err(ModelFailure::UnknownModel(m)),
+            Err(SummarizeError::NoMoa) => return Err(ModelFailure::NoMoa),
             Err(other) => return Err(ModelFailure::Failed(other.to_string())),
         };
-        match self.answer(&candidates, req).await {
+        match answered {
             Ok(summary) => Ok(summary),
             Err(e) if e.deadline_passed => Err(ModelFailure::Unreachable(format!(
                 "the summarizer deadline passed (timed out){}{}",
@@ -199,13 +229,39 @@ impl Engine {
         }
     }
 
+    /// How a call is answered. The strategy is the request's, else `single` when the
+    /// request names a model, else the `[moa]` default. `moa` uses the `[moa]` models
+    /// (a named model is then not used); it needs a `[moa]` table.
+    fn route(
+        &self,
+        req: &SummaryRequest,
+        model: Option<&str>,
+    ) -> Result<Route<'_>, SummarizeError> {
+        let strategy = match req.strategy {
+            Some(s) => s,
+            None if model.is_some() => Strategy::Single,
+            None => self.moa.as_ref().map_or(Strategy::Single, |m| m.strategy),
+        };
+        if strategy == Strategy::Moa {
+            return self
+                .moa
+                .as_ref()
+                .map(Route::Moa)
+                .ok_or(SummarizeError::NoMoa);
+        }
+        Ok(match self.candidates.select(model)? {
+            Selection::Extractive => Route::Extractive,
+            Selection::Models(c) => Route::Single(c),
+        })
+    }
+
     /// From the cache, or from the candidates (then cached).
     async fn answer(
         &self,
         candidates: &[&Candidate],
         req: &SummaryRequest,
     ) -> Result<Summary, Exhausted> {
-        let key = SummaryCache::key(candidates, req);
+        let key = SummaryCache::key(Strategy::Single, candidates, req);
         if let Some(hit) = self.cached(&key) {
             return Ok(hit);
         }
@@ -214,7 +270,19 @@ impl Engine {
         Ok(summary)
     }
 
-    fn cached(&self, key: &super::cache::Key) -> Option<Summary> {
+    pub(super) fn candidate(&self, index: usize) -> &Candidate {
+        &self.candidates.list[index]
+    }
+
+    pub(super) fn deadline(&self) -> Duration {
+        self.deadline
+    }
+
+    pub(super) fn cache_insert(&self, key: super::cache::Key, summary: Summary) {
+        self.cache.insert(key, summary);
+    }
+
+    pub(super) fn cached(&self, key: &super::cache::Key) -> Option<Summary> {
         let hit = self.cache.get(key)?;
         tracing::debug!(model = %hit.model, "summary served from the cache");
         Some(Summary {
@@ -273,12 +341,13 @@ impl Engine {
             summarizer: SummarizerKind::Extractive,
             retries,
             cached: false,
+            moa: None,
             ..(self.fallback)(req)
         }
     }
 
     /// Tries the candidates in order; `None` when every one failed.
-    async fn run(
+    pub(super) async fn run(
         &self,
         candidates: &[&Candidate],
         req: &SummaryRequest,
@@ -295,6 +364,7 @@ impl Engine {
                         summarizer: SummarizerKind::Llm,
                         retries: progress.retries,
                         cached: false,
+                        moa: None,
                     })
                 }
                 Err((failure, attempts)) => {
@@ -426,8 +496,13 @@ fn record(result: &Result<Summary, SummarizeError>, uses_models: bool) {
             if s.cached {
                 metrics::counter!("compactd_cache_hits_total").increment(1);
             } else if s.summarizer == SummarizerKind::Llm {
+                // MoA: one first attempt per proposer and one for the aggregator.
+                let first_attempts = s
+                    .moa
+                    .as_ref()
+                    .map_or(1, |m| (m.proposers.len() + m.failed.len() + 1) as u64);
                 metrics::counter!("compactd_upstream_attempts_total")
-                    .increment(u64::from(s.retries) + 1);
+                    .increment(u64::from(s.retries) + first_attempts);
             } else if uses_models {
                 metrics::counter!("compactd_fallbacks_total").increment(1);
             }
@@ -437,6 +512,7 @@ fn record(result: &Result<Summary, SummarizeError>, uses_models: bool) {
                 SummarizeError::Upstream(_) => "upstream",
                 SummarizeError::Timeout => "timeout",
                 SummarizeError::UnknownModel(_) => "unknown_model",
+                SummarizeError::NoMoa => "no_moa",
             };
             metrics::counter!("compactd_summarize_errors_total", "kind" => kind).increment(1);
         }
@@ -461,6 +537,7 @@ mod tests {
                 summarizer: SummarizerKind::Extractive,
                 retries: 0,
                 cached: false,
+                moa: None,
             }),
         )
         .unwrap();
@@ -469,6 +546,7 @@ mod tests {
             system_prompt: String::new(),
             prompt: String::new(),
             max_tokens: 1,
+            strategy: None,
         };
         send(&engine.summarize(&req, None));
         fn sync<T: Send + Sync>(_: &T) {}

@@ -14,12 +14,15 @@
 //!   attempt could succeed;
 //! * `openai.rs`, `anthropic.rs`: the two wire formats;
 //! * `retry.rs`: which failures are worth another attempt and how long to wait;
-//! * `cache.rs`: the in-memory cache of identical requests.
+//! * `cache.rs`: the in-memory cache of identical requests;
+//! * `moa.rs`: Mixture-of-Agents (proposers draft concurrently, an aggregator merges),
+//!   on top of the engine's single-candidate runs.
 //!
 //! The imports between these files point one way: `engine` uses `candidates`,
 //! `attempt`, `outcome`, `cache` and `retry`; `attempt` uses `candidates` and the wire formats;
-//! the wire formats use `outcome`; `candidates` uses `error`. No file uses one that
-//! uses it.
+//! the wire formats use `outcome`; `candidates` uses `error`; `moa` uses `engine` (whose
+//! `Engine::summarize` calls the MoA method `moa` adds), `candidates` and `cache`. No file
+//! uses one that uses it.
 //!
 //! # Design
 //!
@@ -56,6 +59,7 @@ mod cache;
 mod candidates;
 mod engine;
 mod error;
+mod moa;
 mod openai;
 mod outcome;
 mod retry;
@@ -66,6 +70,7 @@ use crate::config::redact_url;
 pub use crate::config::{FallbackPolicy, LlmConfig, ModelConfig, ModelKind, SummarizerChoice};
 pub use engine::{Engine, Fallback};
 pub use error::EngineError;
+pub use moa::best_draft;
 
 /// The model name that always selects the extractive summarizer.
 pub const EXTRACTIVE: &str = "extractive";

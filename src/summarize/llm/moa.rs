@@ -1,0 +1,274 @@
+//! Mixture-of-Agents: the `[moa]` proposers draft the same request concurrently, the
+//! aggregator reads every draft that came back and writes the one summary.
+//!
+//! Design decisions:
+//! * **In the engine, below every route.** `/v1/compact`, `/v1/summarize`,
+//!   `/v1/branch-summary`, the hermes routes and any caller of [`Summarize`] reach MoA
+//!   through the same [`Engine`] call; the strategy travels in
+//!   [`SummaryRequest::strategy`], so the trait and its callers keep their signatures.
+//! * **One deadline.** Proposers and aggregator share the call's deadline; each proposer
+//!   and the aggregator gets the engine's retries (`Engine::run` with one candidate).
+//!   The proposer futures are polled together (`join_all`, nothing spawned), so
+//!   dropping the call still drops every in-flight request.
+//! * **Degrading.** Failed proposers are left out and the rest aggregated; when the
+//!   aggregator fails (or the deadline passes before it answers) the best draft answers
+//!   ([`best_draft`]); when no proposer drafts, the engine's usual fallback applies.
+//! * **Usage** is the sum over the drafts used and the aggregator (a failed call's tokens
+//!   are not reported by its upstream). `Summary.model` reads `moa(a,b→c)` and
+//!   `Summary.moa` lists the models by name.
+//! * **Cache.** Only an aggregated answer is cached (a best draft is a degraded answer,
+//!   like a fallback), under a key that holds the strategy, the proposers and the
+//!   aggregator.
+//! * **The aggregator's prompt** is our own: the request's instructions (the text after
+//!   its `<conversation>` block; a prompt without one, like hermes's, is given whole),
+//!   then the drafts, then the ask for one summary in the same format keeping the union
+//!   of what matters. The system prompt and the output budget are the request's.
+//!
+//! [`Summarize`]: crate::summarize::Summarize
+//! [`Engine`]: super::Engine
+
+use futures_util::future::join_all;
+use tokio::time::Instant;
+
+use super::cache::SummaryCache;
+use super::candidates::Candidate;
+use super::engine::{Engine, Exhausted, Moa, Progress};
+use crate::config::Strategy;
+use crate::summarize::templates::split_prompt;
+use crate::summarize::{MoaReport, SummarizerKind, Summary, SummaryRequest, Usage};
+
+const INTRO: &str = "Several models were each given the same summarization task and each \
+wrote a draft on its own. The task's instructions are in <task>; the drafts follow in \
+<draft> blocks.";
+
+const ASK: &str = "Write the one summary the task asks for, in exactly the format, sections \
+and order its instructions require. Keep the union of what matters across the drafts: every \
+goal, constraint, decision, file path, identifier, command, error, open question and next \
+step that any draft records, each stated once. Where drafts disagree, keep the more specific \
+statement. Answer with the summary only; do not mention the drafts or the models.";
+
+/// The aggregator's request: the task's instructions, then every draft.
+pub(super) fn aggregate_request(req: &SummaryRequest, drafts: &[&str]) -> SummaryRequest {
+    let parts = split_prompt(&req.prompt);
+    let task = if parts.has_conversation && !parts.instructions.is_empty() {
+        parts.instructions
+    } else {
+        req.prompt.as_str()
+    };
+    let mut prompt = format!("{INTRO}\n\n<task>\n{task}\n</task>\n\n");
+    for (i, d) in drafts.iter().enumerate() {
+        prompt.push_str(&format!(
+            "<draft n=\"{}\">\n{}\n</draft>\n\n",
+            i + 1,
+            d.trim()
+        ));
+    }
+    prompt.push_str(ASK);
+    SummaryRequest {
+        kind: req.kind,
+        system_prompt: req.system_prompt.clone(),
+        prompt,
+        max_tokens: req.max_tokens,
+        strategy: Some(Strategy::Moa),
+    }
+}
+
+/// The draft that answers when the aggregator fails: the longest draft (in characters)
+/// within the output budget (`4 × max_tokens` characters, compactd's four characters a
+/// token; `max_tokens` 0 is no budget); when every draft is over it, the shortest. Ties
+/// go to the earlier proposer in `[moa] proposers`.
+pub fn best_draft(drafts: &[&str], max_tokens: u64) -> usize {
+    let len = |d: &str| d.chars().count() as u64;
+    let within = |d: &str| max_tokens == 0 || len(d) <= max_tokens.saturating_mul(4);
+    let mut best: Option<usize> = None;
+    for (i, d) in drafts.iter().enumerate() {
+        if within(d) && best.is_none_or(|b| len(d) > len(drafts[b])) {
+            best = Some(i);
+        }
+    }
+    best.unwrap_or_else(|| {
+        let mut shortest = 0;
+        for (i, d) in drafts.iter().enumerate() {
+            if len(d) < len(drafts[shortest]) {
+                shortest = i;
+            }
+        }
+        shortest
+    })
+}
+
+/// `moa(a,b→c)`; `moa(a,b)` when no aggregator answered.
+fn label(proposers: &[String], aggregator: Option<&str>) -> String {
+    match aggregator {
+        Some(a) => format!("moa({}→{a})", proposers.join(",")),
+        None => format!("moa({})", proposers.join(",")),
+    }
+}
+
+impl Engine {
+    /// One Mixture-of-Agents call: from the cache, or drafts then aggregation (see the
+    /// module documentation). `Err` only when no proposer drafted.
+    pub(super) async fn answer_moa(
+        &self,
+        moa: &Moa,
+        req: &SummaryRequest,
+    ) -> Result<Summary, Exhausted> {
+        let proposers: Vec<&Candidate> = moa.proposers.iter().map(|&i| self.candidate(i)).collect();
+        let aggregator = self.candidate(moa.aggregator);
+        let mut keyed = proposers.clone();
+        keyed.push(aggregator);
+        let key = SummaryCache::key(Strategy::Moa, &keyed, req);
+        if let Some(hit) = self.cached(&key) {
+            return Ok(hit);
+        }
+        let deadline = Instant::now() + self.deadline();
+        let calls = proposers.iter().map(|&c| async move {
+            let mut progress = Progress::default();
+            let one = [c];
+            let drafted =
+                tokio::time::timeout_at(deadline, self.run(&one, req, deadline, &mut progress))
+                    .await;
+            (c, drafted, progress)
+        });
+        let mut usage = Usage::default();
+        let mut retries = 0;
+        let mut failures = Vec::new();
+        let mut failed = Vec::new();
+        let mut drafts: Vec<(&Candidate, Summary)> = Vec::new();
+        let mut deadline_passed = false;
+        let mut out_of_reach = true;
+        for (c, drafted, progress) in join_all(calls).await {
+            retries += progress.retries;
+            match drafted {
+                Ok(Some(s)) => {
+                    usage.add(&s.usage);
+                    drafts.push((c, s));
+                    continue;
+                }
+                Ok(None) => out_of_reach &= progress.out_of_reach,
+                Err(_) => {
+                    deadline_passed = true;
+                    failures.push(format!(
+                        "{}/{}: no draft before the deadline",
+                        c.name, c.model
+                    ));
+                }
+            }
+            failures.extend(progress.failures);
+            failed.push(c.name.clone());
+            metrics::counter!("compactd_moa_proposer_failures_total").increment(1);
+            tracing::warn!(proposer = %c.name, model = %c.model, "MoA proposer gave no draft; left out");
+        }
+        if drafts.is_empty() {
+            metrics::counter!("compactd_moa_summaries_total", "outcome" => "failed").increment(1);
+            return Err(Exhausted {
+                failures: failures.join("; "),
+                retries,
+                deadline_passed,
+                out_of_reach,
+            });
+        }
+        let used: Vec<String> = drafts.iter().map(|(c, _)| c.name.clone()).collect();
+        let texts: Vec<&str> = drafts.iter().map(|(_, s)| s.text.as_str()).collect();
+        let agg_req = aggregate_request(req, &texts);
+        let mut progress = Progress::default();
+        let one = [aggregator];
+        let aggregated =
+            tokio::time::timeout_at(deadline, self.run(&one, &agg_req, deadline, &mut progress))
+                .await;
+        retries += progress.retries;
+        if let Ok(Some(s)) = aggregated {
+            usage.add(&s.usage);
+            metrics::counter!("compactd_moa_summaries_total", "outcome" => "aggregated")
+                .increment(1);
+            tracing::info!(
+                proposers = %used.join(","), failed = %failed.join(","),
+                aggregator = %aggregator.name, "MoA summary aggregated"
+            );
+            let summary = Summary {
+                text: s.text,
+                usage,
+                model: label(&used, Some(&aggregator.name)),
+                summarizer: SummarizerKind::Llm,
+                retries,
+                cached: false,
+                moa: Some(MoaReport {
+                    proposers: used,
+                    failed,
+                    aggregator: Some(aggregator.name.clone()),
+                    draft: None,
+                }),
+            };
+            self.cache_insert(key, summary.clone());
+            return Ok(summary);
+        }
+        let best = best_draft(&texts, req.max_tokens);
+        let (chosen, draft) = drafts.swap_remove(best);
+        metrics::counter!("compactd_moa_summaries_total", "outcome" => "best_draft").increment(1);
+        tracing::warn!(
+            aggregator = %aggregator.name,
+            failures = %progress.failures.join("; "),
+            draft = %chosen.name,
+            "MoA aggregator failed; answering with the best draft"
+        );
+        Ok(Summary {
+            text: draft.text,
+            usage,
+            model: label(&used, None),
+            summarizer: SummarizerKind::Llm,
+            retries,
+            cached: false,
+            moa: Some(MoaReport {
+                proposers: used,
+                failed,
+                aggregator: None,
+                draft: Some(chosen.name.clone()),
+            }),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::summarize::RequestKind;
+
+    #[test]
+    fn the_best_draft_is_the_longest_within_budget() {
+        // Budget 2 tokens = 8 characters.
+        assert_eq!(best_draft(&["abc", "abcdefg", "abcdefghijk"], 2), 1);
+        // Ties go to the earlier proposer.
+        assert_eq!(best_draft(&["abcd", "wxyz"], 2), 0);
+        // All over budget: the shortest.
+        assert_eq!(
+            best_draft(&["x".repeat(20).as_str(), "x".repeat(12).as_str()], 2),
+            1
+        );
+        // No budget: the longest.
+        assert_eq!(best_draft(&["ab", "abcdefghijk", "a"], 0), 1);
+    }
+
+    #[test]
+    fn the_aggregator_reads_the_instructions_and_every_draft() {
+        let req = SummaryRequest {
+            kind: RequestKind::History,
+            system_prompt: "sys".into(),
+            prompt: "<conversation>\nSECRET-CONVERSATION\n</conversation>\n\n## Goal format".into(),
+            max_tokens: 100,
+            strategy: None,
+        };
+        let agg = aggregate_request(&req, &["draft one", "draft two"]);
+        assert!(agg.prompt.contains("<task>\n## Goal format\n</task>"));
+        assert!(!agg.prompt.contains("SECRET-CONVERSATION"));
+        assert!(agg.prompt.contains("<draft n=\"1\">\ndraft one\n</draft>"));
+        assert!(agg.prompt.contains("<draft n=\"2\">\ndraft two\n</draft>"));
+        assert_eq!((agg.system_prompt.as_str(), agg.max_tokens), ("sys", 100));
+        let hermes = SummaryRequest {
+            prompt: "TURNS: a b c".into(),
+            ..req
+        };
+        assert!(aggregate_request(&hermes, &["d"])
+            .prompt
+            .contains("<task>\nTURNS: a b c\n</task>"));
+    }
+}
