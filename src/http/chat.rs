@@ -248,21 +248,8 @@ fn parse(bytes: &[u8]) -> Result<ChatRequest, ApiError> {
         })));
     }
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        if e.inner().is_syntax() || e.inner().is_eof() {
-            let inner = e.into_inner();
-            return ApiError::Input(InputError::Malformed {
-                message: crate::session::error::strip_position(&inner.to_string()).to_string(),
-                line: inner.line(),
-                column: inner.column(),
-            });
-        }
-        ApiError::Input(InputError::invalid(Violation {
-            pointer: crate::session::error::pointer_of(e.path()),
-            message: crate::session::error::strip_position(&e.inner().to_string()).to_string(),
-            line: None,
-        }))
-    })
+    serde_path_to_error::deserialize(&mut de)
+        .map_err(|e| ApiError::Input(InputError::from_deserialize(e)))
 }
 
 /// The whole answer as server-sent events (see the module documentation).

@@ -100,21 +100,8 @@ fn remote_request(bytes: &[u8]) -> Result<(SummarizeRequest, String), ApiError> 
         })));
     }
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let mut req: SummarizeRequest = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        if e.inner().is_syntax() || e.inner().is_eof() {
-            let inner = e.into_inner();
-            return ApiError::Input(InputError::Malformed {
-                message: crate::session::error::strip_position(&inner.to_string()).to_string(),
-                line: inner.line(),
-                column: inner.column(),
-            });
-        }
-        ApiError::Input(InputError::invalid(Violation {
-            pointer: crate::session::error::pointer_of(e.path()),
-            message: crate::session::error::strip_position(&e.inner().to_string()).to_string(),
-            line: None,
-        }))
-    })?;
+    let mut req: SummarizeRequest = serde_path_to_error::deserialize(&mut de)
+        .map_err(|e| ApiError::Input(InputError::from_deserialize(e)))?;
     let prompt_error = |message: &str| {
         ApiError::Input(InputError::invalid(Violation {
             pointer: "/prompt".into(),

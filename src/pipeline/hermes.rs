@@ -19,7 +19,7 @@ use crate::hermes::compress::{self, Answer, Input, Outcome, Plan};
 use crate::hermes::settings::{Settings, State};
 use crate::hermes::texts::HermesTexts;
 use crate::hermes::Options;
-use crate::session::error::{pointer_of, strip_position};
+use crate::session::error::strip_position;
 use crate::session::{InputError, Violation};
 use crate::summarize::{
     MoaReport, ModelFailure, RequestKind, Strategy, Summarize, SummarizeError, SummaryRequest,
@@ -144,18 +144,19 @@ pub fn parse_request_with(
         ));
     }
     let mut de = serde_json::Deserializer::from_str(text);
-    let mut req: HermesRequest = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        if e.inner().is_syntax() || e.inner().is_eof() {
-            let inner = e.into_inner();
-            return InputError::Malformed {
-                message: strip_position(&inner.to_string()).to_string(),
-                line: inner.line(),
-                column: inner.column(),
-            };
-        }
-        let message = strip_position(&e.inner().to_string()).to_string();
-        invalid(&precise_pointer(pointer_of(e.path()), &message), message)
-    })?;
+    let mut req: HermesRequest =
+        serde_path_to_error::deserialize(&mut de).map_err(
+            |e| match InputError::from_deserialize(e) {
+                InputError::Invalid(mut v) => {
+                    for item in &mut v {
+                        item.pointer =
+                            precise_pointer(std::mem::take(&mut item.pointer), &item.message);
+                    }
+                    InputError::Invalid(v)
+                }
+                other => other,
+            },
+        )?;
     de.end().map_err(|e| InputError::Malformed {
         message: strip_position(&e.to_string()).to_string(),
         line: e.line(),

@@ -104,6 +104,26 @@ pub fn pointer_token(s: &str) -> String {
     s.replace('~', "~0").replace('/', "~1")
 }
 
+impl InputError {
+    /// A body that did not deserialize: a syntax error keeps its line and column, anything
+    /// else (a missing field, a wrong type) becomes a violation at its JSON pointer.
+    pub fn from_deserialize(e: serde_path_to_error::Error<serde_json::Error>) -> InputError {
+        if e.inner().is_syntax() || e.inner().is_eof() {
+            let inner = e.into_inner();
+            return InputError::Malformed {
+                message: strip_position(&inner.to_string()).to_string(),
+                line: inner.line(),
+                column: inner.column(),
+            };
+        }
+        InputError::invalid(Violation {
+            pointer: pointer_of(e.path()),
+            message: strip_position(&e.inner().to_string()).to_string(),
+            line: None,
+        })
+    }
+}
+
 /// Converts a serde_path_to_error path into a JSON pointer.
 pub fn pointer_of(path: &serde_path_to_error::Path) -> String {
     use serde_path_to_error::Segment;
