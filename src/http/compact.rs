@@ -132,18 +132,25 @@ async fn summarize_remote(
             req.system_prompt
         },
         prompt,
-        max_tokens: req
-            .max_tokens
-            .unwrap_or(crate::summarize::templates::four_fifths(
-                state.config.reserve_tokens,
-            ))
-            .max(1),
+        max_tokens: match req.max_tokens {
+            Some(n) => n.max(1),
+            None => crate::pipeline::fold::default_output_budget(
+                state.summarizer.as_ref(),
+                req.model.as_deref(),
+                req.strategy,
+                crate::summarize::templates::four_fifths(state.config.reserve_tokens),
+            ),
+        },
         strategy: req.strategy,
     };
-    let s = state
-        .summarizer
-        .summarize(&request, req.model.as_deref())
-        .await?;
+    let folded = crate::pipeline::fold::summarize_fitting(
+        state.summarizer.as_ref(),
+        &state.prompts,
+        &request,
+        req.model.as_deref(),
+    )
+    .await?;
+    let s = folded.summary;
     Ok(Json(SummarizeResponse {
         summary: without_secrets(s.text),
         usage: s.usage,

@@ -7,6 +7,7 @@ mod compact;
 mod errors;
 #[path = "../support/fixtures.rs"]
 mod fixtures;
+mod fold;
 mod guard;
 mod health;
 mod helpers;
