@@ -348,7 +348,7 @@ mod tests {
         assert!(agg
             .prompt
             .contains("characters of the conversation left out here"));
-        assert!(agg.prompt.contains(&drafts[0][..]) && agg.prompt.contains(&drafts[1][..]));
+        assert!(agg.prompt.contains(drafts[0]) && agg.prompt.contains(drafts[1]));
         // A task that fits is given whole.
         let whole = aggregate_request(&req, &drafts, 100_000);
         assert!(whole.prompt.contains(&req.prompt));
