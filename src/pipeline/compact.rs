@@ -400,11 +400,28 @@ fn carried_summary(previous: &str) -> String {
     text
 }
 
+/// Re-plans after a context overflow, at most: each halves the window planned for, so
+/// four take a misjudged window down sixteenfold before the last try falls back.
+const MAX_REPLANS: u32 = 4;
+
+/// Estimated tokens of a request as sent: prompts and output budget.
+fn request_tokens(req: &SummaryRequest) -> u64 {
+    tokens_of(&req.system_prompt)
+        .saturating_add(tokens_of(&req.prompt))
+        .saturating_add(req.max_tokens)
+}
+
 /// The history summary, in chunks when one request would not fit the summarizer's
 /// context window: oldest first, each pass folding into the previous pass's summary
 /// with the update prompt (the first pass into the previous compaction's summary).
 /// With a ledger, each intermediate pass is verified too, so the next pass reads the
 /// pinned items. Returns the summary and the number of passes.
+///
+/// A pass the model refuses as larger than its window (the chars/4 estimate is off for
+/// code and non-Latin text) is planned again: the window becomes the smaller of the one
+/// the summarizer now reports (the engine shrinks it on an overflow) and half the
+/// estimate of what was sent, and the rest of the history is chunked for it. After
+/// [`MAX_REPLANS`] re-plans a pass goes through the plain call (and its fallback).
 async fn summarize_history(
     plan: &CompactPlan,
     prompts: &Prompts,
@@ -415,38 +432,30 @@ async fn summarize_history(
 ) -> Result<(String, u32), SummarizeError> {
     let model = plan.model.as_deref();
     let reserve = plan.settings.reserve_tokens;
-    let window = summarizer.context_window_for(model, plan.strategy);
+    let mut window = summarizer.context_window_for(model, plan.strategy);
+    let mut replans = 0u32;
     let whole = plan.history_parts.join("\n\n");
     let single = SummaryRequest {
         strategy: plan.strategy,
         ..prompts.history_request(&whole, plan.previous_summary.as_deref(), reserve, opts)
     };
-    let fits = |req: &SummaryRequest| match window {
-        None => true,
-        Some(w) => {
-            tokens_of(&req.system_prompt)
-                .saturating_add(tokens_of(&req.prompt))
-                .saturating_add(req.max_tokens)
-                <= w
+    let fits = window.is_none_or(|w| request_tokens(&single) <= w);
+    if fits {
+        if let Some(s) = call(summarizer, model, &single, &mut window, &mut replans).await? {
+            tally.add(&s);
+            return Ok((s.text, 1));
         }
-    };
-    if fits(&single) {
-        let s = summarizer.summarize(&single, model).await?;
-        tally.add(&s);
-        return Ok((s.text, 1));
     }
-    let window = window.unwrap_or(u64::MAX);
     let mut previous = plan.previous_summary.clone();
     let mut rest: &[String] = &plan.history_parts;
     let mut passes = 0u32;
     while !rest.is_empty() {
+        let window_now = window.unwrap_or(u64::MAX);
         // Room for conversation text in this pass, in UTF-16 units (4 per token).
         let frame = prompts.history_request("", previous.as_deref(), reserve, opts);
         // max_tokens may be close to u64::MAX (a client's reserveTokens).
-        let overhead = tokens_of(&frame.system_prompt)
-            .saturating_add(tokens_of(&frame.prompt))
-            .saturating_add(frame.max_tokens);
-        let room_units = window.saturating_sub(overhead).saturating_mul(4) as usize;
+        let overhead = request_tokens(&frame);
+        let room_units = window_now.saturating_sub(overhead).saturating_mul(4) as usize;
         let mut take = 0;
         let mut units = 0usize;
         for part in rest {
@@ -466,7 +475,9 @@ async fn summarize_history(
             strategy: plan.strategy,
             ..prompts.history_request(&chunk, previous.as_deref(), reserve, opts)
         };
-        let s = summarizer.summarize(&req, model).await?;
+        let Some(s) = call(summarizer, model, &req, &mut window, &mut replans).await? else {
+            continue;
+        };
         tally.add(&s);
         rest = &rest[take..];
         passes += 1;
@@ -485,6 +496,39 @@ async fn summarize_history(
         });
     }
     Ok((previous.unwrap_or_default(), passes))
+}
+
+/// One history call; `Ok(None)`: the model said the request exceeds its window, and
+/// `window` is now the smaller one to plan for (see [`summarize_history`]).
+async fn call(
+    summarizer: &dyn Summarize,
+    model: Option<&str>,
+    req: &SummaryRequest,
+    window: &mut Option<u64>,
+    replans: &mut u32,
+) -> Result<Option<Summary>, SummarizeError> {
+    if *replans >= MAX_REPLANS {
+        return summarizer.summarize(req, model).await.map(Some);
+    }
+    match summarizer.summarize_splittable(req, model).await {
+        Ok(s) => Ok(Some(s)),
+        Err(SummarizeError::ContextOverflow(why)) => {
+            let sent = request_tokens(req);
+            let reported = summarizer
+                .context_window_for(model, req.strategy)
+                .unwrap_or(u64::MAX);
+            let smaller = reported.min(window.unwrap_or(u64::MAX).min(sent) / 2);
+            tracing::warn!(
+                sent, window = smaller, error = %why,
+                "the summary request exceeds the model's context window; splitting it"
+            );
+            metrics::counter!("compactd_compaction_replans_total").increment(1);
+            *window = Some(smaller);
+            *replans += 1;
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// A `compaction` entry as pi writes it, with a fresh id, ready to append.

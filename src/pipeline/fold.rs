@@ -27,8 +27,10 @@
 //!   the window ([`default_output_budget`]): hermes-agent sends none.
 //! * **What cannot be folded is sent as it is**: a prompt with fewer than two turns, or
 //!   whose last turn and instructions alone overflow the window. The upstream then answers
-//!   (the estimate is chars/4 and may be wrong either way), and its context-overflow
-//!   answer is the model layer's to handle.
+//!   (the estimate is chars/4 and may be wrong either way).
+//! * **A context-overflow answer re-plans** the fold for a smaller window (the engine has
+//!   learned the model's smaller window; half of what was sent at most), as `/v1/compact`
+//!   re-plans its chunks.
 
 use crate::session::text::utf16_len;
 use crate::summarize::{
@@ -81,24 +83,94 @@ pub struct Folded {
     pub passes: u32,
 }
 
+/// Re-plans after a context overflow, at most (as `/v1/compact`).
+const MAX_REPLANS: u32 = 4;
+
 /// Answers `req`, folding its older turns first when it does not fit the window of the
-/// model that would answer (see the module documentation).
+/// model that would answer (see the module documentation). A call the model refuses as
+/// larger than its window re-plans the whole fold for the smaller of the window the
+/// summarizer now reports and half of what was sent, at most [`MAX_REPLANS`] times; the
+/// calls already made count in `usage`.
 pub async fn summarize_fitting(
     summarizer: &dyn Summarize,
     prompts: &Prompts,
     req: &SummaryRequest,
     model: Option<&str>,
 ) -> Result<Folded, SummarizeError> {
-    let window = summarizer.context_window_for(model, req.strategy);
+    let mut spent = Spent::default();
+    let mut window = summarizer.context_window_for(model, req.strategy);
+    for _ in 0..MAX_REPLANS {
+        match fold_once(summarizer, prompts, req, model, window, &mut spent, true).await {
+            Err(Overflow { sent, why }) => {
+                let reported = summarizer
+                    .context_window_for(model, req.strategy)
+                    .unwrap_or(u64::MAX);
+                let smaller = reported.min(window.unwrap_or(u64::MAX).min(sent) / 2);
+                tracing::warn!(
+                    sent, window = smaller, error = %why,
+                    "the summary request exceeds the model's context window; folding it smaller"
+                );
+                metrics::counter!("compactd_compaction_replans_total").increment(1);
+                window = Some(smaller);
+            }
+            Ok(done) => return done,
+        }
+    }
+    match fold_once(summarizer, prompts, req, model, window, &mut spent, false).await {
+        Ok(done) => done,
+        Err(Overflow { why, .. }) => Err(SummarizeError::ContextOverflow(why)),
+    }
+}
+
+/// Usage and retries of the calls made so far.
+#[derive(Default)]
+struct Spent {
+    usage: crate::summarize::Usage,
+    retries: u32,
+    calls: u32,
+}
+
+/// A call the model refused as larger than its window (`sent`: its estimate in tokens).
+struct Overflow {
+    sent: u64,
+    why: String,
+}
+
+/// One fold for `window` (`None`: no window known, one call). `splittable`: an overflow
+/// is returned as [`Overflow`] instead of the fallback.
+async fn fold_once(
+    summarizer: &dyn Summarize,
+    prompts: &Prompts,
+    req: &SummaryRequest,
+    model: Option<&str>,
+    window: Option<u64>,
+    spent: &mut Spent,
+    splittable: bool,
+) -> Result<Result<Folded, SummarizeError>, Overflow> {
+    let call = |r: &SummaryRequest| {
+        let r = r.clone();
+        async move {
+            let result = if splittable {
+                summarizer.summarize_splittable(&r, model).await
+            } else {
+                summarizer.summarize(&r, model).await
+            };
+            match result {
+                Err(SummarizeError::ContextOverflow(why)) if splittable => Err(Overflow {
+                    sent: tokens_of(&r.system_prompt)
+                        .saturating_add(tokens_of(&r.prompt))
+                        .saturating_add(r.max_tokens),
+                    why,
+                }),
+                other => Ok(other),
+            }
+        }
+    };
     let plan = window.and_then(|w| plan_fold(req, w));
     let Some(plan) = plan else {
-        let summary = summarizer.summarize(req, model).await?;
-        return Ok(Folded { summary, passes: 1 });
+        return Ok(call(req).await?.map(|summary| finish(summary, spent)));
     };
-    let mut usage = crate::summarize::Usage::default();
-    let mut retries = 0;
     let mut previous: Option<String> = None;
-    let mut passes = 0u32;
     let opts = PromptOptions::default();
     let mut rest: &[&str] = &plan.older;
     while !rest.is_empty() {
@@ -113,10 +185,13 @@ pub async fn summarize_fitting(
             strategy: req.strategy,
             ..prompts.history_request(&chunk, previous.as_deref(), 0, &opts)
         };
-        let s = summarizer.summarize(&pass, model).await?;
-        usage.add(&s.usage);
-        retries += s.retries;
-        passes += 1;
+        let s = match call(&pass).await? {
+            Ok(s) => s,
+            Err(e) => return Ok(Err(e)),
+        };
+        spent.usage.add(&s.usage);
+        spent.retries += s.retries;
+        spent.calls += 1;
         previous = Some(s.text);
         rest = &rest[take..];
     }
@@ -124,15 +199,22 @@ pub async fn summarize_fitting(
         prompt: plan.final_prompt(previous.as_deref().unwrap_or_default()),
         ..req.clone()
     };
-    let mut summary = summarizer.summarize(&last, model).await?;
+    Ok(call(&last).await?.map(|summary| finish(summary, spent)))
+}
+
+/// The final summary with every call's usage and retries.
+fn finish(mut summary: Summary, spent: &Spent) -> Folded {
+    let mut usage = spent.usage;
     usage.add(&summary.usage);
     summary.usage = usage;
-    summary.retries += retries;
-    summary.cached = false;
-    Ok(Folded {
+    summary.retries += spent.retries;
+    if spent.calls > 0 {
+        summary.cached = false;
+    }
+    Folded {
         summary,
-        passes: passes + 1,
-    })
+        passes: spent.calls + 1,
+    }
 }
 
 /// How a prompt is folded: its head, the older turns to summarize first, and what the

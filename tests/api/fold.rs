@@ -182,3 +182,42 @@ async fn the_remote_endpoint_folds_too_and_a_fitting_prompt_is_one_call() {
     assert_eq!(all.len(), folded.len() + 1);
     assert_eq!(all.last().unwrap().0, format!("SYS\n{small}"));
 }
+
+#[tokio::test]
+async fn a_context_overflow_folds_the_facade_prompt_for_the_smaller_window() {
+    use crate::model_servers::OpenAiServer;
+    let server = MockServer::start().await;
+    // compactd is told 64,000 tokens; the server has 4,000 and counts 3 characters a token.
+    let model = OpenAiServer::new(4_000);
+    let answered = model.answered.clone();
+    Mock::given(method("POST"))
+        .respond_with(model)
+        .mount(&server)
+        .await;
+    let llm = config(vec![openai("local", &server)]);
+    let app = spawn_app_with(move |c| c.llm = llm).await;
+    let prompt = format!(
+        "<conversation>\n{}\n</conversation>\n\nSummarize. CLIENT-INSTRUCTIONS",
+        turns(60, |i| if i % 2 == 0 { "User" } else { "Assistant" })
+    );
+    let res = app
+        .post_json(
+            "/v1/chat/completions",
+            &json!({"max_tokens": 500, "messages": [{"role": "user", "content": prompt}]}),
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 200);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["model"], "local/gpt-test", "{body}");
+    let received = server.received_requests().await.unwrap();
+    let answered = answered.load(Ordering::SeqCst);
+    assert!(
+        answered >= 2 && received.len() > answered,
+        "{answered} of {}",
+        received.len()
+    );
+    let last: Value = serde_json::from_slice(&received.last().unwrap().body).unwrap();
+    let text = last["messages"][0]["content"].as_str().unwrap();
+    assert!(text.starts_with("<conversation>\n[Earlier conversation, summarized]: "));
+    assert!(text.ends_with("CLIENT-INSTRUCTIONS"));
+}

@@ -73,6 +73,8 @@ pub(super) struct Progress {
     pub(super) failures: Vec<String>,
     /// Whether the last failure was one of access, connection or time.
     pub(super) out_of_reach: bool,
+    /// Whether a candidate said the request exceeds its context window.
+    pub(super) overflow: bool,
 }
 
 /// How the candidates of one call failed.
@@ -81,6 +83,9 @@ pub(super) struct Exhausted {
     pub(super) retries: u32,
     pub(super) deadline_passed: bool,
     pub(super) out_of_reach: bool,
+    /// A candidate said the request exceeds its context window (a smaller request could
+    /// succeed).
+    pub(super) overflow: bool,
 }
 
 /// The `[moa]` table resolved to candidates (indices into the engine's list). It lives
@@ -163,6 +168,27 @@ impl Engine {
         req: &SummaryRequest,
         model: Option<&str>,
     ) -> Result<Summary, SummarizeError> {
+        self.summarize_with(req, model, false).await
+    }
+
+    /// Like [`Engine::summarize`], but when every candidate failed and one of them said
+    /// the request exceeds its context window, `Err(ContextOverflow)` instead of the
+    /// fallback: the caller splits the request (the window it should plan for is then
+    /// [`Engine::context_window`], already smaller) and tries again.
+    pub async fn summarize_splittable(
+        &self,
+        req: &SummaryRequest,
+        model: Option<&str>,
+    ) -> Result<Summary, SummarizeError> {
+        self.summarize_with(req, model, true).await
+    }
+
+    async fn summarize_with(
+        &self,
+        req: &SummaryRequest,
+        model: Option<&str>,
+        splittable: bool,
+    ) -> Result<Summary, SummarizeError> {
         let answered = match self.route(req, model)? {
             Route::Extractive => return Ok(self.extractive(req, 0)),
             Route::Single(candidates) => self.answer(&candidates, req).await,
@@ -170,6 +196,9 @@ impl Engine {
         };
         match answered {
             Ok(summary) => Ok(summary),
+            Err(e) if splittable && e.overflow && !e.deadline_passed => {
+                Err(SummarizeError::ContextOverflow(e.failures))
+            }
             Err(e) if !e.deadline_passed => match self.fallback_policy {
                 FallbackPolicy::Extractive => {
                     tracing::warn!(
@@ -225,6 +254,7 @@ impl Engine {
                 e.failures
             ))),
             Err(e) if e.out_of_reach => Err(ModelFailure::Unreachable(e.failures)),
+            Err(e) if e.overflow => Err(ModelFailure::ContextOverflow(e.failures)),
             Err(e) => Err(ModelFailure::Failed(e.failures)),
         }
     }
@@ -309,12 +339,14 @@ impl Engine {
                 retries: progress.retries,
                 deadline_passed: false,
                 out_of_reach: progress.out_of_reach,
+                overflow: progress.overflow,
             }),
             Err(_) => Err(Exhausted {
                 failures: progress.failures.join("; "),
                 retries: progress.retries,
                 deadline_passed: true,
                 out_of_reach: true,
+                overflow: progress.overflow,
             }),
         }
     }
@@ -349,7 +381,7 @@ impl Engine {
                 .proposers
                 .iter()
                 .chain(std::iter::once(&moa.aggregator))
-                .map(|&i| self.candidate(i).context_window)
+                .map(|&i| self.candidate(i).window())
                 .min(),
             _ => self.candidates.context_window(model),
         }
@@ -395,6 +427,16 @@ impl Engine {
                 }
                 Err((failure, attempts)) => {
                     progress.out_of_reach = failure.is_out_of_reach();
+                    if let Failure::ContextOverflow { limit, .. } = &failure {
+                        progress.overflow = true;
+                        let window = c.shrink_window(estimate_tokens(req), *limit);
+                        metrics::counter!("compactd_context_overflows_total", "model" => c.name.clone())
+                            .increment(1);
+                        tracing::warn!(
+                            candidate = %c.name, model = %c.model, window,
+                            "the request exceeds the model's context window; assuming a smaller window"
+                        );
+                    }
                     let line = format!(
                         "{}/{}: {failure} ({attempts} attempt{})",
                         c.name,
@@ -496,6 +538,18 @@ impl Summarize for Engine {
         })
     }
 
+    fn summarize_splittable<'a>(
+        &'a self,
+        req: &'a SummaryRequest,
+        model: Option<&'a str>,
+    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
+        Box::pin(async move {
+            let result = Engine::summarize_splittable(self, req, model).await;
+            record(&result, self.uses_models());
+            result
+        })
+    }
+
     fn context_window(&self, model: Option<&str>) -> Option<u64> {
         Engine::context_window(self, model)
     }
@@ -507,6 +561,14 @@ impl Summarize for Engine {
     fn describe(&self) -> serde_json::Value {
         Engine::describe(self)
     }
+}
+
+/// Tokens of a request as sent (system prompt, prompt and output budget), by the chars/4
+/// estimate the pipelines budget with.
+fn estimate_tokens(req: &SummaryRequest) -> u64 {
+    let units = crate::session::text::utf16_len(&req.system_prompt)
+        + crate::session::text::utf16_len(&req.prompt);
+    (units as u64).div_ceil(4).saturating_add(req.max_tokens)
 }
 
 /// Metrics of one summarize call.
@@ -543,6 +605,7 @@ fn record(result: &Result<Summary, SummarizeError>, uses_models: bool) {
                 SummarizeError::Timeout => "timeout",
                 SummarizeError::UnknownModel(_) => "unknown_model",
                 SummarizeError::NoMoa => "no_moa",
+                SummarizeError::ContextOverflow(_) => "context_overflow",
             };
             metrics::counter!("compactd_summarize_errors_total", "kind" => kind).increment(1);
         }

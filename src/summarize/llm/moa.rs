@@ -193,8 +193,10 @@ impl Engine {
         let mut drafts: Vec<(&Candidate, Summary)> = Vec::new();
         let mut deadline_passed = false;
         let mut out_of_reach = true;
+        let mut overflow = false;
         for (c, drafted, progress) in join_all(calls).await {
             retries += progress.retries;
+            overflow |= progress.overflow;
             match drafted {
                 Ok(Some(s)) => {
                     usage.add(&s.usage);
@@ -222,11 +224,12 @@ impl Engine {
                 retries,
                 deadline_passed,
                 out_of_reach,
+                overflow,
             });
         }
         let used: Vec<String> = drafts.iter().map(|(c, _)| c.name.clone()).collect();
         let texts: Vec<&str> = drafts.iter().map(|(_, s)| s.text.as_str()).collect();
-        let agg_req = aggregate_request(req, &texts, aggregator.context_window);
+        let agg_req = aggregate_request(req, &texts, aggregator.window());
         let mut progress = Progress::default();
         let one = [aggregator];
         let aggregated =
