@@ -5,6 +5,7 @@ mod chat;
 mod checked;
 mod compact;
 mod errors;
+mod events;
 #[path = "../support/fixtures.rs"]
 mod fixtures;
 mod guard;
@@ -21,6 +22,8 @@ mod prune_cli;
 mod robustness;
 mod schemathesis;
 mod shutdown;
+#[path = "../support/sse.rs"]
+mod sse;
 mod upstream;
 #[path = "../support/upstreams.rs"]
 mod upstreams;
