@@ -195,6 +195,7 @@ mod tests {
                 "maxConcurrency",
                 "requestTimeoutSecs",
                 "shutdownGraceSecs",
+                "heartbeatMs",
                 "keepRecentTokens",
                 "reserveTokens",
                 "branchReserveTokens",
