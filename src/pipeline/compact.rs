@@ -443,11 +443,28 @@ fn carried_summary(previous: &str) -> String {
     text
 }
 
+/// Re-plans after a context overflow, at most: each halves the window planned for, so
+/// four take a misjudged window down sixteenfold before the last try falls back.
+const MAX_REPLANS: u32 = 4;
+
+/// Estimated tokens of a request as sent: prompts and output budget.
+fn request_tokens(req: &SummaryRequest) -> u64 {
+    tokens_of(&req.system_prompt)
+        .saturating_add(tokens_of(&req.prompt))
+        .saturating_add(req.max_tokens)
+}
+
 /// The history summary, in chunks when one request would not fit the summarizer's
 /// context window: oldest first, each pass folding into the previous pass's summary
 /// with the update prompt (the first pass into the previous compaction's summary).
 /// With a ledger, each intermediate pass is verified too, so the next pass reads the
 /// pinned items. Returns the summary and the number of passes.
+///
+/// A pass the model refuses as larger than its window (the chars/4 estimate is off for
+/// code and non-Latin text) is planned again: the window becomes the smaller of the one
+/// the summarizer now reports (the engine shrinks it on an overflow) and half the
+/// estimate of what was sent, and the rest of the history is chunked for it. After
+/// [`MAX_REPLANS`] re-plans a pass goes through the plain call (and its fallback).
 async fn summarize_history(
     plan: &CompactPlan,
     prompts: &Prompts,
@@ -459,27 +476,39 @@ async fn summarize_history(
 ) -> Result<(String, u32), SummarizeError> {
     let model = plan.model.as_deref();
     let reserve = plan.settings.reserve_tokens;
-    let window = summarizer.context_window(model);
+    let mut window = summarizer.context_window(model);
+    let mut replans = 0u32;
     let whole = plan.history_parts.join("\n\n");
     let single = SummaryRequest {
         strategy: plan.strategy,
         ..prompts.history_request(&whole, plan.previous_summary.as_deref(), reserve, opts)
     };
-    if window.is_none_or(|w| fits(&single, w)) {
+    let fits = window.is_none_or(|w| request_tokens(&single) <= w);
+    if fits {
         let scoped = Scoped::new(sink, "history", None);
-        let s = summarizer
-            .summarize_observed(&single, model, &scoped)
-            .await?;
-        tally.add(&s);
-        return Ok((s.text, 1));
+        let called = call(
+            summarizer,
+            model,
+            &single,
+            &mut window,
+            &mut replans,
+            &scoped,
+        );
+        if let Some(s) = called.await? {
+            tally.add(&s);
+            return Ok((s.text, 1));
+        }
     }
-    let window = window.unwrap_or(u64::MAX);
     let mut previous = plan.previous_summary.clone();
     let mut rest: &[String] = &plan.history_parts;
     let mut passes = 0u32;
     while !rest.is_empty() {
+        let window_now = window.unwrap_or(u64::MAX);
+        // Room for conversation text in this pass, in UTF-16 units (4 per token).
         let frame = prompts.history_request("", previous.as_deref(), reserve, opts);
-        let room_units = room_units(window, &frame);
+        // max_tokens may be close to u64::MAX (a client's reserveTokens).
+        let overhead = request_tokens(&frame);
+        let room_units = window_now.saturating_sub(overhead).saturating_mul(4) as usize;
         let take = chunk_take(rest, room_units);
         let mut chunk = rest[..take].join("\n\n");
         if utf16_len(&chunk) > room_units {
@@ -490,11 +519,14 @@ async fn summarize_history(
             strategy: plan.strategy,
             ..prompts.history_request(&chunk, previous.as_deref(), reserve, opts)
         };
-        passes += 1;
-        let scoped = Scoped::new(sink, "history", Some(passes));
-        let s = summarizer.summarize_observed(&req, model, &scoped).await?;
+        let scoped = Scoped::new(sink, "history", Some(passes + 1));
+        let called = call(summarizer, model, &req, &mut window, &mut replans, &scoped);
+        let Some(s) = called.await? else {
+            continue;
+        };
         tally.add(&s);
         rest = &rest[take..];
+        passes += 1;
         previous = Some(match pin {
             // The final pass is verified with the whole summary.
             Some(ledger) if !rest.is_empty() => {
@@ -510,23 +542,6 @@ async fn summarize_history(
         });
     }
     Ok((previous.unwrap_or_default(), passes))
-}
-
-/// Room for conversation text in a pass framed like `frame`, in UTF-16 units (4 per
-/// token); `max_tokens` may be close to u64::MAX (a client's reserveTokens).
-fn room_units(window: u64, frame: &SummaryRequest) -> usize {
-    let overhead = tokens_of(&frame.system_prompt)
-        .saturating_add(tokens_of(&frame.prompt))
-        .saturating_add(frame.max_tokens);
-    window.saturating_sub(overhead).saturating_mul(4) as usize
-}
-
-/// Whether one request fits the summarizer's window.
-fn fits(req: &SummaryRequest, window: u64) -> bool {
-    tokens_of(&req.system_prompt)
-        .saturating_add(tokens_of(&req.prompt))
-        .saturating_add(req.max_tokens)
-        <= window
 }
 
 /// How many of `rest` one pass takes: as many as fit in `room_units`, at least one.
@@ -546,7 +561,8 @@ fn chunk_take(rest: &[String], room_units: usize) -> usize {
 
 /// The history passes `prepared` announces: 1 when the history fits the summarizer's
 /// window, else the passes with the first pass's room (later passes also carry the
-/// running summary, so there may be more; the answer's `chunks` is exact).
+/// running summary, and a model may refuse a pass as too large, so there may be more;
+/// the answer's `chunks` is exact).
 fn planned_chunks(
     plan: &CompactPlan,
     prompts: &Prompts,
@@ -559,11 +575,13 @@ fn planned_chunks(
     };
     let whole = plan.history_parts.join("\n\n");
     let single = prompts.history_request(&whole, plan.previous_summary.as_deref(), reserve, opts);
-    if fits(&single, window) {
+    if request_tokens(&single) <= window {
         return 1;
     }
     let frame = prompts.history_request("", plan.previous_summary.as_deref(), reserve, opts);
-    let room = room_units(window, &frame);
+    let room = window
+        .saturating_sub(request_tokens(&frame))
+        .saturating_mul(4) as usize;
     let mut rest: &[String] = &plan.history_parts;
     let mut passes = 0;
     while !rest.is_empty() {
@@ -571,6 +589,44 @@ fn planned_chunks(
         passes += 1;
     }
     passes.max(1)
+}
+
+/// One history call; `Ok(None)`: the model said the request exceeds its window, and
+/// `window` is now the smaller one to plan for (see [`summarize_history`]).
+async fn call(
+    summarizer: &dyn Summarize,
+    model: Option<&str>,
+    req: &SummaryRequest,
+    window: &mut Option<u64>,
+    replans: &mut u32,
+    sink: &dyn ProgressSink,
+) -> Result<Option<Summary>, SummarizeError> {
+    if *replans >= MAX_REPLANS {
+        return summarizer
+            .summarize_observed(req, model, sink)
+            .await
+            .map(Some);
+    }
+    match summarizer
+        .summarize_splittable_observed(req, model, sink)
+        .await
+    {
+        Ok(s) => Ok(Some(s)),
+        Err(SummarizeError::ContextOverflow(why)) => {
+            let sent = request_tokens(req);
+            let reported = summarizer.context_window(model).unwrap_or(u64::MAX);
+            let smaller = reported.min(window.unwrap_or(u64::MAX).min(sent) / 2);
+            tracing::warn!(
+                sent, window = smaller, error = %why,
+                "the summary request exceeds the model's context window; splitting it"
+            );
+            metrics::counter!("compactd_compaction_replans_total").increment(1);
+            *window = Some(smaller);
+            *replans += 1;
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// The first `max_units` UTF-16 units of `s`, never splitting a character, with a marker.

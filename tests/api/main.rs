@@ -15,10 +15,13 @@ mod hermes;
 mod moa;
 #[path = "../support/moa.rs"]
 mod moa_fakes;
+#[path = "../support/model_servers.rs"]
+mod model_servers;
 mod openapi;
 mod prepare;
 mod prune;
 mod prune_cli;
+mod real_servers;
 mod robustness;
 mod schemathesis;
 mod shutdown;

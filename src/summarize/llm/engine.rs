@@ -74,6 +74,8 @@ pub(super) struct Progress<'s> {
     pub(super) failures: Vec<String>,
     /// Whether the last failure was one of access, connection or time.
     pub(super) out_of_reach: bool,
+    /// Whether a candidate said the request exceeds its context window.
+    pub(super) overflow: bool,
 }
 
 impl<'s> Progress<'s> {
@@ -83,6 +85,7 @@ impl<'s> Progress<'s> {
             retries: 0,
             failures: Vec::new(),
             out_of_reach: false,
+            overflow: false,
         }
     }
 }
@@ -93,6 +96,9 @@ pub(super) struct Exhausted {
     pub(super) retries: u32,
     pub(super) deadline_passed: bool,
     pub(super) out_of_reach: bool,
+    /// A candidate said the request exceeds its context window (a smaller request could
+    /// succeed).
+    pub(super) overflow: bool,
 }
 
 /// The `[moa]` table resolved to candidates (indices into the engine's list). It lives
@@ -175,7 +181,7 @@ impl Engine {
         req: &SummaryRequest,
         model: Option<&str>,
     ) -> Result<Summary, SummarizeError> {
-        self.summarize_with(req, model, &Silent).await
+        self.summarize_full(req, model, false, &Silent).await
     }
 
     /// [`Engine::summarize`], reporting attempts, retries and fallbacks to `sink`.
@@ -183,6 +189,38 @@ impl Engine {
         &self,
         req: &SummaryRequest,
         model: Option<&str>,
+        sink: &dyn ProgressSink,
+    ) -> Result<Summary, SummarizeError> {
+        self.summarize_full(req, model, false, sink).await
+    }
+
+    /// Like [`Engine::summarize`], but when every candidate failed and one of them said
+    /// the request exceeds its context window, `Err(ContextOverflow)` instead of the
+    /// fallback: the caller splits the request (the window it should plan for is then
+    /// [`Engine::context_window`], already smaller) and tries again.
+    pub async fn summarize_splittable(
+        &self,
+        req: &SummaryRequest,
+        model: Option<&str>,
+    ) -> Result<Summary, SummarizeError> {
+        self.summarize_full(req, model, true, &Silent).await
+    }
+
+    /// [`Engine::summarize_splittable`], reporting to `sink`.
+    pub async fn summarize_splittable_with(
+        &self,
+        req: &SummaryRequest,
+        model: Option<&str>,
+        sink: &dyn ProgressSink,
+    ) -> Result<Summary, SummarizeError> {
+        self.summarize_full(req, model, true, sink).await
+    }
+
+    async fn summarize_full(
+        &self,
+        req: &SummaryRequest,
+        model: Option<&str>,
+        splittable: bool,
         sink: &dyn ProgressSink,
     ) -> Result<Summary, SummarizeError> {
         let answered = match self.route(req, model)? {
@@ -193,20 +231,24 @@ impl Engine {
             Route::Single(candidates) => self.answer(&candidates, req, sink).await,
             Route::Moa(moa) => self.answer_moa(moa, req, sink).await,
         };
+        let split = |e: &Exhausted| splittable && e.overflow && !e.deadline_passed;
         if let (Err(e), FallbackPolicy::Extractive) = (&answered, self.fallback_policy) {
-            sink.emit(ProgressEvent::Fallback {
-                part: Part::default(),
-                from: None,
-                to: super::EXTRACTIVE.into(),
-                reason: if e.deadline_passed {
-                    "the summarizer deadline passed".into()
-                } else {
-                    format!("every model candidate failed: {}", e.failures)
-                },
-            });
+            if !split(e) {
+                sink.emit(ProgressEvent::Fallback {
+                    part: Part::default(),
+                    from: None,
+                    to: super::EXTRACTIVE.into(),
+                    reason: if e.deadline_passed {
+                        "the summarizer deadline passed".into()
+                    } else {
+                        format!("every model candidate failed: {}", e.failures)
+                    },
+                });
+            }
         }
         match answered {
             Ok(summary) => Ok(summary),
+            Err(e) if split(&e) => Err(SummarizeError::ContextOverflow(e.failures)),
             Err(e) if !e.deadline_passed => match self.fallback_policy {
                 FallbackPolicy::Extractive => {
                     tracing::warn!(
@@ -272,6 +314,7 @@ impl Engine {
                 e.failures
             ))),
             Err(e) if e.out_of_reach => Err(ModelFailure::Unreachable(e.failures)),
+            Err(e) if e.overflow => Err(ModelFailure::ContextOverflow(e.failures)),
             Err(e) => Err(ModelFailure::Failed(e.failures)),
         }
     }
@@ -359,12 +402,14 @@ impl Engine {
                 retries: progress.retries,
                 deadline_passed: false,
                 out_of_reach: progress.out_of_reach,
+                overflow: progress.overflow,
             }),
             Err(_) => Err(Exhausted {
                 failures: progress.failures.join("; "),
                 retries: progress.retries,
                 deadline_passed: true,
                 out_of_reach: true,
+                overflow: progress.overflow,
             }),
         }
     }
@@ -383,7 +428,7 @@ impl Engine {
                 .proposers
                 .iter()
                 .chain(std::iter::once(&moa.aggregator))
-                .map(|&i| self.candidate(i).context_window)
+                .map(|&i| self.candidate(i).window())
                 .min(),
             _ => self.candidates.context_window(model),
         }
@@ -429,6 +474,16 @@ impl Engine {
                 }
                 Err((failure, attempts)) => {
                     progress.out_of_reach = failure.is_out_of_reach();
+                    if let Failure::ContextOverflow { limit, .. } = &failure {
+                        progress.overflow = true;
+                        let window = c.shrink_window(estimate_tokens(req), *limit);
+                        metrics::counter!("compactd_context_overflows_total", "model" => c.name.clone())
+                            .increment(1);
+                        tracing::warn!(
+                            candidate = %c.name, model = %c.model, window,
+                            "the request exceeds the model's context window; assuming a smaller window"
+                        );
+                    }
                     let line = format!(
                         "{}/{}: {failure} ({attempts} attempt{})",
                         c.name,
@@ -571,6 +626,27 @@ impl Summarize for Engine {
         })
     }
 
+    fn summarize_splittable<'a>(
+        &'a self,
+        req: &'a SummaryRequest,
+        model: Option<&'a str>,
+    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
+        self.summarize_splittable_observed(req, model, &Silent)
+    }
+
+    fn summarize_splittable_observed<'a>(
+        &'a self,
+        req: &'a SummaryRequest,
+        model: Option<&'a str>,
+        sink: &'a dyn ProgressSink,
+    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
+        Box::pin(async move {
+            let result = Engine::summarize_splittable_with(self, req, model, sink).await;
+            record(&result, self.uses_models());
+            result
+        })
+    }
+
     fn context_window(&self, model: Option<&str>) -> Option<u64> {
         Engine::context_window(self, model)
     }
@@ -598,6 +674,14 @@ pub(super) fn cached_step(model: &str) -> ProgressEvent {
         attempt: 0,
         cached: true,
     }
+}
+
+/// Tokens of a request as sent (system prompt, prompt and output budget), by the chars/4
+/// estimate the pipelines budget with.
+fn estimate_tokens(req: &SummaryRequest) -> u64 {
+    let units = crate::session::text::utf16_len(&req.system_prompt)
+        + crate::session::text::utf16_len(&req.prompt);
+    (units as u64).div_ceil(4).saturating_add(req.max_tokens)
 }
 
 /// Metrics of one summarize call.
@@ -634,6 +718,7 @@ fn record(result: &Result<Summary, SummarizeError>, uses_models: bool) {
                 SummarizeError::Timeout => "timeout",
                 SummarizeError::UnknownModel(_) => "unknown_model",
                 SummarizeError::NoMoa => "no_moa",
+                SummarizeError::ContextOverflow(_) => "context_overflow",
             };
             metrics::counter!("compactd_summarize_errors_total", "kind" => kind).increment(1);
         }

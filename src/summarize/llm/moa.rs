@@ -139,8 +139,10 @@ impl Engine {
         let mut drafts: Vec<(&Candidate, Summary)> = Vec::new();
         let mut deadline_passed = false;
         let mut out_of_reach = true;
+        let mut overflow = false;
         for (c, drafted, progress) in join_all(calls).await {
             retries += progress.retries;
+            overflow |= progress.overflow;
             match drafted {
                 Ok(Some(s)) => {
                     usage.add(&s.usage);
@@ -168,6 +170,7 @@ impl Engine {
                 retries,
                 deadline_passed,
                 out_of_reach,
+                overflow,
             });
         }
         let used: Vec<String> = drafts.iter().map(|(c, _)| c.name.clone()).collect();
