@@ -168,7 +168,8 @@ pub async fn post_chat_completions(
         crate::summarize::templates::four_fifths(state.config.reserve_tokens),
     ))?;
     let summarizer = state.summarizer.as_ref();
-    let fitting = |model| summarize_fitting(summarizer, &state.prompts, &request, model);
+    let silent = crate::summarize::progress::Silent;
+    let fitting = |model| summarize_fitting(summarizer, &state.prompts, &request, model, &silent);
     let summary = match fitting(req.model.as_deref()).await {
         // Clients send the model name of their own configuration: the default answers.
         Err(SummarizeError::UnknownModel(_)) => fitting(None).await,

@@ -22,6 +22,7 @@ mod prepare;
 pub mod problem;
 mod prune;
 mod schemas;
+mod stream;
 
 use std::sync::Arc;
 

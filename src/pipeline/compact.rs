@@ -27,8 +27,8 @@ use crate::compaction::{serialize_conversation, NotCompactable, Settings};
 use crate::session::text::utf16_len;
 use crate::session::{Entry, InputError};
 use crate::summarize::{
-    MoaReport, PromptOptions, Prompts, RequestKind, Strategy, Summarize, SummarizeError,
-    SummarizerKind, Summary, SummaryRequest, Usage,
+    MoaReport, Prepared, ProgressEvent, ProgressSink, PromptOptions, Prompts, RequestKind, Scoped,
+    Silent, Strategy, Summarize, SummarizeError, SummarizerKind, Summary, SummaryRequest, Usage,
 };
 
 use super::checked::{progress, record, verify, without_secrets};
@@ -255,6 +255,18 @@ pub async fn run_compaction(
     summarizer: &dyn Summarize,
     now: time::OffsetDateTime,
 ) -> Result<CompactionResult, SummarizeError> {
+    run_compaction_observed(plan, prompts, summarizer, now, &Silent).await
+}
+
+/// [`run_compaction`], reporting its progress to `sink`: `prepared` first, then the
+/// summarizer's events, each stamped with the part it answers.
+pub async fn run_compaction_observed(
+    plan: CompactPlan,
+    prompts: &Prompts,
+    summarizer: &dyn Summarize,
+    now: time::OffsetDateTime,
+    sink: &dyn ProgressSink,
+) -> Result<CompactionResult, SummarizeError> {
     let model = plan.model.as_deref();
     let opts = PromptOptions {
         custom_instructions: plan.custom_instructions.as_deref(),
@@ -262,12 +274,36 @@ pub async fn run_compaction(
         additional_context: &plan.additional_context,
     };
     let reserve = plan.settings.reserve_tokens;
+    let carried = plan.history_messages == 0 && plan.turn_prefix.is_some();
+    let mut parts = Vec::new();
+    if !carried {
+        parts.push("history");
+    }
+    if plan.turn_prefix.is_some() {
+        parts.push("turnPrefix");
+    }
+    if plan.short_summary {
+        parts.push("short");
+    }
+    sink.emit(ProgressEvent::Prepared(Prepared {
+        operation: "compact",
+        first_kept_entry_id: Some(plan.first_kept_entry_id.clone()),
+        tokens_before: Some(plan.tokens_before),
+        is_split_turn: Some(plan.is_split_turn),
+        messages: Some(plan.history_messages),
+        parts,
+        chunks: if carried {
+            0
+        } else {
+            planned_chunks(&plan, prompts, summarizer, &opts)
+        },
+    }));
     let mut tally = Tally::default();
     let chunks;
 
     let pin = plan.checking.pin.then_some(&plan.ledger);
     let history = async {
-        if plan.history_messages == 0 && plan.turn_prefix.is_some() {
+        if carried {
             // D6: the previous summary is the history; pi writes "No prior history.".
             let text = plan
                 .previous_summary
@@ -278,7 +314,8 @@ pub async fn run_compaction(
             return Ok((text, Tally::default(), 0));
         }
         let mut t = Tally::default();
-        let (text, n) = summarize_history(&plan, prompts, summarizer, &opts, pin, &mut t).await?;
+        let (text, n) =
+            summarize_history(&plan, prompts, summarizer, &opts, pin, &mut t, sink).await?;
         Ok::<_, SummarizeError>((text, t, n))
     };
     let summary = match &plan.turn_prefix {
@@ -287,7 +324,8 @@ pub async fn run_compaction(
                 strategy: plan.strategy,
                 ..prompts.turn_prefix_request(prefix, reserve)
             };
-            let prefix_call = summarizer.summarize(&req, model);
+            let scoped = Scoped::new(sink, "turnPrefix", None);
+            let prefix_call = summarizer.summarize_observed(&req, model, &scoped);
             // pi generates both concurrently.
             let (h, p) = tokio::join!(history, prefix_call);
             let (history_text, t, n) = h?;
@@ -331,7 +369,8 @@ pub async fn run_compaction(
             max_tokens: 512,
             strategy: plan.strategy,
         };
-        let s = summarizer.summarize(&req, model).await?;
+        let scoped = Scoped::new(sink, "short", None);
+        let s = summarizer.summarize_observed(&req, model, &scoped).await?;
         tally.add(&s);
         Some(without_secrets(s.text))
     } else {
@@ -429,6 +468,7 @@ async fn summarize_history(
     opts: &PromptOptions<'_>,
     pin: Option<&Ledger>,
     tally: &mut Tally,
+    sink: &dyn ProgressSink,
 ) -> Result<(String, u32), SummarizeError> {
     let model = plan.model.as_deref();
     let reserve = plan.settings.reserve_tokens;
@@ -441,7 +481,16 @@ async fn summarize_history(
     };
     let fits = window.is_none_or(|w| request_tokens(&single) <= w);
     if fits {
-        if let Some(s) = call(summarizer, model, &single, &mut window, &mut replans).await? {
+        let scoped = Scoped::new(sink, "history", None);
+        let called = call(
+            summarizer,
+            model,
+            &single,
+            &mut window,
+            &mut replans,
+            &scoped,
+        );
+        if let Some(s) = called.await? {
             tally.add(&s);
             return Ok((s.text, 1));
         }
@@ -456,16 +505,7 @@ async fn summarize_history(
         // max_tokens may be close to u64::MAX (a client's reserveTokens).
         let overhead = request_tokens(&frame);
         let room_units = window_now.saturating_sub(overhead).saturating_mul(4) as usize;
-        let mut take = 0;
-        let mut units = 0usize;
-        for part in rest {
-            let add = utf16_len(part) + if take > 0 { 2 } else { 0 };
-            if take > 0 && units + add > room_units {
-                break;
-            }
-            units += add;
-            take += 1;
-        }
+        let take = chunk_take(rest, room_units);
         let mut chunk = rest[..take].join("\n\n");
         if utf16_len(&chunk) > room_units {
             // A single message larger than the window: keep its beginning.
@@ -475,7 +515,9 @@ async fn summarize_history(
             strategy: plan.strategy,
             ..prompts.history_request(&chunk, previous.as_deref(), reserve, opts)
         };
-        let Some(s) = call(summarizer, model, &req, &mut window, &mut replans).await? else {
+        let scoped = Scoped::new(sink, "history", Some(passes + 1));
+        let called = call(summarizer, model, &req, &mut window, &mut replans, &scoped);
+        let Some(s) = called.await? else {
             continue;
         };
         tally.add(&s);
@@ -498,6 +540,53 @@ async fn summarize_history(
     Ok((previous.unwrap_or_default(), passes))
 }
 
+/// How many of `rest` one pass takes: as many as fit in `room_units`, at least one.
+fn chunk_take(rest: &[String], room_units: usize) -> usize {
+    let mut take = 0;
+    let mut units = 0usize;
+    for part in rest {
+        let add = utf16_len(part) + if take > 0 { 2 } else { 0 };
+        if take > 0 && units + add > room_units {
+            break;
+        }
+        units += add;
+        take += 1;
+    }
+    take
+}
+
+/// The history passes `prepared` announces: 1 when the history fits the summarizer's
+/// window, else the passes with the first pass's room (later passes also carry the
+/// running summary, and a model may refuse a pass as too large, so there may be more;
+/// the answer's `chunks` is exact).
+fn planned_chunks(
+    plan: &CompactPlan,
+    prompts: &Prompts,
+    summarizer: &dyn Summarize,
+    opts: &PromptOptions<'_>,
+) -> u32 {
+    let reserve = plan.settings.reserve_tokens;
+    let Some(window) = summarizer.context_window(plan.model.as_deref()) else {
+        return 1;
+    };
+    let whole = plan.history_parts.join("\n\n");
+    let single = prompts.history_request(&whole, plan.previous_summary.as_deref(), reserve, opts);
+    if request_tokens(&single) <= window {
+        return 1;
+    }
+    let frame = prompts.history_request("", plan.previous_summary.as_deref(), reserve, opts);
+    let room = window
+        .saturating_sub(request_tokens(&frame))
+        .saturating_mul(4) as usize;
+    let mut rest: &[String] = &plan.history_parts;
+    let mut passes = 0;
+    while !rest.is_empty() {
+        rest = &rest[chunk_take(rest, room)..];
+        passes += 1;
+    }
+    passes.max(1)
+}
+
 /// One history call; `Ok(None)`: the model said the request exceeds its window, and
 /// `window` is now the smaller one to plan for (see [`summarize_history`]).
 async fn call(
@@ -506,11 +595,18 @@ async fn call(
     req: &SummaryRequest,
     window: &mut Option<u64>,
     replans: &mut u32,
+    sink: &dyn ProgressSink,
 ) -> Result<Option<Summary>, SummarizeError> {
     if *replans >= MAX_REPLANS {
-        return summarizer.summarize(req, model).await.map(Some);
+        return summarizer
+            .summarize_observed(req, model, sink)
+            .await
+            .map(Some);
     }
-    match summarizer.summarize_splittable(req, model).await {
+    match summarizer
+        .summarize_splittable_observed(req, model, sink)
+        .await
+    {
         Ok(s) => Ok(Some(s)),
         Err(SummarizeError::ContextOverflow(why)) => {
             let sent = request_tokens(req);

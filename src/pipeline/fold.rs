@@ -33,6 +33,7 @@
 //!   re-plans its chunks.
 
 use crate::session::text::utf16_len;
+use crate::summarize::{ProgressSink, Scoped};
 use crate::summarize::{
     PromptOptions, Prompts, Summarize, SummarizeError, Summary, SummaryRequest,
 };
@@ -96,11 +97,19 @@ pub async fn summarize_fitting(
     prompts: &Prompts,
     req: &SummaryRequest,
     model: Option<&str>,
+    sink: &dyn ProgressSink,
 ) -> Result<Folded, SummarizeError> {
     let mut spent = Spent::default();
+    let ctx = Ctx {
+        summarizer,
+        prompts,
+        req,
+        model,
+        sink,
+    };
     let mut window = summarizer.context_window_for(model, req.strategy);
     for _ in 0..MAX_REPLANS {
-        match fold_once(summarizer, prompts, req, model, window, &mut spent, true).await {
+        match fold_once(&ctx, window, &mut spent, true).await {
             Err(Overflow { sent, why }) => {
                 let reported = summarizer
                     .context_window_for(model, req.strategy)
@@ -116,10 +125,20 @@ pub async fn summarize_fitting(
             Ok(done) => return done,
         }
     }
-    match fold_once(summarizer, prompts, req, model, window, &mut spent, false).await {
+    match fold_once(&ctx, window, &mut spent, false).await {
         Ok(done) => done,
         Err(Overflow { why, .. }) => Err(SummarizeError::ContextOverflow(why)),
     }
+}
+
+/// What every call of a fold shares.
+#[derive(Clone, Copy)]
+struct Ctx<'a> {
+    summarizer: &'a dyn Summarize,
+    prompts: &'a Prompts,
+    req: &'a SummaryRequest,
+    model: Option<&'a str>,
+    sink: &'a dyn ProgressSink,
 }
 
 /// Usage and retries of the calls made so far.
@@ -139,21 +158,29 @@ struct Overflow {
 /// One fold for `window` (`None`: no window known, one call). `splittable`: an overflow
 /// is returned as [`Overflow`] instead of the fallback.
 async fn fold_once(
-    summarizer: &dyn Summarize,
-    prompts: &Prompts,
-    req: &SummaryRequest,
-    model: Option<&str>,
+    ctx: &Ctx<'_>,
     window: Option<u64>,
     spent: &mut Spent,
     splittable: bool,
 ) -> Result<Result<Folded, SummarizeError>, Overflow> {
-    let call = |r: &SummaryRequest| {
+    let Ctx {
+        summarizer,
+        prompts,
+        req,
+        model,
+        sink,
+    } = *ctx;
+    // Passes are reported as chunks of the `summary` part (the final call is the last).
+    let call = |r: &SummaryRequest, chunk: Option<u32>| {
         let r = r.clone();
         async move {
+            let scoped = Scoped::new(sink, "summary", chunk);
             let result = if splittable {
-                summarizer.summarize_splittable(&r, model).await
+                summarizer
+                    .summarize_splittable_observed(&r, model, &scoped)
+                    .await
             } else {
-                summarizer.summarize(&r, model).await
+                summarizer.summarize_observed(&r, model, &scoped).await
             };
             match result {
                 Err(SummarizeError::ContextOverflow(why)) if splittable => Err(Overflow {
@@ -168,7 +195,7 @@ async fn fold_once(
     };
     let plan = window.and_then(|w| plan_fold(req, w));
     let Some(plan) = plan else {
-        return Ok(call(req).await?.map(|summary| finish(summary, spent)));
+        return Ok(call(req, None).await?.map(|summary| finish(summary, spent)));
     };
     let mut previous: Option<String> = None;
     let opts = PromptOptions::default();
@@ -185,7 +212,7 @@ async fn fold_once(
             strategy: req.strategy,
             ..prompts.history_request(&chunk, previous.as_deref(), 0, &opts)
         };
-        let s = match call(&pass).await? {
+        let s = match call(&pass, Some(spent.calls + 1)).await? {
             Ok(s) => s,
             Err(e) => return Ok(Err(e)),
         };
@@ -199,7 +226,9 @@ async fn fold_once(
         prompt: plan.final_prompt(previous.as_deref().unwrap_or_default()),
         ..req.clone()
     };
-    Ok(call(&last).await?.map(|summary| finish(summary, spent)))
+    Ok(call(&last, Some(spent.calls + 1))
+        .await?
+        .map(|summary| finish(summary, spent)))
 }
 
 /// The final summary with every call's usage and retries.

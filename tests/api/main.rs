@@ -5,6 +5,7 @@ mod chat;
 mod checked;
 mod compact;
 mod errors;
+mod events;
 #[path = "../support/fixtures.rs"]
 mod fixtures;
 mod fold;
@@ -25,6 +26,8 @@ mod real_servers;
 mod robustness;
 mod schemathesis;
 mod shutdown;
+#[path = "../support/sse.rs"]
+mod sse;
 mod upstream;
 #[path = "../support/upstreams.rs"]
 mod upstreams;
