@@ -15,6 +15,7 @@ mod compact;
 mod error;
 mod hermes;
 mod input;
+mod inspect;
 mod prepare;
 mod prune;
 mod serve;
@@ -67,6 +68,9 @@ pub enum Command {
     /// the request object (`{"messages": [...], "contextLength": N, ...}`) or a bare
     /// message list (then --context-length is needed).
     HermesCompress(hermes::HermesArgs),
+    /// Write the inspector's view of a session file (timeline, cut point, files, requests,
+    /// an offline compaction) as one self-contained HTML file.
+    Inspect(inspect::InspectArgs),
     /// Print the OpenAPI description of the HTTP API.
     Openapi,
 }
@@ -102,5 +106,6 @@ fn execute(cli: Cli) -> Result<(), CliError> {
         Command::BranchSummary(args) => branch_summary::run(args, &config, &prompts),
         Command::Prune(args) => prune::run(args),
         Command::HermesCompress(args) => hermes::run(args, &config, &prompts),
+        Command::Inspect(args) => inspect::run(args, &config, &prompts),
     }
 }

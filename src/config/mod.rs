@@ -80,6 +80,8 @@ pub struct Config {
     pub llm: LlmConfig,
     /// Accepted bearer tokens (none: no authentication).
     pub api_keys: ClientKeys,
+    /// Serve the inspector page on `GET /` (`COMPACTD_INSPECTOR`).
+    pub inspector: bool,
 }
 
 impl Default for Config {
@@ -210,6 +212,7 @@ impl Config {
             log_format: s.log_format,
             llm,
             api_keys,
+            inspector: s.inspector,
         })
     }
 

@@ -90,6 +90,8 @@ pub(super) struct Settings {
     /// A file holding the upstream key of every candidate without its own
     /// (before `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`).
     pub llm_api_key_file: Option<PathBuf>,
+    /// The inspector page on `GET /` (issue 15).
+    pub inspector: bool,
 }
 
 impl Default for Settings {
@@ -130,6 +132,7 @@ impl Default for Settings {
             api_keys: None,
             api_keys_file: None,
             llm_api_key_file: None,
+            inspector: true,
         }
     }
 }

@@ -13,6 +13,7 @@ use crate::pipeline::branch::{BranchDryRun, BranchSummaryResult};
 use crate::pipeline::chat::{ChatMessage, ChatRequest, StreamOptions};
 use crate::pipeline::compact::{CompactionDetails, CompactionResult};
 use crate::pipeline::numbers::JsNumber;
+use crate::pipeline::outline::Outline;
 use crate::pipeline::options::{CompactReason, SettingsRequest};
 use crate::pipeline::prepare::{
     Compactable, Conversation, NotCompactableResponse, PrepareResponse, SettingsJson,
@@ -52,7 +53,8 @@ use super::schemas::{
         super::health::healthz,
         super::health::readyz,
         super::health::config,
-        super::health::metrics
+        super::health::metrics,
+        super::inspect::post_outline
     ),
     components(schemas(
         PrepareRequest,
@@ -63,6 +65,7 @@ use super::schemas::{
         SettingsRequest,
         CompactReason,
         PrepareResponse,
+        Outline,
         PruneResponse,
         Compactable,
         NotCompactableResponse,
