@@ -18,6 +18,7 @@ export class Timeline {
     this.hover = null;
     this.x0 = 0;
     this.x1 = 1;
+    this.w = 1;
     this.drag = null;
     canvas.addEventListener('keydown', (e) => this.key(e));
     canvas.addEventListener('mousemove', (e) => this.move(e));
@@ -54,8 +55,9 @@ export class Timeline {
     return this.x0 + ((clientX - r.left) / this.width()) * (this.x1 - this.x0);
   }
   indexAtClient(clientX) { return this.model.indexAt(this.unitAtClient(clientX)); }
-  // CSS pixels from the canvas's left edge of layout unit x.
-  px(x) { return ((x - this.x0) / (this.x1 - this.x0)) * this.width(); }
+  // CSS pixels from the canvas's left edge of layout unit x (at the width of the last
+  // draw: reading clientWidth per mark would cost a DOM call per entry).
+  px(x) { return ((x - this.x0) / (this.x1 - this.x0)) * this.w; }
 
   zoom(factor, at) {
     const m = this.model;
@@ -153,6 +155,7 @@ export class Timeline {
     const c = this.canvas;
     const w = c.clientWidth, h = c.clientHeight;
     if (!w || !h) return;
+    this.w = w;
     const dpr = window.devicePixelRatio || 1;
     if (c.width !== Math.round(w * dpr) || c.height !== Math.round(h * dpr)) {
       c.width = Math.round(w * dpr); c.height = Math.round(h * dpr);

@@ -69,10 +69,11 @@ fn report_data(
         prepare,
         ..CompactOptions::default()
     };
-    let input = SessionInput::parse(bytes, args.input.format(), options).map_err(RequestError::from)?;
+    let input =
+        SessionInput::parse(bytes, args.input.format(), options).map_err(RequestError::from)?;
     let outline = outline(&input, bytes, true).map_err(RequestError::from)?;
-    let answer = prepare_response(&input, prompts, config.settings(), None)
-        .map_err(RequestError::from)?;
+    let answer =
+        prepare_response(&input, prompts, config.settings(), None).map_err(RequestError::from)?;
     let prepared = serde_json::to_value(&answer)
         .map_err(|e| RequestError::Internal(format!("cannot write the answer: {e}")))?;
     let settings = input.options.prepare.settings(config.settings());
@@ -118,10 +119,7 @@ fn compaction(
     let plan = match plan_compaction(input, prompts, config.settings(), config.checking()) {
         Ok(plan) => plan,
         Err(crate::pipeline::compact::PlanError::NothingToCompact(n)) => {
-            return Ok(Err(format!(
-                "Nothing to compact: {}.",
-                n.reason.reason()
-            )))
+            return Ok(Err(format!("Nothing to compact: {}.", n.reason.reason())))
         }
         Err(e) => return Err(RequestError::from(e).into()),
     };

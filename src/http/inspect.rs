@@ -43,11 +43,23 @@ pub const STYLE_CSS: &str = include_str!("../../assets/inspector/style.css");
 
 /// The modules, in dependency order (each imports only modules before it).
 pub const MODULES: &[(&str, &str)] = &[
-    ("format.js", include_str!("../../assets/inspector/format.js")),
+    (
+        "format.js",
+        include_str!("../../assets/inspector/format.js"),
+    ),
     ("model.js", include_str!("../../assets/inspector/model.js")),
-    ("timeline.js", include_str!("../../assets/inspector/timeline.js")),
-    ("panels.js", include_str!("../../assets/inspector/panels.js")),
-    ("source.js", include_str!("../../assets/inspector/source.js")),
+    (
+        "timeline.js",
+        include_str!("../../assets/inspector/timeline.js"),
+    ),
+    (
+        "panels.js",
+        include_str!("../../assets/inspector/panels.js"),
+    ),
+    (
+        "source.js",
+        include_str!("../../assets/inspector/source.js"),
+    ),
     ("main.js", include_str!("../../assets/inspector/main.js")),
 ];
 
@@ -181,7 +193,10 @@ mod tests {
         // Modules import only modules listed before them, one import a line.
         for (i, (name, source)) in MODULES.iter().enumerate() {
             for line in source.lines().filter(|l| l.starts_with("import")) {
-                assert!(line.starts_with("import { ") && line.ends_with("';"), "{name}: {line}");
+                assert!(
+                    line.starts_with("import { ") && line.ends_with("';"),
+                    "{name}: {line}"
+                );
                 let from = line.split('\'').nth(1).unwrap_or("");
                 let dep = from.trim_start_matches("./");
                 let at = MODULES.iter().position(|(n, _)| *n == dep);

@@ -13,8 +13,8 @@ use crate::pipeline::branch::{BranchDryRun, BranchSummaryResult};
 use crate::pipeline::chat::{ChatMessage, ChatRequest, StreamOptions};
 use crate::pipeline::compact::{CompactionDetails, CompactionResult};
 use crate::pipeline::numbers::JsNumber;
-use crate::pipeline::outline::Outline;
 use crate::pipeline::options::{CompactReason, SettingsRequest};
+use crate::pipeline::outline::Outline;
 use crate::pipeline::prepare::{
     Compactable, Conversation, NotCompactableResponse, PrepareResponse, SettingsJson,
 };

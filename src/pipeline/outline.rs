@@ -203,12 +203,18 @@ mod tests {
 
     #[test]
     fn columns_point_into_the_body() {
-        let input =
-            SessionInput::parse(SESSION.as_bytes(), BodyFormat::Jsonl, PrepareOptions::default())
-                .unwrap();
+        let input = SessionInput::parse(
+            SESSION.as_bytes(),
+            BodyFormat::Jsonl,
+            PrepareOptions::default(),
+        )
+        .unwrap();
         let o = outline(&input, SESSION.as_bytes(), true).unwrap();
         assert_eq!(o.count, 3);
-        assert_eq!(o.ids, [Some("a".into()), Some("b".into()), Some("c".into())]);
+        assert_eq!(
+            o.ids,
+            [Some("a".into()), Some("b".into()), Some("c".into())]
+        );
         assert_eq!(o.parents, [-1, 0, 0]);
         assert_eq!(o.kinds, [0, 1, 7]);
         assert_eq!(o.tokens[0], 3); // "hello there": 11 chars

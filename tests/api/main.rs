@@ -11,6 +11,7 @@ mod guard;
 mod health;
 mod helpers;
 mod hermes;
+mod inspect;
 mod moa;
 #[path = "../support/moa.rs"]
 mod moa_fakes;

@@ -132,16 +132,18 @@ impl Browser {
     pub async fn until(&self, what: &str, script: &str) -> Value {
         for _ in 0..600 {
             let v = self.js(script, vec![]).await;
-            let truthy = !matches!(&v, Value::Null | Value::Bool(false))
-                && v != json!("")
-                && v != json!(0);
+            let truthy =
+                !matches!(&v, Value::Null | Value::Bool(false)) && v != json!("") && v != json!(0);
             if truthy {
                 return v;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         let status = self
-            .js("return document.getElementById('status')?.textContent", vec![])
+            .js(
+                "return document.getElementById('status')?.textContent",
+                vec![],
+            )
             .await;
         panic!("timed out waiting for {what} (status: {status})");
     }
@@ -183,7 +185,10 @@ impl Drop for Browser {
                 continue;
             };
             let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-            if cmdline.split(|b| *b == 0).any(|arg| arg == marker.as_bytes()) {
+            if cmdline
+                .split(|b| *b == 0)
+                .any(|arg| arg == marker.as_bytes())
+            {
                 let _ = Command::new("kill").arg(pid.to_string()).status();
             }
         }
