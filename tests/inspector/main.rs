@@ -3,7 +3,6 @@
 //! left under target/tmp/inspector/.
 
 mod browser;
-#[allow(dead_code)]
 #[path = "../../benches/support/generate/mod.rs"]
 mod generate;
 
@@ -432,7 +431,7 @@ async fn a_20_mb_session_stays_usable() {
 }
 
 async fn measure(file: &std::path::Path) {
-    let bytes = std::fs::read(&file).unwrap();
+    let bytes = std::fs::read(file).unwrap();
     let address = spawn(|_| {}).await;
     let res = reqwest::Client::new()
         .post(format!("{address}/v1/prepare?messages=false"))
