@@ -247,6 +247,38 @@ async fn the_page_draws_the_cut_follows_the_settings_and_compacts() {
     assert!(result.contains("tokensAfter"), "{result}");
     assert!(result.contains("re-inserted"), "{result}");
     b.screenshot("page-compacted").await;
+
+    // The branch-summary preview from the leaf back to an earlier entry.
+    let target = outline["ids"][path[900].as_u64().unwrap() as usize]
+        .as_str()
+        .unwrap();
+    b.client
+        .find(Locator::Id("branch-to"))
+        .await
+        .unwrap()
+        .send_keys(target)
+        .await
+        .unwrap();
+    b.client
+        .find(Locator::Css("#branch-form button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let preview = b
+        .until(
+            "the branch preview",
+            "return document.querySelector('#branch-result pre')?.textContent",
+        )
+        .await;
+    assert!(
+        preview
+            .as_str()
+            .unwrap()
+            .contains(&format!("\"commonAncestorId\": \"{target}\"")),
+        "{preview}"
+    );
     b.close().await;
 }
 
