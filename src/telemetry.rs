@@ -71,6 +71,14 @@ fn describe() {
         "summaries that failed, by kind"
     );
     describe_counter!(
+        "compactd_context_overflows_total",
+        "model answers saying the request exceeds the context window, by model candidate"
+    );
+    describe_counter!(
+        "compactd_compaction_replans_total",
+        "compaction passes planned again in smaller chunks after a context overflow"
+    );
+    describe_counter!(
         "compactd_cache_hits_total",
         "summaries served from the in-memory cache"
     );

@@ -64,6 +64,9 @@ pub struct Config {
     /// After SIGTERM/SIGINT, how long in-flight requests may run before the process
     /// exits anyway.
     pub shutdown_grace: Duration,
+    /// Silence after which an event stream (`Accept: text/event-stream`) sends a
+    /// heartbeat comment.
+    pub heartbeat: Duration,
     pub keep_recent_tokens: u64,
     pub reserve_tokens: u64,
     pub branch_reserve_tokens: u64,
@@ -173,6 +176,7 @@ impl Config {
         positive(s.max_entries as u64, "max_entries")?;
         positive(s.max_concurrency as u64, "max_concurrency")?;
         positive(s.request_timeout_secs, "request_timeout_secs")?;
+        positive(s.heartbeat_ms, "heartbeat_ms")?;
         let share = |value: f64, key: &str| {
             if (0.0..=1.0).contains(&value) {
                 Ok(())
@@ -201,6 +205,7 @@ impl Config {
             max_concurrency: s.max_concurrency,
             request_timeout,
             shutdown_grace: Duration::from_secs(s.shutdown_grace_secs),
+            heartbeat: Duration::from_millis(s.heartbeat_ms),
             keep_recent_tokens: s.keep_recent_tokens,
             reserve_tokens: s.reserve_tokens,
             branch_reserve_tokens: s.branch_reserve_tokens,

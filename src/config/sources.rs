@@ -48,6 +48,8 @@ pub(super) struct Settings {
     pub max_concurrency: usize,
     pub request_timeout_secs: u64,
     pub shutdown_grace_secs: u64,
+    /// Silence after which an event stream sends a heartbeat comment (issue 13).
+    pub heartbeat_ms: u64,
     pub keep_recent_tokens: u64,
     pub reserve_tokens: u64,
     pub branch_reserve_tokens: u64,
@@ -106,6 +108,8 @@ impl Default for Settings {
             request_timeout_secs: 120,
             // Kubernetes' default terminationGracePeriodSeconds is 30: leave it headroom.
             shutdown_grace_secs: 25,
+            // Below the 60 s idle timeout of common proxies.
+            heartbeat_ms: 15_000,
             keep_recent_tokens: 20_000,
             reserve_tokens: 16_384,
             branch_reserve_tokens: 16_384,

@@ -350,6 +350,7 @@ const EVERY_SETTING: &[(&str, &str, &str)] = &[
     ("max_concurrency", "3", "3"),
     ("request_timeout_secs", "30", "30"),
     ("shutdown_grace_secs", "5", "5"),
+    ("heartbeat_ms", "250", "250"),
     ("keep_recent_tokens", "1000", "1000"),
     ("reserve_tokens", "2000", "2000"),
     ("branch_reserve_tokens", "3000", "3000"),

@@ -1,16 +1,24 @@
 //! `POST /v1/branch-summary`.
 
-use axum::extract::State;
-use axum::response::{IntoResponse, Response};
-use axum::Json;
+use std::sync::Arc;
 
-use crate::pipeline::branch::{plan_branch_summary, run_branch_summary, BranchBudget, BranchPlan};
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
+
+use crate::pipeline::branch::{
+    plan_branch_summary, run_branch_summary_observed, BranchBudget, BranchPlan,
+};
 use crate::pipeline::BranchSummaryOptions;
+use crate::summarize::ProgressSink;
 
 use super::examples;
 use super::extract::SessionBody;
+use super::guard::Permit;
 use super::problem::{ApiError, Problem};
 use super::schemas::{BranchAnswer, BranchSummaryRequest};
+use super::stream::{deliver, json_bytes, Delivery};
 use super::{blocking, AppState};
 
 /// Summarizes the branch a session leaves when it goes back to `targetId`.
@@ -29,7 +37,7 @@ use super::{blocking, AppState};
     ),
     params(BranchSummaryOptions),
     responses(
-        (status = 200, description = "The branch summary and a ready-to-append branch_summary entry (with dryRun: what would be summarized)", body = BranchAnswer),
+        (status = 200, description = "The branch summary and a ready-to-append branch_summary entry (with dryRun: what would be summarized). With `Accept: text/event-stream`: progress events, then this answer as the `result` event", body = BranchAnswer),
         (status = 400, description = "Not JSON / JSONL, or a bad query parameter", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES (`body-too-large`) or more entries than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Neither JSON nor JSONL", body = Problem, content_type = "application/problem+json"),
@@ -40,6 +48,8 @@ use super::{blocking, AppState};
 )]
 pub async fn post_branch_summary(
     State(state): State<AppState>,
+    headers: HeaderMap,
+    permit: Option<Extension<Permit>>,
     body: SessionBody<BranchSummaryOptions>,
 ) -> Result<Response, ApiError> {
     let st = state.clone();
@@ -53,12 +63,20 @@ pub async fn post_branch_summary(
     if dry_run {
         return Ok(Json(plan.dry_run()).into_response());
     }
-    let result = run_branch_summary(
-        plan,
-        &state.prompts,
-        &*state.summarizer,
-        time::OffsetDateTime::now_utc(),
-    )
-    .await?;
-    Ok(Json(result).into_response())
+    let st = state.clone();
+    let work = move |sink: Arc<dyn ProgressSink>| -> super::stream::Work {
+        Box::pin(async move {
+            let result = run_branch_summary_observed(
+                plan,
+                &st.prompts,
+                &*st.summarizer,
+                time::OffsetDateTime::now_utc(),
+                &*sink,
+            )
+            .await?;
+            json_bytes(&result)
+        })
+    };
+    let delivery = Delivery::of(&headers);
+    Ok(deliver(&state, delivery, permit.map(|p| p.0), work).await)
 }

@@ -1,22 +1,30 @@
 //! `POST /v1/compact` and `POST /v1/summarize`: the whole compaction, and the
 //! remoteEndpoint contract of pi-style agents.
 
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
+use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
-use axum::Json;
+use axum::Extension;
 use serde::{Deserialize, Serialize};
 
 use crate::pipeline::checked::without_secrets;
-use crate::pipeline::compact::{plan_compaction, run_compaction, CompactPlan};
+use crate::pipeline::compact::{plan_compaction, run_compaction_observed, CompactPlan};
 use crate::pipeline::{prepare_response, BodyFormat, CompactOptions, PrepareOptions};
 use crate::session::{InputError, Violation};
-use crate::summarize::{MoaReport, RequestKind, Strategy, SummarizerKind, SummaryRequest, Usage};
+use crate::summarize::{
+    MoaReport, Prepared, ProgressEvent, ProgressSink, RequestKind, Scoped, Strategy,
+    SummarizerKind, SummaryRequest, Usage,
+};
 
 use super::examples;
 use super::extract::SessionBody;
+use super::guard::Permit;
 use super::problem::{ApiError, Problem};
 use super::schemas::{CompactAnswer, CompactRequest};
+use super::stream::{deliver, json_bytes, Delivery};
 use super::{blocking, AppState};
 
 /// The remoteEndpoint body pi-style agents send.
@@ -66,7 +74,7 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::
     tag = "compaction",
     request_body(content = SummarizeRequest, content_type = "application/json", example = examples::summarize_example),
     responses(
-        (status = 200, description = "The summary", body = SummarizeResponse),
+        (status = 200, description = "The summary (with `Accept: text/event-stream`: progress events, then the summary as the `result` event)", body = SummarizeResponse),
         (status = 400, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Missing prompt or unknown model", body = Problem, content_type = "application/problem+json"),
@@ -76,6 +84,8 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::
 )]
 pub async fn post_summarize(
     State(state): State<AppState>,
+    headers: HeaderMap,
+    permit: Option<Extension<Permit>>,
     body: SessionBody<CompactOptions>,
 ) -> Result<Response, ApiError> {
     if body.format != BodyFormat::Json {
@@ -84,7 +94,7 @@ pub async fn post_summarize(
         ));
     }
     let req = remote_request(&body.bytes)?;
-    summarize_remote(&state, req).await
+    Ok(summarize_remote(state, Delivery::of(&headers), permit.map(|p| p.0), req).await)
 }
 
 /// Parses `{systemPrompt, prompt, maxTokens?, model?}` with a pointer on errors; the
@@ -120,9 +130,11 @@ fn remote_request(bytes: &[u8]) -> Result<(SummarizeRequest, String), ApiError> 
 }
 
 async fn summarize_remote(
-    state: &AppState,
+    state: AppState,
+    delivery: Delivery,
+    permit: Option<Permit>,
     (req, prompt): (SummarizeRequest, String),
-) -> Result<Response, ApiError> {
+) -> Response {
     let kind = RequestKind::detect(&prompt);
     let request = SummaryRequest {
         kind,
@@ -140,18 +152,38 @@ async fn summarize_remote(
             .max(1),
         strategy: req.strategy,
     };
-    let s = state
-        .summarizer
-        .summarize(&request, req.model.as_deref())
-        .await?;
-    Ok(Json(SummarizeResponse {
-        summary: without_secrets(s.text),
-        usage: s.usage,
-        model: s.model,
-        summarizer: s.summarizer,
-        moa: s.moa,
-    })
-    .into_response())
+    let st = state.clone();
+    deliver(
+        &state,
+        delivery,
+        permit,
+        move |sink: Arc<dyn ProgressSink>| {
+            Box::pin(async move {
+                sink.emit(ProgressEvent::Prepared(Prepared {
+                    operation: "summarize",
+                    first_kept_entry_id: None,
+                    tokens_before: None,
+                    is_split_turn: None,
+                    messages: None,
+                    parts: vec!["summary"],
+                    chunks: 1,
+                }));
+                let scoped = Scoped::new(&*sink, "summary", None);
+                let s = st
+                    .summarizer
+                    .summarize_observed(&request, req.model.as_deref(), &scoped)
+                    .await?;
+                json_bytes(&SummarizeResponse {
+                    summary: without_secrets(s.text),
+                    usage: s.usage,
+                    model: s.model,
+                    summarizer: s.summarizer,
+                    moa: s.moa,
+                })
+            })
+        },
+    )
+    .await
 }
 
 /// Is this JSON body the remoteEndpoint shape (a prompt, no entries)?
@@ -198,7 +230,7 @@ enum Planned {
     ),
     params(PrepareOptions, CompactOptions),
     responses(
-        (status = 200, description = "A CompactionResult (a remoteEndpoint answer for a `{systemPrompt, prompt}` body; a prepare answer with dryRun)", body = CompactAnswer),
+        (status = 200, description = "A CompactionResult (a remoteEndpoint answer for a `{systemPrompt, prompt}` body; a prepare answer with dryRun). With `Accept: text/event-stream`: Server-Sent Events `prepared`, `summarizing`, `retry`, `fallback`, then `result` (this answer) or `error` (a problem document), with a heartbeat comment after `heartbeat_ms` of silence", body = CompactAnswer),
         (status = 400, description = "Not JSON / JSONL, or a bad query parameter", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "Nothing to compact", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES (`body-too-large`) or more entries than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = Problem, content_type = "application/problem+json"),
@@ -210,11 +242,15 @@ enum Planned {
 )]
 pub async fn post_compact(
     State(state): State<AppState>,
+    headers: HeaderMap,
+    permit: Option<Extension<Permit>>,
     body: SessionBody<CompactOptions>,
 ) -> Result<Response, ApiError> {
+    let delivery = Delivery::of(&headers);
+    let permit = permit.map(|p| p.0);
     if body.format == BodyFormat::Json && is_remote_body(&body.bytes) {
         let req = remote_request(&body.bytes)?;
-        return summarize_remote(&state, req).await;
+        return Ok(summarize_remote(state, delivery, permit, req).await);
     }
     let st = state.clone();
     let planned = blocking(move || {
@@ -233,26 +269,40 @@ pub async fn post_compact(
     match planned {
         Planned::DryRun(json) => Ok(([(CONTENT_TYPE, "application/json")], json).into_response()),
         Planned::Plan(plan) => {
-            let (messages, reason) = (plan.history_messages, plan.reason);
-            let result = run_compaction(
-                *plan,
-                &state.prompts,
-                &*state.summarizer,
-                time::OffsetDateTime::now_utc(),
-            )
-            .await?;
-            tracing::info!(
-                summarized_messages = messages,
-                reason = ?reason,
-                tokens_before = result.tokens_before.0,
-                tokens_after = result.tokens_after,
-                summarizer = ?result.summarizer,
-                model = %result.model,
-                calls = result.calls,
-                chunks = result.chunks,
-                "compacted"
-            );
-            Ok(Json(result).into_response())
+            let st = state.clone();
+            let work = move |sink: Arc<dyn ProgressSink>| -> super::stream::Work {
+                Box::pin(async move { compact_work(st, *plan, &*sink).await })
+            };
+            Ok(deliver(&state, delivery, permit, work).await)
         }
     }
+}
+
+/// The summarizer stage of `/v1/compact`.
+async fn compact_work(
+    state: AppState,
+    plan: CompactPlan,
+    sink: &dyn ProgressSink,
+) -> Result<Vec<u8>, ApiError> {
+    let (messages, reason) = (plan.history_messages, plan.reason);
+    let result = run_compaction_observed(
+        plan,
+        &state.prompts,
+        &*state.summarizer,
+        time::OffsetDateTime::now_utc(),
+        sink,
+    )
+    .await?;
+    tracing::info!(
+        summarized_messages = messages,
+        reason = ?reason,
+        tokens_before = result.tokens_before.0,
+        tokens_after = result.tokens_after,
+        summarizer = ?result.summarizer,
+        model = %result.model,
+        calls = result.calls,
+        chunks = result.chunks,
+        "compacted"
+    );
+    json_bytes(&result)
 }

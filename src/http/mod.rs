@@ -23,6 +23,7 @@ mod prepare;
 pub mod problem;
 mod prune;
 mod schemas;
+mod stream;
 
 use std::sync::Arc;
 

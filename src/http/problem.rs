@@ -154,7 +154,8 @@ impl ApiError {
                     crate::compaction::stringify::js_number_string(n.tokens_before)
                 ),
             ),
-            ApiError::Summarize(e @ SummarizeError::Upstream(_)) => row(
+            ApiError::Summarize(e @ SummarizeError::Upstream(_))
+            | ApiError::Summarize(e @ SummarizeError::ContextOverflow(_)) => row(
                 S::BAD_GATEWAY,
                 "upstream-failed",
                 "Upstream failed",

@@ -14,7 +14,8 @@ use crate::compaction::serialize_conversation;
 use crate::config::Checking;
 use crate::session::{truncate_for_message, InputError, Violation};
 use crate::summarize::{
-    MoaReport, Summarize, SummarizeError, SummarizerKind, SummaryRequest, Usage,
+    MoaReport, Prepared, ProgressEvent, ProgressSink, Scoped, Silent, Summarize, SummarizeError,
+    SummarizerKind, SummaryRequest, Usage,
 };
 
 use super::checked::{record, verify, without_secrets};
@@ -238,6 +239,30 @@ pub async fn run_branch_summary(
     summarizer: &dyn Summarize,
     now: time::OffsetDateTime,
 ) -> Result<BranchSummaryResult, SummarizeError> {
+    run_branch_summary_observed(plan, prompts, summarizer, now, &Silent).await
+}
+
+/// [`run_branch_summary`], reporting its progress to `sink`.
+pub async fn run_branch_summary_observed(
+    plan: BranchPlan,
+    prompts: &Prompts,
+    summarizer: &dyn Summarize,
+    now: time::OffsetDateTime,
+    sink: &dyn ProgressSink,
+) -> Result<BranchSummaryResult, SummarizeError> {
+    sink.emit(ProgressEvent::Prepared(Prepared {
+        operation: "branch-summary",
+        first_kept_entry_id: None,
+        tokens_before: None,
+        is_split_turn: None,
+        messages: Some(plan.selected),
+        parts: if plan.request.is_some() {
+            vec!["branch"]
+        } else {
+            Vec::new()
+        },
+        chunks: u32::from(plan.request.is_some()),
+    }));
     let (summary, usage, model, kind, retention, moa) = match &plan.request {
         None => (
             NO_CONTENT.to_string(),
@@ -248,7 +273,10 @@ pub async fn run_branch_summary(
             None,
         ),
         Some(req) => {
-            let s = summarizer.summarize(req, plan.model.as_deref()).await?;
+            let scoped = Scoped::new(sink, "branch", None);
+            let s = summarizer
+                .summarize_observed(req, plan.model.as_deref(), &scoped)
+                .await?;
             let text = without_secrets(format!(
                 "{}{}{}",
                 prompts.branch_preamble,

@@ -11,6 +11,9 @@ mod misbehaving;
 mod moa;
 #[path = "../support/moa.rs"]
 mod moa_fakes;
+#[path = "../support/model_servers.rs"]
+mod model_servers;
+mod overflow;
 mod retries;
 mod secrets;
 mod selection;

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use super::candidates::Candidate;
 use super::outcome::{Answer, Failure, MAX_QUOTED_CHARS, MAX_RESPONSE_BYTES};
-use super::{anthropic, openai, retry, truncate, ModelKind, Secrets};
+use super::{anthropic, openai, overflow, retry, truncate, ModelKind, Secrets};
 use crate::summarize::SummaryRequest;
 
 /// One HTTP exchange, bounded by `timeout`. Upstream error messages are scrubbed of every
@@ -46,11 +46,19 @@ pub(super) async fn send(
             body.extend_from_slice(&chunk);
         }
         if !status.is_success() {
+            let message =
+                || error_message(&body).map(|m| truncate(&secrets.scrub(&m), MAX_QUOTED_CHARS));
+            if let Some(limit) = overflow::detect(status.as_u16(), &body) {
+                return Err(Failure::ContextOverflow {
+                    code: status.as_u16(),
+                    limit,
+                    message: message(),
+                });
+            }
             return Err(Failure::Status {
                 code: status.as_u16(),
                 retry_after,
-                message: error_message(&body)
-                    .map(|m| truncate(&secrets.scrub(&m), MAX_QUOTED_CHARS)),
+                message: message(),
             });
         }
         match c.kind {

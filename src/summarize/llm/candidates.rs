@@ -8,6 +8,7 @@
 //! context window is the one the pipelines budget for.
 
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use reqwest::header::{HeaderName, HeaderValue, AUTHORIZATION};
 use secrecy::ExposeSecret;
@@ -25,6 +26,9 @@ pub(super) struct Candidate {
     /// The base URL without user info or query, for logs and `describe`.
     pub(super) shown_url: String,
     pub(super) context_window: u64,
+    /// The window assumed now: `context_window`, shrunk after each context overflow
+    /// (learned for the life of the process).
+    window: AtomicU64,
     /// `Authorization: Bearer …` or `x-api-key: …`, marked sensitive.
     pub(super) auth: Option<(HeaderName, HeaderValue)>,
 }
@@ -37,6 +41,7 @@ impl fmt::Debug for Candidate {
             .field("model", &self.model)
             .field("base_url", &self.shown_url)
             .field("context_window", &self.context_window)
+            .field("window", &self.window())
             .field("api_key", &self.auth.as_ref().map(|_| "[REDACTED]"))
             .finish()
     }
@@ -87,10 +92,35 @@ impl Candidate {
             endpoint,
             shown_url: redact_url(&m.base_url),
             context_window: m.context_window,
+            window: AtomicU64::new(m.context_window),
             auth,
         })
     }
+
+    /// The context window assumed now (tokens).
+    pub(super) fn window(&self) -> u64 {
+        self.window.load(Ordering::Relaxed)
+    }
+
+    /// After a context overflow of a request estimated at `sent` tokens: the window
+    /// becomes half of the smaller of the window assumed and `sent` (the estimate was
+    /// off by an unknown factor), and at most the window the server `named`; never below
+    /// [`MIN_WINDOW`]. Returns the new window.
+    pub(super) fn shrink_window(&self, sent: u64, named: Option<u64>) -> u64 {
+        let shrink = |w: u64| {
+            let halved = (w.min(sent.max(1)) / 2).min(named.unwrap_or(u64::MAX));
+            halved.max(MIN_WINDOW).min(w)
+        };
+        let before = self
+            .window
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| Some(shrink(w)))
+            .unwrap_or_else(|w| w);
+        shrink(before)
+    }
 }
+
+/// The smallest window an overflow shrinks a candidate's to (tokens).
+pub(super) const MIN_WINDOW: u64 = 1024;
 
 /// What to do with one summarize call.
 pub(super) enum Selection<'e> {
@@ -144,7 +174,7 @@ impl Candidates {
     pub(super) fn context_window(&self, model: Option<&str>) -> Option<u64> {
         match self.select(model).ok()? {
             Selection::Extractive => None,
-            Selection::Models(c) => c.first().map(|c| c.context_window),
+            Selection::Models(c) => c.first().map(|c| c.window()),
         }
     }
 }

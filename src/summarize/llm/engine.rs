@@ -23,7 +23,8 @@ use super::retry::Backoff;
 use super::{FallbackPolicy, LlmConfig, Secrets, SummarizerChoice};
 use crate::config::{LlmDescription, Strategy};
 use crate::summarize::{
-    ModelFailure, Summarize, SummarizeError, SummarizerKind, Summary, SummaryRequest,
+    ModelFailure, Part, ProgressEvent, ProgressSink, Silent, Summarize, SummarizeError,
+    SummarizerKind, Summary, SummaryRequest,
 };
 
 /// The extractive summarizer, injected by the caller (it lives elsewhere).
@@ -64,15 +65,29 @@ impl fmt::Debug for Engine {
 }
 
 /// What the attempts of one summarize call went through; kept outside the deadline so it
-/// survives a timeout.
-#[derive(Default)]
-pub(super) struct Progress {
+/// survives a timeout. Attempts, retries and candidate changes are reported to `sink`.
+pub(super) struct Progress<'s> {
+    pub(super) sink: &'s dyn ProgressSink,
     /// Retried attempts (the second and later attempts at a candidate).
     pub(super) retries: u32,
     /// One line per failed candidate.
     pub(super) failures: Vec<String>,
     /// Whether the last failure was one of access, connection or time.
     pub(super) out_of_reach: bool,
+    /// Whether a candidate said the request exceeds its context window.
+    pub(super) overflow: bool,
+}
+
+impl<'s> Progress<'s> {
+    pub(super) fn new(sink: &'s dyn ProgressSink) -> Self {
+        Progress {
+            sink,
+            retries: 0,
+            failures: Vec::new(),
+            out_of_reach: false,
+            overflow: false,
+        }
+    }
 }
 
 /// How the candidates of one call failed.
@@ -81,6 +96,9 @@ pub(super) struct Exhausted {
     pub(super) retries: u32,
     pub(super) deadline_passed: bool,
     pub(super) out_of_reach: bool,
+    /// A candidate said the request exceeds its context window (a smaller request could
+    /// succeed).
+    pub(super) overflow: bool,
 }
 
 /// The `[moa]` table resolved to candidates (indices into the engine's list). It lives
@@ -163,13 +181,74 @@ impl Engine {
         req: &SummaryRequest,
         model: Option<&str>,
     ) -> Result<Summary, SummarizeError> {
+        self.summarize_full(req, model, false, &Silent).await
+    }
+
+    /// [`Engine::summarize`], reporting attempts, retries and fallbacks to `sink`.
+    pub async fn summarize_with(
+        &self,
+        req: &SummaryRequest,
+        model: Option<&str>,
+        sink: &dyn ProgressSink,
+    ) -> Result<Summary, SummarizeError> {
+        self.summarize_full(req, model, false, sink).await
+    }
+
+    /// Like [`Engine::summarize`], but when every candidate failed and one of them said
+    /// the request exceeds its context window, `Err(ContextOverflow)` instead of the
+    /// fallback: the caller splits the request (the window it should plan for is then
+    /// [`Engine::context_window`], already smaller) and tries again.
+    pub async fn summarize_splittable(
+        &self,
+        req: &SummaryRequest,
+        model: Option<&str>,
+    ) -> Result<Summary, SummarizeError> {
+        self.summarize_full(req, model, true, &Silent).await
+    }
+
+    /// [`Engine::summarize_splittable`], reporting to `sink`.
+    pub async fn summarize_splittable_with(
+        &self,
+        req: &SummaryRequest,
+        model: Option<&str>,
+        sink: &dyn ProgressSink,
+    ) -> Result<Summary, SummarizeError> {
+        self.summarize_full(req, model, true, sink).await
+    }
+
+    async fn summarize_full(
+        &self,
+        req: &SummaryRequest,
+        model: Option<&str>,
+        splittable: bool,
+        sink: &dyn ProgressSink,
+    ) -> Result<Summary, SummarizeError> {
         let answered = match self.route(req, model)? {
-            Route::Extractive => return Ok(self.extractive(req, 0)),
-            Route::Single(candidates) => self.answer(&candidates, req).await,
-            Route::Moa(moa) => self.answer_moa(moa, req).await,
+            Route::Extractive => {
+                sink.emit(extractive_step());
+                return Ok(self.extractive(req, 0));
+            }
+            Route::Single(candidates) => self.answer(&candidates, req, sink).await,
+            Route::Moa(moa) => self.answer_moa(moa, req, sink).await,
         };
+        let split = |e: &Exhausted| splittable && e.overflow && !e.deadline_passed;
+        if let (Err(e), FallbackPolicy::Extractive) = (&answered, self.fallback_policy) {
+            if !split(e) {
+                sink.emit(ProgressEvent::Fallback {
+                    part: Part::default(),
+                    from: None,
+                    to: super::EXTRACTIVE.into(),
+                    reason: if e.deadline_passed {
+                        "the summarizer deadline passed".into()
+                    } else {
+                        format!("every model candidate failed: {}", e.failures)
+                    },
+                });
+            }
+        }
         match answered {
             Ok(summary) => Ok(summary),
+            Err(e) if split(&e) => Err(SummarizeError::ContextOverflow(e.failures)),
             Err(e) if !e.deadline_passed => match self.fallback_policy {
                 FallbackPolicy::Extractive => {
                     tracing::warn!(
@@ -209,9 +288,19 @@ impl Engine {
         req: &SummaryRequest,
         model: Option<&str>,
     ) -> Result<Summary, ModelFailure> {
+        self.summarize_model_only_with(req, model, &Silent).await
+    }
+
+    /// [`Engine::summarize_model_only`], reporting to `sink`.
+    pub async fn summarize_model_only_with(
+        &self,
+        req: &SummaryRequest,
+        model: Option<&str>,
+        sink: &dyn ProgressSink,
+    ) -> Result<Summary, ModelFailure> {
         let answered = match self.route(req, model) {
-            Ok(Route::Single(candidates)) => self.answer(&candidates, req).await,
-            Ok(Route::Moa(moa)) => self.answer_moa(moa, req).await,
+            Ok(Route::Single(candidates)) => self.answer(&candidates, req, sink).await,
+            Ok(Route::Moa(moa)) => self.answer_moa(moa, req, sink).await,
             Ok(Route::Extractive) => return Err(ModelFailure::NotConfigured),
             Err(SummarizeError::UnknownModel(m)) => return Err(ModelFailure::UnknownModel(m)),
             Err(SummarizeError::NoMoa) => return Err(ModelFailure::NoMoa),
@@ -225,6 +314,7 @@ impl Engine {
                 e.failures
             ))),
             Err(e) if e.out_of_reach => Err(ModelFailure::Unreachable(e.failures)),
+            Err(e) if e.overflow => Err(ModelFailure::ContextOverflow(e.failures)),
             Err(e) => Err(ModelFailure::Failed(e.failures)),
         }
     }
@@ -260,12 +350,14 @@ impl Engine {
         &self,
         candidates: &[&Candidate],
         req: &SummaryRequest,
+        sink: &dyn ProgressSink,
     ) -> Result<Summary, Exhausted> {
         let key = SummaryCache::key(Strategy::Single, candidates, req);
         if let Some(hit) = self.cached(&key) {
+            sink.emit(cached_step(&hit.model));
             return Ok(hit);
         }
-        let summary = self.attempt_models(candidates, req).await?;
+        let summary = self.attempt_models(candidates, req, sink).await?;
         self.cache.insert(key, summary.clone());
         Ok(summary)
     }
@@ -297,9 +389,10 @@ impl Engine {
         &self,
         candidates: &[&Candidate],
         req: &SummaryRequest,
+        sink: &dyn ProgressSink,
     ) -> Result<Summary, Exhausted> {
         let deadline = Instant::now() + self.deadline;
-        let mut progress = Progress::default();
+        let mut progress = Progress::new(sink);
         let run = self.run(candidates, req, deadline, &mut progress);
         let answered = tokio::time::timeout_at(deadline, run).await;
         match answered {
@@ -309,12 +402,14 @@ impl Engine {
                 retries: progress.retries,
                 deadline_passed: false,
                 out_of_reach: progress.out_of_reach,
+                overflow: progress.overflow,
             }),
             Err(_) => Err(Exhausted {
                 failures: progress.failures.join("; "),
                 retries: progress.retries,
                 deadline_passed: true,
                 out_of_reach: true,
+                overflow: progress.overflow,
             }),
         }
     }
@@ -333,7 +428,7 @@ impl Engine {
                 .proposers
                 .iter()
                 .chain(std::iter::once(&moa.aggregator))
-                .map(|&i| self.candidate(i).context_window)
+                .map(|&i| self.candidate(i).window())
                 .min(),
             _ => self.candidates.context_window(model),
         }
@@ -362,9 +457,9 @@ impl Engine {
         candidates: &[&Candidate],
         req: &SummaryRequest,
         deadline: Instant,
-        progress: &mut Progress,
+        progress: &mut Progress<'_>,
     ) -> Option<Summary> {
-        for c in candidates {
+        for (i, c) in candidates.iter().enumerate() {
             match self.try_candidate(c, req, deadline, progress).await {
                 Ok(answer) => {
                     return Some(Summary {
@@ -379,13 +474,32 @@ impl Engine {
                 }
                 Err((failure, attempts)) => {
                     progress.out_of_reach = failure.is_out_of_reach();
+                    if let Failure::ContextOverflow { limit, .. } = &failure {
+                        progress.overflow = true;
+                        let window = c.shrink_window(estimate_tokens(req), *limit);
+                        metrics::counter!("compactd_context_overflows_total", "model" => c.name.clone())
+                            .increment(1);
+                        tracing::warn!(
+                            candidate = %c.name, model = %c.model, window,
+                            "the request exceeds the model's context window; assuming a smaller window"
+                        );
+                    }
                     let line = format!(
                         "{}/{}: {failure} ({attempts} attempt{})",
                         c.name,
                         c.model,
                         if attempts == 1 { "" } else { "s" }
                     );
-                    progress.failures.push(self.secrets.scrub(&line));
+                    let line = self.secrets.scrub(&line);
+                    if let Some(next) = candidates.get(i + 1) {
+                        progress.sink.emit(ProgressEvent::Fallback {
+                            part: Part::default(),
+                            from: Some(format!("{}/{}", c.name, c.model)),
+                            to: format!("{}/{}", next.name, next.model),
+                            reason: line.clone(),
+                        });
+                    }
+                    progress.failures.push(line);
                 }
             }
         }
@@ -399,11 +513,17 @@ impl Engine {
         c: &Candidate,
         req: &SummaryRequest,
         deadline: Instant,
-        progress: &mut Progress,
+        progress: &mut Progress<'_>,
     ) -> Result<Answer, (Failure, u32)> {
         let mut attempt: u32 = 0;
         loop {
             attempt += 1;
+            progress.sink.emit(ProgressEvent::Summarizing {
+                part: Part::default(),
+                model: format!("{}/{}", c.name, c.model),
+                attempt,
+                cached: false,
+            });
             let sent = attempt::send(&self.client, c, req, self.upstream_timeout, &self.secrets);
             let failure = match sent.await {
                 Ok(answer) => {
@@ -444,6 +564,14 @@ impl Engine {
                 "upstream attempt failed; retrying"
             );
             progress.retries += 1;
+            progress.sink.emit(ProgressEvent::Retry {
+                part: Part::default(),
+                model: format!("{}/{}", c.name, c.model),
+                attempt,
+                reason: error,
+                wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                source,
+            });
             tokio::time::sleep(wait).await;
         }
     }
@@ -456,8 +584,17 @@ impl Summarize for Engine {
         req: &'a SummaryRequest,
         model: Option<&'a str>,
     ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
+        self.summarize_observed(req, model, &Silent)
+    }
+
+    fn summarize_observed<'a>(
+        &'a self,
+        req: &'a SummaryRequest,
+        model: Option<&'a str>,
+        sink: &'a dyn ProgressSink,
+    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
         Box::pin(async move {
-            let result = Engine::summarize(self, req, model).await;
+            let result = Engine::summarize_with(self, req, model, sink).await;
             record(&result, self.uses_models());
             result
         })
@@ -468,14 +605,44 @@ impl Summarize for Engine {
         req: &'a SummaryRequest,
         model: Option<&'a str>,
     ) -> Pin<Box<dyn Future<Output = Result<Summary, ModelFailure>> + Send + 'a>> {
+        self.summarize_model_only_observed(req, model, &Silent)
+    }
+
+    fn summarize_model_only_observed<'a>(
+        &'a self,
+        req: &'a SummaryRequest,
+        model: Option<&'a str>,
+        sink: &'a dyn ProgressSink,
+    ) -> Pin<Box<dyn Future<Output = Result<Summary, ModelFailure>> + Send + 'a>> {
         Box::pin(async move {
-            let result = Engine::summarize_model_only(self, req, model).await;
+            let result = Engine::summarize_model_only_with(self, req, model, sink).await;
             let outcome = match &result {
                 Ok(_) => "llm",
                 Err(f) if f.aborts() => "aborted",
                 Err(_) => "failed",
             };
             metrics::counter!("compactd_hermes_summaries_total", "outcome" => outcome).increment(1);
+            result
+        })
+    }
+
+    fn summarize_splittable<'a>(
+        &'a self,
+        req: &'a SummaryRequest,
+        model: Option<&'a str>,
+    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
+        self.summarize_splittable_observed(req, model, &Silent)
+    }
+
+    fn summarize_splittable_observed<'a>(
+        &'a self,
+        req: &'a SummaryRequest,
+        model: Option<&'a str>,
+        sink: &'a dyn ProgressSink,
+    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
+        Box::pin(async move {
+            let result = Engine::summarize_splittable_with(self, req, model, sink).await;
+            record(&result, self.uses_models());
             result
         })
     }
@@ -487,6 +654,34 @@ impl Summarize for Engine {
     fn describe(&self) -> serde_json::Value {
         Engine::describe(self)
     }
+}
+
+/// The extractive summarizer answers (configured, or named by the request).
+fn extractive_step() -> ProgressEvent {
+    ProgressEvent::Summarizing {
+        part: Part::default(),
+        model: super::EXTRACTIVE.into(),
+        attempt: 1,
+        cached: false,
+    }
+}
+
+/// An answer from the cache.
+pub(super) fn cached_step(model: &str) -> ProgressEvent {
+    ProgressEvent::Summarizing {
+        part: Part::default(),
+        model: model.to_string(),
+        attempt: 0,
+        cached: true,
+    }
+}
+
+/// Tokens of a request as sent (system prompt, prompt and output budget), by the chars/4
+/// estimate the pipelines budget with.
+fn estimate_tokens(req: &SummaryRequest) -> u64 {
+    let units = crate::session::text::utf16_len(&req.system_prompt)
+        + crate::session::text::utf16_len(&req.prompt);
+    (units as u64).div_ceil(4).saturating_add(req.max_tokens)
 }
 
 /// Metrics of one summarize call.
@@ -523,6 +718,7 @@ fn record(result: &Result<Summary, SummarizeError>, uses_models: bool) {
                 SummarizeError::Timeout => "timeout",
                 SummarizeError::UnknownModel(_) => "unknown_model",
                 SummarizeError::NoMoa => "no_moa",
+                SummarizeError::ContextOverflow(_) => "context_overflow",
             };
             metrics::counter!("compactd_summarize_errors_total", "kind" => kind).increment(1);
         }

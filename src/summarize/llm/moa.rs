@@ -32,10 +32,10 @@ use tokio::time::Instant;
 
 use super::cache::SummaryCache;
 use super::candidates::Candidate;
-use super::engine::{Engine, Exhausted, Moa, Progress};
+use super::engine::{cached_step, Engine, Exhausted, Moa, Progress};
 use crate::config::Strategy;
 use crate::summarize::templates::split_prompt;
-use crate::summarize::{MoaReport, SummarizerKind, Summary, SummaryRequest, Usage};
+use crate::summarize::{MoaReport, ProgressSink, SummarizerKind, Summary, SummaryRequest, Usage};
 
 const INTRO: &str = "Several models were each given the same summarization task and each \
 wrote a draft on its own. The task's instructions are in <task>; the drafts follow in \
@@ -112,6 +112,7 @@ impl Engine {
         &self,
         moa: &Moa,
         req: &SummaryRequest,
+        sink: &dyn ProgressSink,
     ) -> Result<Summary, Exhausted> {
         let proposers: Vec<&Candidate> = moa.proposers.iter().map(|&i| self.candidate(i)).collect();
         let aggregator = self.candidate(moa.aggregator);
@@ -119,11 +120,12 @@ impl Engine {
         keyed.push(aggregator);
         let key = SummaryCache::key(Strategy::Moa, &keyed, req);
         if let Some(hit) = self.cached(&key) {
+            sink.emit(cached_step(&hit.model));
             return Ok(hit);
         }
         let deadline = Instant::now() + self.deadline();
         let calls = proposers.iter().map(|&c| async move {
-            let mut progress = Progress::default();
+            let mut progress = Progress::new(sink);
             let one = [c];
             let drafted =
                 tokio::time::timeout_at(deadline, self.run(&one, req, deadline, &mut progress))
@@ -137,8 +139,10 @@ impl Engine {
         let mut drafts: Vec<(&Candidate, Summary)> = Vec::new();
         let mut deadline_passed = false;
         let mut out_of_reach = true;
+        let mut overflow = false;
         for (c, drafted, progress) in join_all(calls).await {
             retries += progress.retries;
+            overflow |= progress.overflow;
             match drafted {
                 Ok(Some(s)) => {
                     usage.add(&s.usage);
@@ -166,12 +170,13 @@ impl Engine {
                 retries,
                 deadline_passed,
                 out_of_reach,
+                overflow,
             });
         }
         let used: Vec<String> = drafts.iter().map(|(c, _)| c.name.clone()).collect();
         let texts: Vec<&str> = drafts.iter().map(|(_, s)| s.text.as_str()).collect();
         let agg_req = aggregate_request(req, &texts);
-        let mut progress = Progress::default();
+        let mut progress = Progress::new(sink);
         let one = [aggregator];
         let aggregated =
             tokio::time::timeout_at(deadline, self.run(&one, &agg_req, deadline, &mut progress))

@@ -13,6 +13,8 @@
 //! * `outcome.rs`: what an attempt gives, an answer or a failure, and whether another
 //!   attempt could succeed;
 //! * `openai.rs`, `anthropic.rs`: the two wire formats;
+//! * `overflow.rs`: recognizing an answer that says the request exceeds the model's
+//!   context window (each server's wording);
 //! * `retry.rs`: which failures are worth another attempt and how long to wait;
 //! * `cache.rs`: the in-memory cache of identical requests;
 //! * `moa.rs`: Mixture-of-Agents (proposers draft concurrently, an aggregator merges),
@@ -34,6 +36,14 @@
 //!   exponential backoff, or exactly the upstream's `Retry-After`. A wait that would pass
 //!   the deadline is not taken: the engine moves to the next candidate instead. Anything
 //!   else (4xx, a cut-off or empty answer, unparsable JSON) moves on at once.
+//! * **Context overflow.** An answer saying the request exceeds the model's window is
+//!   not retried as is: the candidate's assumed window shrinks (half of the smaller of
+//!   the window and the request's estimate, at most the window the server named; kept
+//!   for the life of the process, so the next plans fit at once) and the next candidate
+//!   is tried. When none answers, [`Engine::summarize_splittable`] says
+//!   `ContextOverflow` so a caller that folds (the compaction) splits and tries again;
+//!   [`Engine::summarize`] falls back as for any failure, and
+//!   [`Engine::summarize_model_only`] says `ModelFailure::ContextOverflow`.
 //! * **Deadline.** One deadline (`deadline`) bounds the whole call, every candidate and
 //!   wait included.
 //! * **Fallback.** When every candidate failed or the deadline passed, the extractive
@@ -62,6 +72,7 @@ mod error;
 mod moa;
 mod openai;
 mod outcome;
+mod overflow;
 mod retry;
 
 use secrecy::{ExposeSecret, SecretString};
