@@ -17,7 +17,7 @@
 //!   safe (single-line `import { … } from './x.js';`, `export` only before top-level
 //!   declarations, top-level names unique across modules).
 
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -25,11 +25,11 @@ use axum::response::{IntoResponse, Response};
 use crate::pipeline::outline::{outline, Outline};
 use crate::pipeline::PrepareOptions;
 
+use super::blocking;
 use super::examples;
 use super::extract::SessionBody;
 use super::problem::{ApiError, Problem};
 use super::schemas::PrepareRequest;
-use super::{blocking, AppState};
 
 /// The Content-Security-Policy of the page and its assets.
 pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
@@ -151,10 +151,7 @@ pub fn bundle() -> String {
         (status = 422, description = "Not a valid session, or an unknown leafId", body = Problem, content_type = "application/problem+json"),
     )
 )]
-pub async fn post_outline(
-    State(_state): State<AppState>,
-    body: SessionBody<PrepareOptions>,
-) -> Result<Response, ApiError> {
+pub async fn post_outline(body: SessionBody<PrepareOptions>) -> Result<Response, ApiError> {
     let json = blocking(move || {
         let input = body.parse()?;
         let answer = outline(&input, &body.bytes, false)?;
