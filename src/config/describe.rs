@@ -33,6 +33,8 @@ pub struct ConfigDescription<S> {
     pub min_progress: f64,
     pub prompts_dir: Option<String>,
     pub log_format: LogFormat,
+    /// The inspector page on `GET /`.
+    pub inspector: bool,
     pub summarizer: S,
 }
 
@@ -119,6 +121,7 @@ impl Config {
             min_progress: self.min_progress,
             prompts_dir: self.prompts_dir.as_ref().map(|p| p.display().to_string()),
             log_format: self.log_format,
+            inspector: self.inspector,
             summarizer,
         }
     }
@@ -205,6 +208,7 @@ mod tests {
                 "minProgress",
                 "promptsDir",
                 "logFormat",
+                "inspector",
                 "summarizer"
             ]
         );

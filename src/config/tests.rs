@@ -387,6 +387,7 @@ const EVERY_SETTING: &[(&str, &str, &str)] = &[
     ),
     ("api_keys_file", "KEYS_FILE", "KEYS_FILE"),
     ("llm_api_key_file", "LLM_KEY_FILE", "LLM_KEY_FILE"),
+    ("inspector", "false", "false"),
 ];
 
 #[test]
@@ -437,6 +438,7 @@ fn every_setting_is_settable_from_the_file_and_from_the_environment() {
         let key = c.llm.models[1].api_key.as_ref().unwrap();
         assert_eq!(key.expose_secret(), "sk-file");
         assert_eq!(shown_keys(&c.api_keys), ["client-key"]);
+        assert!(!c.inspector);
     }
 
     // The environment wins over the file.
