@@ -33,6 +33,7 @@ use tokio::sync::mpsc;
 use crate::summarize::{ProgressEvent, ProgressSink, Silent};
 
 use super::guard::Permit;
+use super::jobs::Intent;
 use super::problem::ApiError;
 use super::AppState;
 
@@ -80,14 +81,18 @@ pub(super) fn json_bytes<T: Serialize>(value: &T) -> Result<Vec<u8>, ApiError> {
     serde_json::to_vec(value).map_err(|e| ApiError::Internal(e.to_string()))
 }
 
-/// Answers with the work's result, as one JSON answer or as an event stream.
+/// Answers with the work's result, as one JSON answer or as an event stream, or runs it
+/// as a job (`Prefer: respond-async`, `Idempotency-Key`; see `jobs`).
 pub(super) async fn deliver(
     state: &AppState,
-    delivery: Delivery,
+    intent: Intent,
     permit: Option<Permit>,
     work: impl FnOnce(Arc<dyn ProgressSink>) -> Work,
 ) -> Response {
-    match delivery {
+    if intent.is_job() {
+        return super::jobs::run(state, intent, permit, work).await;
+    }
+    match intent.delivery {
         Delivery::Plain => match work(Arc::new(Silent)).await {
             Ok(json) => ([(header::CONTENT_TYPE, "application/json")], json).into_response(),
             Err(e) => e.into_response(),

@@ -12,6 +12,7 @@ mod guard;
 mod health;
 mod helpers;
 mod hermes;
+mod jobs;
 mod moa;
 #[path = "../support/moa.rs"]
 mod moa_fakes;
