@@ -17,8 +17,9 @@ use super::extract::SessionBody;
 use super::guard::Permit;
 use super::jobs::Intent;
 use super::problem::{ApiError, Problem};
+use super::respond::deliver;
 use super::schemas::{BranchAnswer, BranchSummaryRequest};
-use super::stream::{deliver, json_bytes};
+use super::stream::json_bytes;
 use super::{blocking, AppState};
 
 /// Summarizes the branch a session leaves when it goes back to `targetId`.

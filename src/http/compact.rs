@@ -23,8 +23,9 @@ use super::extract::SessionBody;
 use super::guard::Permit;
 use super::jobs::Intent;
 use super::problem::{ApiError, Problem};
+use super::respond::deliver;
 use super::schemas::{CompactAnswer, CompactRequest};
-use super::stream::{deliver, json_bytes};
+use super::stream::json_bytes;
 use super::{blocking, AppState};
 
 /// The remoteEndpoint body pi-style agents send.

@@ -22,8 +22,8 @@ use super::extract::{body_format, read_body};
 use super::guard::Permit;
 use super::jobs::Intent;
 use super::problem::{ApiError, Problem};
+use super::respond::deliver;
 use super::schemas::{HermesAnswer, HermesRequestSchema};
-use super::stream::deliver;
 use super::{blocking, AppState};
 
 /// A JSON body within the body limit.

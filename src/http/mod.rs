@@ -22,6 +22,7 @@ pub mod openapi;
 mod prepare;
 pub mod problem;
 mod prune;
+mod respond;
 mod schemas;
 mod stream;
 
