@@ -11,11 +11,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::pipeline::checked::without_secrets;
 use crate::pipeline::compact::{plan_compaction, run_compaction_observed, CompactPlan};
+use crate::pipeline::fold::summarize_fitting;
 use crate::pipeline::{prepare_response, BodyFormat, CompactOptions, PrepareOptions};
 use crate::session::{InputError, Violation};
 use crate::summarize::{
-    MoaReport, Prepared, ProgressEvent, ProgressSink, RequestKind, Scoped, Strategy,
-    SummarizerKind, SummaryRequest, Usage,
+    MoaReport, Prepared, ProgressEvent, ProgressSink, RequestKind, Strategy, SummarizerKind,
+    SummaryRequest, Usage,
 };
 
 use super::examples;
@@ -147,12 +148,15 @@ async fn summarize_remote(
             req.system_prompt
         },
         prompt,
-        max_tokens: req
-            .max_tokens
-            .unwrap_or(crate::summarize::templates::four_fifths(
-                state.config.reserve_tokens,
-            ))
-            .max(1),
+        max_tokens: match req.max_tokens {
+            Some(n) => n.max(1),
+            None => crate::pipeline::fold::default_output_budget(
+                state.summarizer.as_ref(),
+                req.model.as_deref(),
+                req.strategy,
+                crate::summarize::templates::four_fifths(state.config.reserve_tokens),
+            ),
+        },
         strategy: req.strategy,
     };
     let st = state.clone();
@@ -171,11 +175,15 @@ async fn summarize_remote(
                     parts: vec!["summary"],
                     chunks: 1,
                 }));
-                let scoped = Scoped::new(&*sink, "summary", None);
-                let s = st
-                    .summarizer
-                    .summarize_observed(&request, req.model.as_deref(), &scoped)
-                    .await?;
+                let s = summarize_fitting(
+                    st.summarizer.as_ref(),
+                    &st.prompts,
+                    &request,
+                    req.model.as_deref(),
+                    &*sink,
+                )
+                .await?
+                .summary;
                 json_bytes(&SummarizeResponse {
                     summary: without_secrets(s.text),
                     usage: s.usage,

@@ -8,6 +8,7 @@ mod errors;
 mod events;
 #[path = "../support/fixtures.rs"]
 mod fixtures;
+mod fold;
 mod guard;
 mod health;
 mod helpers;

@@ -455,12 +455,28 @@ impl Engine {
         self.candidates.summarizer != SummarizerChoice::Extractive
     }
 
-    /// Context window (tokens) of the first candidate that would be tried; None for extractive.
-    /// With `[moa] strategy = "moa"` and no model named, the smallest window of the MoA
-    /// models, so a request chunked for it fits every proposer and the aggregator.
+    /// Context window (tokens) of what answers a request with the default strategy.
     pub fn context_window(&self, model: Option<&str>) -> Option<u64> {
-        match (&self.moa, model) {
-            (Some(moa), None) if moa.strategy == Strategy::Moa => moa
+        self.context_window_for(model, None)
+    }
+
+    /// Context window (tokens) of the first candidate that would be tried; None for extractive.
+    /// When the call would be answered by Mixture-of-Agents (the request's strategy, else
+    /// the `[moa]` default with no model named, as [`Engine::route`] decides), the smallest
+    /// window of the MoA models, so a request chunked for it fits every proposer and the
+    /// aggregator.
+    pub fn context_window_for(
+        &self,
+        model: Option<&str>,
+        strategy: Option<Strategy>,
+    ) -> Option<u64> {
+        let strategy = match strategy {
+            Some(s) => s,
+            None if model.is_some() => Strategy::Single,
+            None => self.moa.as_ref().map_or(Strategy::Single, |m| m.strategy),
+        };
+        match &self.moa {
+            Some(moa) if strategy == Strategy::Moa => moa
                 .proposers
                 .iter()
                 .chain(std::iter::once(&moa.aggregator))
@@ -685,6 +701,10 @@ impl Summarize for Engine {
 
     fn context_window(&self, model: Option<&str>) -> Option<u64> {
         Engine::context_window(self, model)
+    }
+
+    fn context_window_for(&self, model: Option<&str>, strategy: Option<Strategy>) -> Option<u64> {
+        Engine::context_window_for(self, model, strategy)
     }
 
     fn describe(&self) -> serde_json::Value {
