@@ -50,6 +50,8 @@ pub(super) struct Settings {
     pub shutdown_grace_secs: u64,
     /// Silence after which an event stream sends a heartbeat comment (issue 13).
     pub heartbeat_ms: u64,
+    /// How long a finished job's record and result are kept.
+    pub job_ttl_secs: u64,
     pub keep_recent_tokens: u64,
     pub reserve_tokens: u64,
     pub branch_reserve_tokens: u64,
@@ -110,6 +112,7 @@ impl Default for Settings {
             shutdown_grace_secs: 25,
             // Below the 60 s idle timeout of common proxies.
             heartbeat_ms: 15_000,
+            job_ttl_secs: 3600,
             keep_recent_tokens: 20_000,
             reserve_tokens: 16_384,
             branch_reserve_tokens: 16_384,

@@ -351,6 +351,7 @@ const EVERY_SETTING: &[(&str, &str, &str)] = &[
     ("request_timeout_secs", "30", "30"),
     ("shutdown_grace_secs", "5", "5"),
     ("heartbeat_ms", "250", "250"),
+    ("job_ttl_secs", "60", "60"),
     ("keep_recent_tokens", "1000", "1000"),
     ("reserve_tokens", "2000", "2000"),
     ("branch_reserve_tokens", "3000", "3000"),

@@ -17,11 +17,13 @@ mod guard;
 mod health;
 mod hermes;
 pub mod inspect;
+pub mod jobs;
 mod openai_errors;
 pub mod openapi;
 mod prepare;
 pub mod problem;
 mod prune;
+mod respond;
 mod schemas;
 mod stream;
 
@@ -48,6 +50,8 @@ pub struct AppState {
     pub api_keys: Arc<ApiKeys>,
     /// Permits for requests in progress (`COMPACTD_MAX_CONCURRENCY`).
     pub limiter: Arc<tokio::sync::Semaphore>,
+    /// Jobs (`Prefer: respond-async`, `Idempotency-Key`) and their events.
+    pub jobs: Arc<jobs::Jobs>,
 }
 
 impl AppState {
@@ -56,6 +60,7 @@ impl AppState {
         crate::telemetry::metrics();
         AppState {
             limiter: guard::limiter(config.max_concurrency),
+            jobs: Arc::new(jobs::Jobs::new(config.job_ttl)),
             api_keys: Arc::new(ApiKeys::new(&config.api_keys)),
             config: Arc::new(config),
             prompts: Arc::new(prompts),
@@ -76,6 +81,8 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/hermes/prepare", post(hermes::post_hermes_prepare))
         .route("/v1/chat/completions", post(chat::post_chat_completions))
         .route("/v1/models", get(chat::get_models))
+        .route("/v1/jobs/{id}", get(jobs::get_job).delete(jobs::delete_job))
+        .route("/v1/jobs/{id}/events", get(jobs::get_job_events))
         .route("/v1/config", get(health::config))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))

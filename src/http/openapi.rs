@@ -50,6 +50,9 @@ use super::schemas::{
         super::hermes::post_hermes_prepare,
         super::chat::post_chat_completions,
         super::chat::get_models,
+        super::jobs::get_job,
+        super::jobs::get_job_events,
+        super::jobs::delete_job,
         super::health::healthz,
         super::health::readyz,
         super::health::config,
@@ -102,7 +105,9 @@ use super::schemas::{
         ModelList,
         ModelEntry,
         OpenAiError,
-        OpenAiErrorBody
+        OpenAiErrorBody,
+        super::jobs::JobView,
+        super::jobs::Status
     )),
     modifiers(&Guard)
 )]

@@ -65,7 +65,7 @@ impl BranchBudget {
         BranchBudget {
             context_window: o
                 .context_window
-                .or_else(|| summarizer.context_window(o.model.as_deref()))
+                .or_else(|| summarizer.context_window_for(o.model.as_deref(), o.strategy))
                 .unwrap_or(config.context_window),
             reserve_tokens: o.reserve_tokens.unwrap_or(config.branch_reserve_tokens),
         }

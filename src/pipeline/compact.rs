@@ -32,6 +32,7 @@ use crate::summarize::{
 };
 
 use super::checked::{progress, record, verify, without_secrets};
+use super::fold::{tokens_of, truncate_units};
 use super::input::SessionInput;
 use super::numbers::JsNumber;
 use super::options::{CompactOptions, CompactReason};
@@ -245,11 +246,6 @@ impl Tally {
         self.model = Some(s.model.clone());
         self.moa = s.moa.clone();
     }
-}
-
-/// Tokens a prompt of `text` occupies, by the same chars/4 estimate pi uses.
-fn tokens_of(text: &str) -> u64 {
-    utf16_len(text).div_ceil(4) as u64
 }
 
 /// Runs the summarizer calls of a plan and builds the result.
@@ -476,7 +472,7 @@ async fn summarize_history(
 ) -> Result<(String, u32), SummarizeError> {
     let model = plan.model.as_deref();
     let reserve = plan.settings.reserve_tokens;
-    let mut window = summarizer.context_window(model);
+    let mut window = summarizer.context_window_for(model, plan.strategy);
     let mut replans = 0u32;
     let whole = plan.history_parts.join("\n\n");
     let single = SummaryRequest {
@@ -614,7 +610,9 @@ async fn call(
         Ok(s) => Ok(Some(s)),
         Err(SummarizeError::ContextOverflow(why)) => {
             let sent = request_tokens(req);
-            let reported = summarizer.context_window(model).unwrap_or(u64::MAX);
+            let reported = summarizer
+                .context_window_for(model, req.strategy)
+                .unwrap_or(u64::MAX);
             let smaller = reported.min(window.unwrap_or(u64::MAX).min(sent) / 2);
             tracing::warn!(
                 sent, window = smaller, error = %why,
@@ -627,21 +625,6 @@ async fn call(
         }
         Err(e) => Err(e),
     }
-}
-
-/// The first `max_units` UTF-16 units of `s`, never splitting a character, with a marker.
-fn truncate_units(s: &str, max_units: usize) -> String {
-    let marker = "\n\n[... truncated to fit the summarizer's context window]";
-    let budget = max_units.saturating_sub(utf16_len(marker));
-    let mut units = 0;
-    let end = s
-        .char_indices()
-        .find(|(_, c)| {
-            units += c.len_utf16();
-            units > budget
-        })
-        .map_or(s.len(), |(i, _)| i);
-    format!("{}{marker}", &s[..end])
 }
 
 /// A `compaction` entry as pi writes it, with a fresh id, ready to append.

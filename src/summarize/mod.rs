@@ -243,6 +243,14 @@ pub trait Summarize: Send + Sync {
     /// Context window of the model that would answer, if any (extractive: none).
     fn context_window(&self, model: Option<&str>) -> Option<u64>;
 
+    /// Context window of what would answer a request with this strategy (`None`: the
+    /// configured default): the smallest window of the Mixture-of-Agents models when they
+    /// would answer. The default serves summarizers without strategies.
+    fn context_window_for(&self, model: Option<&str>, strategy: Option<Strategy>) -> Option<u64> {
+        let _ = strategy;
+        self.context_window(model)
+    }
+
     /// Non-secret description for `GET /v1/config`.
     fn describe(&self) -> serde_json::Value;
 }

@@ -8,11 +8,13 @@ mod errors;
 mod events;
 #[path = "../support/fixtures.rs"]
 mod fixtures;
+mod fold;
 mod guard;
 mod health;
 mod helpers;
 mod hermes;
 mod inspect;
+mod jobs;
 mod moa;
 #[path = "../support/moa.rs"]
 mod moa_fakes;
