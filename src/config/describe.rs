@@ -24,6 +24,7 @@ pub struct ConfigDescription<S> {
     pub request_timeout_secs: u64,
     pub shutdown_grace_secs: u64,
     pub heartbeat_ms: u64,
+    pub job_ttl_secs: u64,
     pub keep_recent_tokens: u64,
     pub reserve_tokens: u64,
     pub branch_reserve_tokens: u64,
@@ -33,6 +34,8 @@ pub struct ConfigDescription<S> {
     pub min_progress: f64,
     pub prompts_dir: Option<String>,
     pub log_format: LogFormat,
+    /// The inspector page on `GET /`.
+    pub inspector: bool,
     pub summarizer: S,
 }
 
@@ -110,6 +113,7 @@ impl Config {
             request_timeout_secs: self.request_timeout.as_secs(),
             shutdown_grace_secs: self.shutdown_grace.as_secs(),
             heartbeat_ms: millis(self.heartbeat),
+            job_ttl_secs: self.job_ttl.as_secs(),
             keep_recent_tokens: self.keep_recent_tokens,
             reserve_tokens: self.reserve_tokens,
             branch_reserve_tokens: self.branch_reserve_tokens,
@@ -119,6 +123,7 @@ impl Config {
             min_progress: self.min_progress,
             prompts_dir: self.prompts_dir.as_ref().map(|p| p.display().to_string()),
             log_format: self.log_format,
+            inspector: self.inspector,
             summarizer,
         }
     }
@@ -196,6 +201,7 @@ mod tests {
                 "requestTimeoutSecs",
                 "shutdownGraceSecs",
                 "heartbeatMs",
+                "jobTtlSecs",
                 "keepRecentTokens",
                 "reserveTokens",
                 "branchReserveTokens",
@@ -205,6 +211,7 @@ mod tests {
                 "minProgress",
                 "promptsDir",
                 "logFormat",
+                "inspector",
                 "summarizer"
             ]
         );

@@ -3,7 +3,6 @@
 use std::sync::Arc;
 
 use axum::extract::State;
-use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 
@@ -16,9 +15,11 @@ use crate::summarize::ProgressSink;
 use super::examples;
 use super::extract::SessionBody;
 use super::guard::Permit;
+use super::jobs::Intent;
 use super::problem::{ApiError, Problem};
+use super::respond::deliver;
 use super::schemas::{BranchAnswer, BranchSummaryRequest};
-use super::stream::{deliver, json_bytes, Delivery};
+use super::stream::json_bytes;
 use super::{blocking, AppState};
 
 /// Summarizes the branch a session leaves when it goes back to `targetId`.
@@ -38,6 +39,7 @@ use super::{blocking, AppState};
     params(BranchSummaryOptions),
     responses(
         (status = 200, description = "The branch summary and a ready-to-append branch_summary entry (with dryRun: what would be summarized). With `Accept: text/event-stream`: progress events, then this answer as the `result` event", body = BranchAnswer),
+        (status = 202, description = "With `Prefer: respond-async`: the job (`Location: /v1/jobs/{id}`); an `Idempotency-Key` makes the request a job too", body = super::jobs::JobView),
         (status = 400, description = "Not JSON / JSONL, or a bad query parameter", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES (`body-too-large`) or more entries than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Neither JSON nor JSONL", body = Problem, content_type = "application/problem+json"),
@@ -48,10 +50,11 @@ use super::{blocking, AppState};
 )]
 pub async fn post_branch_summary(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    intent: Intent,
     permit: Option<Extension<Permit>>,
     body: SessionBody<BranchSummaryOptions>,
 ) -> Result<Response, ApiError> {
+    let intent = intent.with_body(&body.bytes);
     let st = state.clone();
     let (plan, dry_run): (BranchPlan, bool) = blocking(move || {
         let input = body.parse()?;
@@ -77,6 +80,5 @@ pub async fn post_branch_summary(
             json_bytes(&result)
         })
     };
-    let delivery = Delivery::of(&headers);
-    Ok(deliver(&state, delivery, permit.map(|p| p.0), work).await)
+    Ok(deliver(&state, intent, permit.map(|p| p.0), work).await)
 }

@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
-use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use serde::{Deserialize, Serialize};
@@ -23,9 +22,11 @@ use crate::summarize::{
 use super::examples;
 use super::extract::SessionBody;
 use super::guard::Permit;
+use super::jobs::Intent;
 use super::problem::{ApiError, Problem};
+use super::respond::deliver;
 use super::schemas::{CompactAnswer, CompactRequest};
-use super::stream::{deliver, json_bytes, Delivery};
+use super::stream::json_bytes;
 use super::{blocking, AppState};
 
 /// The remoteEndpoint body pi-style agents send.
@@ -76,6 +77,7 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::
     request_body(content = SummarizeRequest, content_type = "application/json", example = examples::summarize_example),
     responses(
         (status = 200, description = "The summary (with `Accept: text/event-stream`: progress events, then the summary as the `result` event)", body = SummarizeResponse),
+        (status = 202, description = "With `Prefer: respond-async`: the job (`Location: /v1/jobs/{id}`); an `Idempotency-Key` makes the request a job too", body = super::jobs::JobView),
         (status = 400, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Missing prompt or unknown model", body = Problem, content_type = "application/problem+json"),
@@ -85,7 +87,7 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::
 )]
 pub async fn post_summarize(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    intent: Intent,
     permit: Option<Extension<Permit>>,
     body: SessionBody<CompactOptions>,
 ) -> Result<Response, ApiError> {
@@ -95,7 +97,8 @@ pub async fn post_summarize(
         ));
     }
     let req = remote_request(&body.bytes)?;
-    Ok(summarize_remote(state, Delivery::of(&headers), permit.map(|p| p.0), req).await)
+    let intent = intent.with_body(&body.bytes);
+    Ok(summarize_remote(state, intent, permit.map(|p| p.0), req).await)
 }
 
 /// Parses `{systemPrompt, prompt, maxTokens?, model?}` with a pointer on errors; the
@@ -132,7 +135,7 @@ fn remote_request(bytes: &[u8]) -> Result<(SummarizeRequest, String), ApiError> 
 
 async fn summarize_remote(
     state: AppState,
-    delivery: Delivery,
+    intent: Intent,
     permit: Option<Permit>,
     (req, prompt): (SummarizeRequest, String),
 ) -> Response {
@@ -159,7 +162,7 @@ async fn summarize_remote(
     let st = state.clone();
     deliver(
         &state,
-        delivery,
+        intent,
         permit,
         move |sink: Arc<dyn ProgressSink>| {
             Box::pin(async move {
@@ -239,6 +242,7 @@ enum Planned {
     params(PrepareOptions, CompactOptions),
     responses(
         (status = 200, description = "A CompactionResult (a remoteEndpoint answer for a `{systemPrompt, prompt}` body; a prepare answer with dryRun). With `Accept: text/event-stream`: Server-Sent Events `prepared`, `summarizing`, `retry`, `fallback`, then `result` (this answer) or `error` (a problem document), with a heartbeat comment after `heartbeat_ms` of silence", body = CompactAnswer),
+        (status = 202, description = "With `Prefer: respond-async`: the job (`Location: /v1/jobs/{id}`); an `Idempotency-Key` makes the request a job too", body = super::jobs::JobView),
         (status = 400, description = "Not JSON / JSONL, or a bad query parameter", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "Nothing to compact", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES (`body-too-large`) or more entries than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = Problem, content_type = "application/problem+json"),
@@ -250,15 +254,15 @@ enum Planned {
 )]
 pub async fn post_compact(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    intent: Intent,
     permit: Option<Extension<Permit>>,
     body: SessionBody<CompactOptions>,
 ) -> Result<Response, ApiError> {
-    let delivery = Delivery::of(&headers);
+    let intent = intent.with_body(&body.bytes);
     let permit = permit.map(|p| p.0);
     if body.format == BodyFormat::Json && is_remote_body(&body.bytes) {
         let req = remote_request(&body.bytes)?;
-        return Ok(summarize_remote(state, delivery, permit, req).await);
+        return Ok(summarize_remote(state, intent, permit, req).await);
     }
     let st = state.clone();
     let planned = blocking(move || {
@@ -281,7 +285,7 @@ pub async fn post_compact(
             let work = move |sink: Arc<dyn ProgressSink>| -> super::stream::Work {
                 Box::pin(async move { compact_work(st, *plan, &*sink).await })
             };
-            Ok(deliver(&state, delivery, permit, work).await)
+            Ok(deliver(&state, intent, permit, work).await)
         }
     }
 }

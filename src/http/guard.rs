@@ -26,7 +26,8 @@ pub struct Permit(#[allow(dead_code)] pub Arc<OwnedSemaphorePermit>);
 /// Sheds load instead of queueing without bound: at most `max_concurrency` API
 /// requests run at once; the next one is answered 503 with `Retry-After` at once.
 pub async fn limit(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
-    if is_open(req.uri().path()) {
+    // Reading or cancelling a job is cheap and must work while jobs fill the limit.
+    if is_open(req.uri().path()) || req.uri().path().starts_with("/v1/jobs/") {
         return next.run(req).await;
     }
     let Ok(permit) = Arc::clone(&state.limiter).try_acquire_owned() else {

@@ -10,7 +10,6 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request, State};
 use axum::http::header::CONTENT_TYPE;
-use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::Extension;
 
@@ -21,9 +20,10 @@ use crate::summarize::ProgressSink;
 
 use super::extract::{body_format, read_body};
 use super::guard::Permit;
+use super::jobs::Intent;
 use super::problem::{ApiError, Problem};
+use super::respond::deliver;
 use super::schemas::{HermesAnswer, HermesRequestSchema};
-use super::stream::{deliver, Delivery};
 use super::{blocking, AppState};
 
 /// A JSON body within the body limit.
@@ -56,6 +56,7 @@ impl FromRequest<AppState> for JsonBody {
     request_body(content = HermesRequestSchema, content_type = "application/json", example = super::examples::hermes_example),
     responses(
         (status = 200, description = "Compacted (`compressed: true`) or returned unchanged with a `reason`. With `Accept: text/event-stream`: progress events, then this answer as the `result` event", body = HermesAnswer),
+        (status = 202, description = "With `Prefer: respond-async`: the job (`Location: /v1/jobs/{id}`); an `Idempotency-Key` makes the request a job too", body = super::jobs::JobView),
         (status = 400, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES (`body-too-large`) or more messages than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
@@ -64,12 +65,12 @@ impl FromRequest<AppState> for JsonBody {
 )]
 pub async fn post_hermes_compress(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    intent: Intent,
     permit: Option<Extension<Permit>>,
     JsonBody(bytes): JsonBody,
 ) -> Result<Response, ApiError> {
-    let delivery = Delivery::of(&headers);
-    compress(state, bytes, false, delivery, permit.map(|p| p.0)).await
+    let intent = intent.with_body(&bytes);
+    compress(state, bytes, false, Some(intent), permit.map(|p| p.0)).await
 }
 
 /// What `/v1/hermes/compress` would do, without calling a model: boundaries, the
@@ -92,14 +93,14 @@ pub async fn post_hermes_prepare(
     State(state): State<AppState>,
     JsonBody(bytes): JsonBody,
 ) -> Result<Response, ApiError> {
-    compress(state, bytes, true, Delivery::Plain, None).await
+    compress(state, bytes, true, None, None).await
 }
 
 async fn compress(
     state: AppState,
     bytes: Bytes,
     dry_run: bool,
-    delivery: Delivery,
+    intent: Option<Intent>,
     permit: Option<Permit>,
 ) -> Result<Response, ApiError> {
     let prompts = state.prompts.clone();
@@ -117,5 +118,7 @@ async fn compress(
             super::stream::json_bytes(&answer.to_json())
         })
     };
-    Ok(deliver(&state, delivery, permit, work).await)
+    // /v1/hermes/prepare calls no model: always a plain answer.
+    let intent = intent.unwrap_or_else(Intent::plain);
+    Ok(deliver(&state, intent, permit, work).await)
 }

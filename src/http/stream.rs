@@ -5,8 +5,8 @@
 //! A handler does everything that can fail early (body, options, the plan) first: those
 //! errors are ordinary HTTP errors. What is left, the summarizer stage, is a [`Work`]: a
 //! future that reports to a [`ProgressSink`] and ends with the JSON bytes of the plain
-//! answer. [`deliver`] either awaits it (a plain answer) or runs it on its own task and
-//! streams `prepared`, `summarizing`, `retry`, `fallback`, then `result` (exactly the
+//! answer. `respond::deliver` either awaits it (a plain answer), makes it a job (`jobs`), or
+//! runs it on its own task here ([`events`]) and streams `prepared`, `summarizing`, `retry`, `fallback`, then `result` (exactly the
 //! bytes the plain request would get) or `error` (a problem document). Every event has a
 //! sequential `id`.
 //!
@@ -30,7 +30,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use tokio::sync::mpsc;
 
-use crate::summarize::{ProgressEvent, ProgressSink, Silent};
+use crate::summarize::{ProgressEvent, ProgressSink};
 
 use super::guard::Permit;
 use super::problem::ApiError;
@@ -80,22 +80,6 @@ pub(super) fn json_bytes<T: Serialize>(value: &T) -> Result<Vec<u8>, ApiError> {
     serde_json::to_vec(value).map_err(|e| ApiError::Internal(e.to_string()))
 }
 
-/// Answers with the work's result, as one JSON answer or as an event stream.
-pub(super) async fn deliver(
-    state: &AppState,
-    delivery: Delivery,
-    permit: Option<Permit>,
-    work: impl FnOnce(Arc<dyn ProgressSink>) -> Work,
-) -> Response {
-    match delivery {
-        Delivery::Plain => match work(Arc::new(Silent)).await {
-            Ok(json) => ([(header::CONTENT_TYPE, "application/json")], json).into_response(),
-            Err(e) => e.into_response(),
-        },
-        Delivery::Events => events(state, permit, work),
-    }
-}
-
 /// What the work's task sends the stream.
 enum Item {
     Progress(ProgressEvent),
@@ -121,7 +105,8 @@ impl Drop for AbortOnDrop {
     }
 }
 
-fn events(
+/// Runs the work on its own task and streams its events (see the module documentation).
+pub(super) fn events(
     state: &AppState,
     permit: Option<Permit>,
     work: impl FnOnce(Arc<dyn ProgressSink>) -> Work,

@@ -13,6 +13,8 @@ mod guard;
 mod health;
 mod helpers;
 mod hermes;
+mod inspect;
+mod jobs;
 mod moa;
 #[path = "../support/moa.rs"]
 mod moa_fakes;

@@ -18,6 +18,7 @@ use super::attempt;
 use super::cache::SummaryCache;
 use super::candidates::{Candidate, Candidates, Selection};
 use super::error::EngineError;
+use super::flight::{follow, Flights, Role};
 use super::outcome::{Answer, Failure};
 use super::retry::Backoff;
 use super::{FallbackPolicy, LlmConfig, Secrets, SummarizerChoice};
@@ -41,6 +42,8 @@ pub struct Engine {
     upstream_timeout: Duration,
     deadline: Duration,
     cache: SummaryCache,
+    /// Identical calls in progress share one upstream call (issue 13).
+    flights: Flights<Result<Summary, Exhausted>>,
     /// The configuration's description; `describe` adds what the cache holds now.
     described: LlmDescription,
     /// Every configured key, to scrub from upstream text before it is logged or returned.
@@ -91,6 +94,7 @@ impl<'s> Progress<'s> {
 }
 
 /// How the candidates of one call failed.
+#[derive(Clone)]
 pub(super) struct Exhausted {
     pub(super) failures: String,
     pub(super) retries: u32,
@@ -164,6 +168,7 @@ impl Engine {
             upstream_timeout: config.upstream_timeout,
             deadline: config.deadline,
             cache: SummaryCache::new(config.cache_entries, config.cache_bytes),
+            flights: Flights::default(),
             described: config.describe(),
             secrets,
         })
@@ -353,13 +358,44 @@ impl Engine {
         sink: &dyn ProgressSink,
     ) -> Result<Summary, Exhausted> {
         let key = SummaryCache::key(Strategy::Single, candidates, req);
-        if let Some(hit) = self.cached(&key) {
-            sink.emit(cached_step(&hit.model));
-            return Ok(hit);
+        loop {
+            if let Some(hit) = self.cached(&key) {
+                sink.emit(cached_step(&hit.model));
+                return Ok(hit);
+            }
+            let lead = match self.flights.join(key) {
+                Role::Leader(lead) => lead,
+                Role::Follower(rx) => match follow(rx).await {
+                    // Shared, not paid for: counted like a cache hit.
+                    Some(outcome) => {
+                        let shared = outcome.map(|s| Summary {
+                            retries: 0,
+                            cached: true,
+                            ..s
+                        });
+                        if let Ok(s) = &shared {
+                            sink.emit(cached_step(&s.model));
+                        }
+                        metrics::counter!("compactd_single_flight_joins_total").increment(1);
+                        return shared;
+                    }
+                    // The leader was cancelled: start over (one of us leads now).
+                    None => continue,
+                },
+            };
+            // The previous leader may have filled the cache since we looked.
+            if let Some(hit) = self.cached(&key) {
+                lead.finish(Ok(hit.clone()));
+                sink.emit(cached_step(&hit.model));
+                return Ok(hit);
+            }
+            let answered = self.attempt_models(candidates, req, sink).await;
+            if let Ok(summary) = &answered {
+                self.cache.insert(key, summary.clone());
+            }
+            lead.finish(answered.clone());
+            return answered;
         }
-        let summary = self.attempt_models(candidates, req, sink).await?;
-        self.cache.insert(key, summary.clone());
-        Ok(summary)
     }
 
     pub(super) fn candidate(&self, index: usize) -> &Candidate {

@@ -69,6 +69,7 @@ mod cache;
 mod candidates;
 mod engine;
 mod error;
+mod flight;
 mod moa;
 mod openai;
 mod outcome;
