@@ -223,6 +223,11 @@ pub struct BranchSummaryResult {
     /// pinning is off or nothing was summarized.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retention: Option<Retention>,
+    /// What the caller should know about how the summary was written: a model server
+    /// that reported far fewer prompt tokens than were sent (it cut the prompt). Absent
+    /// when there is nothing to say.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// A `branch_summary` entry as pi writes it, child of the target, ready to append.
     #[schema(value_type = Object)]
     pub entry: serde_json::Value,
@@ -238,6 +243,7 @@ pub async fn run_branch_summary(
     summarizer: &dyn Summarize,
     now: time::OffsetDateTime,
 ) -> Result<BranchSummaryResult, SummarizeError> {
+    let mut warnings = Vec::new();
     let (summary, usage, model, kind, retention, moa) = match &plan.request {
         None => (
             NO_CONTENT.to_string(),
@@ -264,6 +270,7 @@ pub async fn run_branch_summary(
                 None => (text, None),
             };
             let moa = s.moa;
+            warnings = s.warnings;
             (
                 text,
                 s.usage,
@@ -300,6 +307,7 @@ pub async fn run_branch_summary(
         summarizer: kind,
         moa,
         retention,
+        warnings,
         entry: serde_json::Value::Object(entry),
     })
 }

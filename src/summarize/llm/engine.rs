@@ -14,12 +14,12 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::attempt;
 use super::cache::SummaryCache;
 use super::candidates::{Candidate, Candidates, Selection};
 use super::error::EngineError;
 use super::outcome::{Answer, Failure};
 use super::retry::Backoff;
+use super::{attempt, truncation};
 use super::{FallbackPolicy, LlmConfig, Secrets, SummarizerChoice};
 use crate::config::{LlmDescription, Strategy};
 use crate::summarize::{
@@ -114,11 +114,17 @@ impl Engine {
             .iter()
             .map(Candidate::new)
             .collect::<Result<Vec<_>, _>>()?;
+        // Keys and extra header values (a gateway's key may be one).
         let secrets = Secrets(
             config
                 .models
                 .iter()
-                .filter_map(|m| m.api_key.clone())
+                .flat_map(|m| {
+                    m.api_key
+                        .iter()
+                        .cloned()
+                        .chain(m.options.headers.iter().map(|(_, v)| v.clone()))
+                })
                 .collect(),
         );
         // Redirects are not followed: an `x-api-key` would go along to the new host.
@@ -399,15 +405,28 @@ impl Engine {
         for c in candidates {
             match self.try_candidate(c, req, deadline, progress).await {
                 Ok(answer) => {
+                    let model = format!("{}/{}", c.name, c.model);
+                    let mut warnings = Vec::new();
+                    if let Some((reported, lower)) = truncation::suspected(req, &answer.usage) {
+                        metrics::counter!("compactd_truncated_prompts_total", "model" => c.name.clone())
+                            .increment(1);
+                        tracing::warn!(
+                            candidate = %c.name, model = %c.model, url = %c.shown_url, reported,
+                            lower_bound = lower,
+                            "the model reported far fewer prompt tokens than were sent: the server probably cut the prompt"
+                        );
+                        warnings.push(truncation::warning(&model, reported, lower));
+                    }
                     return Some(Summary {
                         text: answer.text,
                         usage: answer.usage,
-                        model: format!("{}/{}", c.name, c.model),
+                        model,
                         summarizer: SummarizerKind::Llm,
                         retries: progress.retries,
                         cached: false,
                         moa: None,
-                    })
+                        warnings,
+                    });
                 }
                 Err((failure, attempts)) => {
                     progress.out_of_reach = failure.is_out_of_reach();
@@ -456,6 +475,11 @@ impl Engine {
                 }
                 Err(f) => f,
             };
+            if let Some(learned) = c.learn(&failure) {
+                // Not a retry: the request changes, and only once per parameter.
+                tracing::warn!(candidate = %c.name, model = %c.model, attempt, "{learned}");
+                continue;
+            }
             let error = self.secrets.scrub(&failure.to_string());
             let status = failure.status();
             let transient = failure.is_transient();
@@ -611,6 +635,7 @@ mod tests {
                 retries: 0,
                 cached: false,
                 moa: None,
+                warnings: Vec::new(),
             }),
         )
         .unwrap();

@@ -15,6 +15,8 @@
 //! * `openai.rs`, `anthropic.rs`: the two wire formats;
 //! * `overflow.rs`: recognizing an answer that says the request exceeds the model's
 //!   context window (each server's wording);
+//! * `truncation.rs`: noticing a prompt the server cut silently (Ollama), from the
+//!   prompt tokens it reports;
 //! * `retry.rs`: which failures are worth another attempt and how long to wait;
 //! * `cache.rs`: the in-memory cache of identical requests;
 //! * `moa.rs`: Mixture-of-Agents (proposers draft concurrently, an aggregator merges),
@@ -74,6 +76,7 @@ mod openai;
 mod outcome;
 mod overflow;
 mod retry;
+mod truncation;
 
 use secrecy::{ExposeSecret, SecretString};
 
