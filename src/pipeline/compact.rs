@@ -24,7 +24,6 @@ use crate::compaction::message::for_context;
 use crate::compaction::prepare::prepare_compaction;
 use crate::compaction::tokens::estimate;
 use crate::compaction::{serialize_conversation, NotCompactable, Settings};
-use crate::session::text::utf16_len;
 use crate::session::{Entry, InputError};
 use crate::summarize::{
     MoaReport, PromptOptions, Prompts, RequestKind, Strategy, Summarize, SummarizeError,
@@ -32,6 +31,7 @@ use crate::summarize::{
 };
 
 use super::checked::{progress, record, verify, without_secrets};
+use super::fold::{summarize_history, tokens_of, History};
 use super::input::SessionInput;
 use super::numbers::JsNumber;
 use super::options::{CompactOptions, CompactReason};
@@ -258,11 +258,6 @@ impl Tally {
     }
 }
 
-/// Tokens a prompt of `text` occupies, by the same chars/4 estimate pi uses.
-fn tokens_of(text: &str) -> u64 {
-    utf16_len(text).div_ceil(4) as u64
-}
-
 /// Runs the summarizer calls of a plan and builds the result.
 pub async fn run_compaction(
     plan: CompactPlan,
@@ -293,7 +288,17 @@ pub async fn run_compaction(
             return Ok((text, Tally::default(), 0));
         }
         let mut t = Tally::default();
-        let (text, n) = summarize_history(&plan, prompts, summarizer, &opts, pin, &mut t).await?;
+        let h = History {
+            parts: &plan.history_parts,
+            previous_summary: plan.previous_summary.as_deref(),
+            model,
+            strategy: plan.strategy,
+            reserve,
+            pin_budget_share: plan.checking.pin_budget_share,
+        };
+        let mut calls = Vec::new();
+        let (text, n) = summarize_history(&h, prompts, summarizer, &opts, pin, &mut calls).await?;
+        calls.iter().for_each(|s| t.add(s));
         Ok::<_, SummarizeError>((text, t, n))
     };
     let summary = match &plan.turn_prefix {
@@ -421,150 +426,6 @@ fn carried_summary(previous: &str) -> String {
     text
 }
 
-/// Re-plans after a context overflow, at most: each halves the window planned for, so
-/// four take a misjudged window down sixteenfold before the last try falls back.
-const MAX_REPLANS: u32 = 4;
-
-/// Estimated tokens of a request as sent: prompts and output budget.
-fn request_tokens(req: &SummaryRequest) -> u64 {
-    tokens_of(&req.system_prompt)
-        .saturating_add(tokens_of(&req.prompt))
-        .saturating_add(req.max_tokens)
-}
-
-/// The history summary, in chunks when one request would not fit the summarizer's
-/// context window: oldest first, each pass folding into the previous pass's summary
-/// with the update prompt (the first pass into the previous compaction's summary).
-/// With a ledger, each intermediate pass is verified too, so the next pass reads the
-/// pinned items. Returns the summary and the number of passes.
-///
-/// A pass the model refuses as larger than its window (the chars/4 estimate is off for
-/// code and non-Latin text) is planned again: the window becomes the smaller of the one
-/// the summarizer now reports (the engine shrinks it on an overflow) and half the
-/// estimate of what was sent, and the rest of the history is chunked for it. After
-/// [`MAX_REPLANS`] re-plans a pass goes through the plain call (and its fallback).
-async fn summarize_history(
-    plan: &CompactPlan,
-    prompts: &Prompts,
-    summarizer: &dyn Summarize,
-    opts: &PromptOptions<'_>,
-    pin: Option<&Ledger>,
-    tally: &mut Tally,
-) -> Result<(String, u32), SummarizeError> {
-    let model = plan.model.as_deref();
-    let reserve = plan.settings.reserve_tokens;
-    let mut window = summarizer.context_window(model);
-    let mut replans = 0u32;
-    let whole = plan.history_parts.join("\n\n");
-    let single = SummaryRequest {
-        strategy: plan.strategy,
-        ..prompts.history_request(&whole, plan.previous_summary.as_deref(), reserve, opts)
-    };
-    let fits = window.is_none_or(|w| request_tokens(&single) <= w);
-    if fits {
-        if let Some(s) = call(summarizer, model, &single, &mut window, &mut replans).await? {
-            tally.add(&s);
-            return Ok((s.text, 1));
-        }
-    }
-    let mut previous = plan.previous_summary.clone();
-    let mut rest: &[String] = &plan.history_parts;
-    let mut passes = 0u32;
-    while !rest.is_empty() {
-        let window_now = window.unwrap_or(u64::MAX);
-        // Room for conversation text in this pass, in UTF-16 units (4 per token).
-        let frame = prompts.history_request("", previous.as_deref(), reserve, opts);
-        // max_tokens may be close to u64::MAX (a client's reserveTokens).
-        let overhead = request_tokens(&frame);
-        let room_units = window_now.saturating_sub(overhead).saturating_mul(4) as usize;
-        let mut take = 0;
-        let mut units = 0usize;
-        for part in rest {
-            let add = utf16_len(part) + if take > 0 { 2 } else { 0 };
-            if take > 0 && units + add > room_units {
-                break;
-            }
-            units += add;
-            take += 1;
-        }
-        let mut chunk = rest[..take].join("\n\n");
-        if utf16_len(&chunk) > room_units {
-            // A single message larger than the window: keep its beginning.
-            chunk = truncate_units(&chunk, room_units.max(400));
-        }
-        let req = SummaryRequest {
-            strategy: plan.strategy,
-            ..prompts.history_request(&chunk, previous.as_deref(), reserve, opts)
-        };
-        let Some(s) = call(summarizer, model, &req, &mut window, &mut replans).await? else {
-            continue;
-        };
-        tally.add(&s);
-        rest = &rest[take..];
-        passes += 1;
-        previous = Some(match pin {
-            // The final pass is verified with the whole summary.
-            Some(ledger) if !rest.is_empty() => {
-                verify(
-                    &s.text,
-                    ledger,
-                    req.max_tokens,
-                    plan.checking.pin_budget_share,
-                )
-                .summary
-            }
-            _ => s.text,
-        });
-    }
-    Ok((previous.unwrap_or_default(), passes))
-}
-
-/// One history call; `Ok(None)`: the model said the request exceeds its window, and
-/// `window` is now the smaller one to plan for (see [`summarize_history`]).
-async fn call(
-    summarizer: &dyn Summarize,
-    model: Option<&str>,
-    req: &SummaryRequest,
-    window: &mut Option<u64>,
-    replans: &mut u32,
-) -> Result<Option<Summary>, SummarizeError> {
-    if *replans >= MAX_REPLANS {
-        return summarizer.summarize(req, model).await.map(Some);
-    }
-    match summarizer.summarize_splittable(req, model).await {
-        Ok(s) => Ok(Some(s)),
-        Err(SummarizeError::ContextOverflow(why)) => {
-            let sent = request_tokens(req);
-            let reported = summarizer.context_window(model).unwrap_or(u64::MAX);
-            let smaller = reported.min(window.unwrap_or(u64::MAX).min(sent) / 2);
-            tracing::warn!(
-                sent, window = smaller, error = %why,
-                "the summary request exceeds the model's context window; splitting it"
-            );
-            metrics::counter!("compactd_compaction_replans_total").increment(1);
-            *window = Some(smaller);
-            *replans += 1;
-            Ok(None)
-        }
-        Err(e) => Err(e),
-    }
-}
-
-/// The first `max_units` UTF-16 units of `s`, never splitting a character, with a marker.
-fn truncate_units(s: &str, max_units: usize) -> String {
-    let marker = "\n\n[... truncated to fit the summarizer's context window]";
-    let budget = max_units.saturating_sub(utf16_len(marker));
-    let mut units = 0;
-    let end = s
-        .char_indices()
-        .find(|(_, c)| {
-            units += c.len_utf16();
-            units > budget
-        })
-        .map_or(s.len(), |(i, _)| i);
-    format!("{}{marker}", &s[..end])
-}
-
 /// A `compaction` entry as pi writes it, with a fresh id, ready to append.
 fn compaction_entry(
     plan: &CompactPlan,
@@ -639,13 +500,6 @@ mod tests {
     fn iso_timestamps_match_javascript() {
         let t = time::OffsetDateTime::from_unix_timestamp_nanos(1_765_233_665_306_000_000).unwrap();
         assert_eq!(iso_timestamp(t), "2025-12-08T22:41:05.306Z");
-    }
-
-    #[test]
-    fn truncation_keeps_whole_characters() {
-        let t = truncate_units(&"😀".repeat(500), 100);
-        assert!(utf16_len(&t) <= 100);
-        assert!(t.ends_with("window]"));
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod branch;
 pub mod chat;
 pub mod checked;
 pub mod compact;
+mod fold;
 pub mod hermes;
 pub mod input;
 pub mod numbers;

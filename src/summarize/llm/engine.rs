@@ -17,9 +17,10 @@ use tokio::time::Instant;
 use super::cache::SummaryCache;
 use super::candidates::{Candidate, Candidates, Selection};
 use super::error::EngineError;
+use super::metrics::record;
 use super::outcome::{Answer, Failure};
 use super::retry::Backoff;
-use super::{attempt, truncation};
+use super::{attempt, overflow, truncation};
 use super::{FallbackPolicy, LlmConfig, Secrets, SummarizerChoice};
 use crate::config::{LlmDescription, Strategy};
 use crate::summarize::{
@@ -432,7 +433,7 @@ impl Engine {
                     progress.out_of_reach = failure.is_out_of_reach();
                     if let Failure::ContextOverflow { limit, .. } = &failure {
                         progress.overflow = true;
-                        let window = c.shrink_window(estimate_tokens(req), *limit);
+                        let window = c.shrink_window(overflow::sent_tokens(req), *limit);
                         metrics::counter!("compactd_context_overflows_total", "model" => c.name.clone())
                             .increment(1);
                         tracing::warn!(
@@ -564,55 +565,6 @@ impl Summarize for Engine {
 
     fn describe(&self) -> serde_json::Value {
         Engine::describe(self)
-    }
-}
-
-/// Tokens of a request as sent (system prompt, prompt and output budget), by the chars/4
-/// estimate the pipelines budget with.
-fn estimate_tokens(req: &SummaryRequest) -> u64 {
-    let units = crate::session::text::utf16_len(&req.system_prompt)
-        + crate::session::text::utf16_len(&req.prompt);
-    (units as u64).div_ceil(4).saturating_add(req.max_tokens)
-}
-
-/// Metrics of one summarize call.
-fn record(result: &Result<Summary, SummarizeError>, uses_models: bool) {
-    match result {
-        Ok(s) => {
-            let kind = match s.summarizer {
-                SummarizerKind::Llm => "llm",
-                SummarizerKind::Extractive => "extractive",
-            };
-            metrics::counter!("compactd_summaries_total", "summarizer" => kind).increment(1);
-            metrics::counter!("compactd_tokens_total", "direction" => "input")
-                .increment(s.usage.input);
-            metrics::counter!("compactd_tokens_total", "direction" => "output")
-                .increment(s.usage.output);
-            metrics::counter!("compactd_upstream_retries_total").increment(u64::from(s.retries));
-            if s.cached {
-                metrics::counter!("compactd_cache_hits_total").increment(1);
-            } else if s.summarizer == SummarizerKind::Llm {
-                // MoA: one first attempt per proposer and one for the aggregator.
-                let first_attempts = s
-                    .moa
-                    .as_ref()
-                    .map_or(1, |m| (m.proposers.len() + m.failed.len() + 1) as u64);
-                metrics::counter!("compactd_upstream_attempts_total")
-                    .increment(u64::from(s.retries) + first_attempts);
-            } else if uses_models {
-                metrics::counter!("compactd_fallbacks_total").increment(1);
-            }
-        }
-        Err(e) => {
-            let kind = match e {
-                SummarizeError::Upstream(_) => "upstream",
-                SummarizeError::Timeout => "timeout",
-                SummarizeError::UnknownModel(_) => "unknown_model",
-                SummarizeError::NoMoa => "no_moa",
-                SummarizeError::ContextOverflow(_) => "context_overflow",
-            };
-            metrics::counter!("compactd_summarize_errors_total", "kind" => kind).increment(1);
-        }
     }
 }
 
