@@ -24,6 +24,8 @@ pub struct ConfigDescription<S> {
     pub max_concurrency: usize,
     pub request_timeout_secs: u64,
     pub shutdown_grace_secs: u64,
+    pub heartbeat_ms: u64,
+    pub job_ttl_secs: u64,
     pub keep_recent_tokens: u64,
     pub reserve_tokens: u64,
     pub branch_reserve_tokens: u64,
@@ -33,6 +35,8 @@ pub struct ConfigDescription<S> {
     pub min_progress: f64,
     pub prompts_dir: Option<String>,
     pub log_format: LogFormat,
+    /// The inspector page on `GET /`.
+    pub inspector: bool,
     pub summarizer: S,
 }
 
@@ -131,6 +135,8 @@ impl Config {
             max_concurrency: self.max_concurrency,
             request_timeout_secs: self.request_timeout.as_secs(),
             shutdown_grace_secs: self.shutdown_grace.as_secs(),
+            heartbeat_ms: millis(self.heartbeat),
+            job_ttl_secs: self.job_ttl.as_secs(),
             keep_recent_tokens: self.keep_recent_tokens,
             reserve_tokens: self.reserve_tokens,
             branch_reserve_tokens: self.branch_reserve_tokens,
@@ -140,6 +146,7 @@ impl Config {
             min_progress: self.min_progress,
             prompts_dir: self.prompts_dir.as_ref().map(|p| p.display().to_string()),
             log_format: self.log_format,
+            inspector: self.inspector,
             summarizer,
         }
     }
@@ -228,6 +235,8 @@ mod tests {
                 "maxConcurrency",
                 "requestTimeoutSecs",
                 "shutdownGraceSecs",
+                "heartbeatMs",
+                "jobTtlSecs",
                 "keepRecentTokens",
                 "reserveTokens",
                 "branchReserveTokens",
@@ -237,6 +246,7 @@ mod tests {
                 "minProgress",
                 "promptsDir",
                 "logFormat",
+                "inspector",
                 "summarizer"
             ]
         );

@@ -50,6 +50,10 @@ pub(super) struct Settings {
     pub max_concurrency: usize,
     pub request_timeout_secs: u64,
     pub shutdown_grace_secs: u64,
+    /// Silence after which an event stream sends a heartbeat comment (issue 13).
+    pub heartbeat_ms: u64,
+    /// How long a finished job's record and result are kept.
+    pub job_ttl_secs: u64,
     pub keep_recent_tokens: u64,
     pub reserve_tokens: u64,
     pub branch_reserve_tokens: u64,
@@ -95,6 +99,8 @@ pub(super) struct Settings {
     /// A file holding the upstream key of every candidate without its own
     /// (before `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`).
     pub llm_api_key_file: Option<PathBuf>,
+    /// The inspector page on `GET /` (issue 15).
+    pub inspector: bool,
 }
 
 impl Default for Settings {
@@ -109,6 +115,9 @@ impl Default for Settings {
             request_timeout_secs: 120,
             // Kubernetes' default terminationGracePeriodSeconds is 30: leave it headroom.
             shutdown_grace_secs: 25,
+            // Below the 60 s idle timeout of common proxies.
+            heartbeat_ms: 15_000,
+            job_ttl_secs: 3600,
             keep_recent_tokens: 20_000,
             reserve_tokens: 16_384,
             branch_reserve_tokens: 16_384,
@@ -136,6 +145,7 @@ impl Default for Settings {
             api_keys: None,
             api_keys_file: None,
             llm_api_key_file: None,
+            inspector: true,
         }
     }
 }

@@ -350,6 +350,8 @@ const EVERY_SETTING: &[(&str, &str, &str)] = &[
     ("max_concurrency", "3", "3"),
     ("request_timeout_secs", "30", "30"),
     ("shutdown_grace_secs", "5", "5"),
+    ("heartbeat_ms", "250", "250"),
+    ("job_ttl_secs", "60", "60"),
     ("keep_recent_tokens", "1000", "1000"),
     ("reserve_tokens", "2000", "2000"),
     ("branch_reserve_tokens", "3000", "3000"),
@@ -391,6 +393,7 @@ const EVERY_SETTING: &[(&str, &str, &str)] = &[
     ),
     ("api_keys_file", "KEYS_FILE", "KEYS_FILE"),
     ("llm_api_key_file", "LLM_KEY_FILE", "LLM_KEY_FILE"),
+    ("inspector", "false", "false"),
 ];
 
 #[test]
@@ -442,6 +445,7 @@ fn every_setting_is_settable_from_the_file_and_from_the_environment() {
         let key = c.llm.models[1].api_key.as_ref().unwrap();
         assert_eq!(key.expose_secret(), "sk-file");
         assert_eq!(shown_keys(&c.api_keys), ["client-key"]);
+        assert!(!c.inspector);
     }
 
     // The environment wins over the file.

@@ -14,6 +14,7 @@ use crate::pipeline::chat::{ChatMessage, ChatRequest, StreamOptions};
 use crate::pipeline::compact::{CompactionDetails, CompactionResult};
 use crate::pipeline::numbers::JsNumber;
 use crate::pipeline::options::{CompactReason, SettingsRequest};
+use crate::pipeline::outline::Outline;
 use crate::pipeline::prepare::{
     Compactable, Conversation, NotCompactableResponse, PrepareResponse, SettingsJson,
 };
@@ -49,10 +50,14 @@ use super::schemas::{
         super::hermes::post_hermes_prepare,
         super::chat::post_chat_completions,
         super::chat::get_models,
+        super::jobs::get_job,
+        super::jobs::get_job_events,
+        super::jobs::delete_job,
         super::health::healthz,
         super::health::readyz,
         super::health::config,
-        super::health::metrics
+        super::health::metrics,
+        super::inspect::post_outline
     ),
     components(schemas(
         PrepareRequest,
@@ -63,6 +68,7 @@ use super::schemas::{
         SettingsRequest,
         CompactReason,
         PrepareResponse,
+        Outline,
         PruneResponse,
         Compactable,
         NotCompactableResponse,
@@ -99,7 +105,9 @@ use super::schemas::{
         ModelList,
         ModelEntry,
         OpenAiError,
-        OpenAiErrorBody
+        OpenAiErrorBody,
+        super::jobs::JobView,
+        super::jobs::Status
     )),
     modifiers(&Guard)
 )]

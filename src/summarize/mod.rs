@@ -11,6 +11,7 @@
 pub mod backend;
 pub mod extractive;
 pub mod llm;
+pub mod progress;
 pub mod templates;
 
 use std::future::Future;
@@ -19,6 +20,7 @@ use std::pin::Pin;
 use serde::{Deserialize, Serialize};
 
 pub use crate::config::Strategy;
+pub use progress::{Part, Prepared, ProgressEvent, ProgressSink, Scoped, Silent};
 pub use templates::{PromptOptions, Prompts, RequestKind, SummaryRequest};
 
 /// Token usage, in pi's shape.
@@ -190,6 +192,39 @@ pub trait Summarize: Send + Sync {
         })
     }
 
+    /// [`Summarize::summarize`], reporting its attempts, retries and fallbacks to `sink`.
+    /// The default (summarizers without attempts) reports one `summarizing` event.
+    fn summarize_observed<'a>(
+        &'a self,
+        req: &'a SummaryRequest,
+        model: Option<&'a str>,
+        sink: &'a dyn ProgressSink,
+    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
+        sink.emit(ProgressEvent::Summarizing {
+            part: Part::default(),
+            model: model.unwrap_or("default").to_string(),
+            attempt: 1,
+            cached: false,
+        });
+        self.summarize(req, model)
+    }
+
+    /// [`Summarize::summarize_model_only`], reporting to `sink`.
+    fn summarize_model_only_observed<'a>(
+        &'a self,
+        req: &'a SummaryRequest,
+        model: Option<&'a str>,
+        sink: &'a dyn ProgressSink,
+    ) -> Pin<Box<dyn Future<Output = Result<Summary, ModelFailure>> + Send + 'a>> {
+        sink.emit(ProgressEvent::Summarizing {
+            part: Part::default(),
+            model: model.unwrap_or("default").to_string(),
+            attempt: 1,
+            cached: false,
+        });
+        self.summarize_model_only(req, model)
+    }
+
     /// Like [`Summarize::summarize`] for a caller that can split its request: when the
     /// request exceeds the model's context window, `Err(ContextOverflow)` instead of the
     /// fallback. The default serves summarizers without windows (tests, extractive).
@@ -201,8 +236,32 @@ pub trait Summarize: Send + Sync {
         self.summarize(req, model)
     }
 
+    /// [`Summarize::summarize_splittable`], reporting to `sink`.
+    fn summarize_splittable_observed<'a>(
+        &'a self,
+        req: &'a SummaryRequest,
+        model: Option<&'a str>,
+        sink: &'a dyn ProgressSink,
+    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
+        sink.emit(ProgressEvent::Summarizing {
+            part: Part::default(),
+            model: model.unwrap_or("default").to_string(),
+            attempt: 1,
+            cached: false,
+        });
+        self.summarize_splittable(req, model)
+    }
+
     /// Context window of the model that would answer, if any (extractive: none).
     fn context_window(&self, model: Option<&str>) -> Option<u64>;
+
+    /// Context window of what would answer a request with this strategy (`None`: the
+    /// configured default): the smallest window of the Mixture-of-Agents models when they
+    /// would answer. The default serves summarizers without strategies.
+    fn context_window_for(&self, model: Option<&str>, strategy: Option<Strategy>) -> Option<u64> {
+        let _ = strategy;
+        self.context_window(model)
+    }
 
     /// Non-secret description for `GET /v1/config`.
     fn describe(&self) -> serde_json::Value;

@@ -83,6 +83,7 @@ mod cache;
 mod candidates;
 mod engine;
 mod error;
+mod flight;
 mod metrics;
 mod moa;
 mod openai;
