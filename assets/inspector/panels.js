@@ -104,13 +104,12 @@ export function renderRequests(node, prepare) {
   }
 }
 
-// The pinned items and which of them the closing "Pinned" section re-inserted.
+// The active pinned items, each with whether the closing "Pinned" section re-inserted it.
 function pinnedItems(result) {
   const ledger = result.details && result.details.pinned;
   const items = ledger && Array.isArray(ledger.items) ? ledger.items.filter((it) => it.status === 'active') : [];
-  const at = result.summary.indexOf('\n## Pinned');
-  const section = at < 0 ? '' : result.summary.slice(at);
-  return items.map((it) => ({ item: it, reinserted: section !== '' && section.includes(String(it.text)) }));
+  const reinserted = new Set(result.retention.reinsertedIds || []);
+  return items.map((it) => ({ item: it, reinserted: reinserted.has(it.id) }));
 }
 
 export function renderResult(node, result) {

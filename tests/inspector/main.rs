@@ -245,7 +245,20 @@ async fn the_page_draws_the_cut_follows_the_settings_and_compacts() {
     let result = b.text("#result").await;
     assert!(result.contains("madeProgress true"), "{result}");
     assert!(result.contains("tokensAfter"), "{result}");
-    assert!(result.contains("re-inserted"), "{result}");
+    // The pinned items the closing section re-inserted are marked, as many as the answer
+    // counts.
+    let marked = b
+        .js(
+            "return document.querySelectorAll('#pinned li.reinserted').length",
+            vec![],
+        )
+        .await;
+    let retention = b.text("#result").await;
+    assert!(marked.as_u64().unwrap() > 0, "{retention}");
+    assert!(
+        retention.contains(&format!("{} re-inserted", marked.as_u64().unwrap())),
+        "{retention}"
+    );
     b.screenshot("page-compacted").await;
 
     // The branch-summary preview from the leaf back to an earlier entry.
