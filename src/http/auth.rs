@@ -49,10 +49,13 @@ impl ApiKeys {
     }
 }
 
-/// Answers 401 unless no keys are configured, the route is a probe, or the request
-/// carries `Authorization: Bearer <one of the keys>`.
+/// Answers 401 unless no keys are configured, the route is a probe or the inspector
+/// page, or the request carries `Authorization: Bearer <one of the keys>`.
 pub async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
-    if state.api_keys.is_empty() || super::guard::is_open(req.uri().path()) {
+    let path = req.uri().path();
+    // The inspector page holds no data: it asks for the key and sends it with each call.
+    let page = state.config.inspector && super::inspect::is_page(path);
+    if state.api_keys.is_empty() || super::guard::is_open(path) || page {
         return next.run(req).await;
     }
     let token = req

@@ -16,6 +16,7 @@ mod extract;
 mod guard;
 mod health;
 mod hermes;
+pub mod inspect;
 pub mod jobs;
 mod openai_errors;
 pub mod openapi;
@@ -87,6 +88,8 @@ pub fn router(state: AppState) -> Router {
         .route("/readyz", get(health::readyz))
         .route("/openapi.json", get(openapi::openapi_json))
         .route("/metrics", get(health::metrics))
+        .route("/v1/inspect/outline", post(inspect::post_outline))
+        .merge(inspector_page(&state))
         .fallback(|| async { ApiError::NotFound })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(axum::extract::DefaultBodyLimit::max(body_limit))
@@ -114,6 +117,16 @@ pub fn router(state: AppState) -> Router {
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
         .layer(axum::middleware::map_request(guard::request_id_policy))
         .with_state(state)
+}
+
+/// The inspector page and its assets, unless `COMPACTD_INSPECTOR=false`.
+fn inspector_page(state: &AppState) -> Router<AppState> {
+    if !state.config.inspector {
+        return Router::new();
+    }
+    Router::new()
+        .route("/", get(inspect::get_index))
+        .route("/inspector/{name}", get(inspect::get_asset))
 }
 
 /// Runs CPU-bound work (parsing, preparing) off the async workers.

@@ -14,6 +14,7 @@ use crate::pipeline::chat::{ChatMessage, ChatRequest, StreamOptions};
 use crate::pipeline::compact::{CompactionDetails, CompactionResult};
 use crate::pipeline::numbers::JsNumber;
 use crate::pipeline::options::{CompactReason, SettingsRequest};
+use crate::pipeline::outline::Outline;
 use crate::pipeline::prepare::{
     Compactable, Conversation, NotCompactableResponse, PrepareResponse, SettingsJson,
 };
@@ -55,7 +56,8 @@ use super::schemas::{
         super::health::healthz,
         super::health::readyz,
         super::health::config,
-        super::health::metrics
+        super::health::metrics,
+        super::inspect::post_outline
     ),
     components(schemas(
         PrepareRequest,
@@ -66,6 +68,7 @@ use super::schemas::{
         SettingsRequest,
         CompactReason,
         PrepareResponse,
+        Outline,
         PruneResponse,
         Compactable,
         NotCompactableResponse,

@@ -210,6 +210,11 @@ pub struct CompactionResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<serde_json::Value>)]
     pub preserve_data: Option<serde_json::Value>,
+    /// What the caller should know about how the summary was written: a model server
+    /// that reported far fewer prompt tokens than were sent (it cut the prompt). Absent
+    /// when there is nothing to say.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// Ready to append to the session file.
     #[schema(value_type = Object)]
     pub entry: serde_json::Value,
@@ -236,10 +241,16 @@ struct Tally {
     extractive: bool,
     model: Option<String>,
     moa: Option<MoaReport>,
+    warnings: Vec<String>,
 }
 
 impl Tally {
     fn add(&mut self, s: &Summary) {
+        for w in &s.warnings {
+            if !self.warnings.contains(w) {
+                self.warnings.push(w.clone());
+            }
+        }
         self.usage.add(&s.usage);
         self.calls += 1;
         self.extractive |= s.summarizer == SummarizerKind::Extractive;
@@ -406,6 +417,7 @@ pub async fn run_compaction_observed(
         retention,
         calls: tally.calls,
         chunks,
+        warnings: tally.warnings,
         preserve_data: plan.preserve_data.clone(),
         entry,
         summary,
@@ -416,6 +428,11 @@ fn merge_tally(into: &mut Tally, from: Tally) {
     into.usage.add(&from.usage);
     into.calls += from.calls;
     into.extractive |= from.extractive;
+    for w in from.warnings {
+        if !into.warnings.contains(&w) {
+            into.warnings.push(w);
+        }
+    }
     if from.model.is_some() {
         into.model = from.model;
         into.moa = from.moa;

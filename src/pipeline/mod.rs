@@ -17,6 +17,7 @@ pub mod input;
 pub mod numbers;
 pub mod object_only;
 pub mod options;
+pub mod outline;
 pub mod prepare;
 pub mod prune;
 pub mod sources;

@@ -13,6 +13,7 @@ mod guard;
 mod health;
 mod helpers;
 mod hermes;
+mod inspect;
 mod jobs;
 mod moa;
 #[path = "../support/moa.rs"]
@@ -29,6 +30,7 @@ mod schemathesis;
 mod shutdown;
 #[path = "../support/sse.rs"]
 mod sse;
+mod strategy_cli;
 mod upstream;
 #[path = "../support/upstreams.rs"]
 mod upstreams;

@@ -242,6 +242,11 @@ impl Engine {
             });
         }
         let used: Vec<String> = drafts.iter().map(|(c, _)| c.name.clone()).collect();
+        // A draft written from a cut prompt taints the merge too.
+        let mut warnings: Vec<String> = drafts
+            .iter()
+            .flat_map(|(_, s)| s.warnings.iter().cloned())
+            .collect();
         let texts: Vec<&str> = drafts.iter().map(|(_, s)| s.text.as_str()).collect();
         let agg_req = aggregate_request(req, &texts, aggregator.window());
         let mut progress = Progress::new(sink);
@@ -252,6 +257,7 @@ impl Engine {
         retries += progress.retries;
         if let Ok(Some(s)) = aggregated {
             usage.add(&s.usage);
+            warnings.extend(s.warnings);
             metrics::counter!("compactd_moa_summaries_total", "outcome" => "aggregated")
                 .increment(1);
             tracing::info!(
@@ -271,6 +277,7 @@ impl Engine {
                     aggregator: Some(aggregator.name.clone()),
                     draft: None,
                 }),
+                warnings,
             };
             self.cache_insert(key, summary.clone());
             return Ok(summary);
@@ -297,6 +304,7 @@ impl Engine {
                 aggregator: None,
                 draft: Some(chosen.name.clone()),
             }),
+            warnings,
         })
     }
 }
