@@ -75,9 +75,12 @@ fn describe(id: &str, bytes: &[u8], prompts: &Prompts) {
         input.path(None).map_or(0, |p| p.len()),
         c.first_kept_entry_index,
         c.is_split_turn,
-        c.previous_summary.is_some(),
-        c.summarized_entry_ids.len(),
-        c.conversation.history.len() as f64 / 1e6,
+        c.previous_summary.kept().is_some_and(Option::is_some),
+        c.summarized_entry_ids.as_ref().map_or(0, Vec::len),
+        c.conversation
+            .as_ref()
+            .map_or(0, |t| t.history.as_str().len()) as f64
+            / 1e6,
         json.len() as f64 / 1e6,
     );
 }

@@ -23,6 +23,7 @@ pub mod lexer;
 #[cfg(test)]
 pub(crate) mod mutations;
 pub mod string;
+pub mod write;
 
 pub use lexer::Lexer;
 pub use string::utf16_len;

@@ -12,11 +12,13 @@ pub mod chat;
 pub mod checked;
 pub mod compact;
 pub mod hermes;
+pub mod include;
 pub mod input;
 pub mod numbers;
 pub mod object_only;
 pub mod options;
 pub mod prepare;
+mod prepare_json;
 pub mod prune;
 pub mod sources;
 

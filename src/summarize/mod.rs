@@ -19,7 +19,7 @@ use std::pin::Pin;
 use serde::{Deserialize, Serialize};
 
 pub use crate::config::Strategy;
-pub use templates::{PromptOptions, Prompts, RequestKind, SummaryRequest};
+pub use templates::{PromptOptions, Prompts, RequestKind, SummaryRequest, CONVERSATION_OPEN};
 
 /// Token usage, in pi's shape.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
