@@ -184,7 +184,20 @@ fn phases(id: &str, bytes: &[u8], prompts: &Prompts, runs: usize) {
     );
 }
 
+/// The seed of `generated-20mb.jsonl`, the session `bench/compare.sh` times over HTTP:
+/// not the 50 MB one's, so it is a session no test and no tuning has seen.
+const SEED_20MB: u64 = 0x20_5e55_10f5_2026;
+
 fn bench_prepare(c: &mut Criterion) {
+    // `COMPACTD_BENCH_GENERATE_ONLY=1`: write the generated sessions and measure nothing
+    // (bench/compare.sh uses it).
+    if std::env::var_os("COMPACTD_BENCH_GENERATE_ONLY").is_some_and(|v| v == "1") {
+        let big = generate::ensure_generated_50mb().expect("write the generated session");
+        let path = generate::data_dir().join("generated-20mb.jsonl");
+        let small = generate::ensure(&path, SEED_20MB, 20_000_000).expect("write 20 MB");
+        eprintln!("generated {} and {}", big.display(), small.display());
+        return;
+    }
     let prompts = Prompts::builtin();
     let generated = generate::ensure_generated_50mb().expect("write the generated session");
     let inputs = [
