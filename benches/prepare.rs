@@ -35,7 +35,7 @@ fn parse_prepare_serialize(bytes: &[u8], prompts: &Prompts) -> Vec<u8> {
         .expect("session parses");
     let answer = pipeline::prepare_response(&input, prompts, Settings::default(), None)
         .expect("prepare succeeds");
-    serde_json::to_vec(&answer).expect("answer serializes")
+    answer.to_json()
 }
 
 /// The work the reference's benchmark does (parse, migrate, path, `prepareCompaction`),
@@ -66,7 +66,7 @@ fn describe(id: &str, bytes: &[u8], prompts: &Prompts) {
     let PrepareResponse::Compactable(c) = &answer else {
         panic!("{id}: the session is not compactable with the default settings");
     };
-    let json = serde_json::to_vec(&answer).unwrap();
+    let json = answer.to_json();
     eprintln!(
         "{id}: {:.2} MB in, {} entries, path {} entries, firstKept #{}, split {}, \
          previous summary {}, summarized {} entries, history text {:.2} MB, answer {:.2} MB",
@@ -94,7 +94,7 @@ fn timed<T>(f: impl FnOnce() -> T) -> (f64, T) {
 
 /// Where one iteration's time goes (median of `runs` runs, ms), printed to stderr.
 ///
-/// * `parse` (`SessionInput::parse`), `pipeline::prepare_response`, `to_vec` and `drop` are the
+/// * `parse` (`SessionInput::parse`), `pipeline::prepare_response`, `to_json` and `drop` are the
 ///   four steps of one benchmark iteration; their sum is printed last.
 /// * `utf8` (the UTF-8 check `parse` starts with) and `json-scan` (split the lines and
 ///   let serde_json scan each into a `RawValue`: a floor for any serde_json-based
@@ -116,7 +116,7 @@ fn phases(id: &str, bytes: &[u8], prompts: &Prompts, runs: usize) {
         "core prepare",
         "plan",
         "pipeline::prepare_response",
-        "to_vec",
+        "to_json",
         "drop",
     ];
     let mut samples: Vec<[f64; 9]> = Vec::with_capacity(runs);
@@ -156,7 +156,7 @@ fn phases(id: &str, bytes: &[u8], prompts: &Prompts, runs: usize) {
             pipeline::prepare_response(&input, prompts, Settings::default(), None).unwrap()
         });
         t[6] = ms;
-        let (ms, json) = timed(|| serde_json::to_vec(&answer).unwrap());
+        let (ms, json) = timed(|| answer.to_json());
         t[7] = ms;
         black_box(&json);
         drop(path);
@@ -179,7 +179,7 @@ fn phases(id: &str, bytes: &[u8], prompts: &Prompts, runs: usize) {
         .map(|(k, n)| format!("{n} {:.1}", median(k)))
         .collect();
     eprintln!(
-        "{id}: phases (ms, median of {runs}): {}; parse + pipeline::prepare_response + to_vec + drop = {total:.1}",
+        "{id}: phases (ms, median of {runs}): {}; parse + pipeline::prepare_response + to_json + drop = {total:.1}",
         parts.join(", ")
     );
 }
@@ -199,6 +199,32 @@ fn bench_prepare(c: &mut Criterion) {
         return;
     }
     let prompts = Prompts::builtin();
+    // `COMPACTD_BENCH_PROFILE=core|full:FILE:N`: N iterations on FILE and nothing else, for
+    // a profiler (`valgrind --tool=callgrind`, `perf record`) to look at one phase alone.
+    if let Some(spec) = std::env::var_os("COMPACTD_BENCH_PROFILE") {
+        let spec = spec.to_string_lossy().into_owned();
+        let mut parts = spec.splitn(3, ':');
+        let (what, file, n) = (parts.next(), parts.next(), parts.next());
+        let bytes = fs::read(file.expect("FILE")).expect("read FILE");
+        let n: usize = n.and_then(|n| n.parse().ok()).unwrap_or(1);
+        let start = Instant::now();
+        for _ in 0..n {
+            match what {
+                Some("core") => drop(black_box(parse_prepare_core(black_box(&bytes)))),
+                _ => drop(black_box(parse_prepare_serialize(
+                    black_box(&bytes),
+                    &prompts,
+                ))),
+            }
+        }
+        let secs = start.elapsed().as_secs_f64() / n as f64;
+        eprintln!(
+            "{spec}: {:.2} ms per iteration, {:.0} MB/s",
+            secs * 1e3,
+            bytes.len() as f64 / 1e6 / secs
+        );
+        return;
+    }
     let generated = generate::ensure_generated_50mb().expect("write the generated session");
     let inputs = [
         (

@@ -18,6 +18,7 @@
 //! quotes and backslashes that end string runs, because session files are mostly
 //! long strings.
 
+mod blocks;
 pub mod lenient;
 pub mod lexer;
 #[cfg(test)]

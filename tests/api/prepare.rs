@@ -183,7 +183,11 @@ async fn include_selects_the_parts_of_the_answer() {
     let res = app.post_jsonl(&url("&include=cut"), jsonl.clone()).await;
     assert_eq!(res.status().as_u16(), 200);
     let bytes = res.bytes().await.unwrap();
-    assert!(bytes.len() < 400, "a cut-only answer is small: {} bytes", bytes.len());
+    assert!(
+        bytes.len() < 400,
+        "a cut-only answer is small: {} bytes",
+        bytes.len()
+    );
     let cut: Value = serde_json::from_slice(&bytes).unwrap();
     let expected = [
         "compactable",
@@ -253,7 +257,10 @@ async fn unknown_include_parts_are_refused() {
     )
     .await;
     assert!(
-        p["detail"].as_str().unwrap().contains("unknown variant `history`"),
+        p["detail"]
+            .as_str()
+            .unwrap()
+            .contains("unknown variant `history`"),
         "{p}"
     );
     let p = crate::helpers::problem(
