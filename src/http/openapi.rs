@@ -13,6 +13,7 @@ use crate::pipeline::branch::{BranchDryRun, BranchSummaryResult};
 use crate::pipeline::chat::{ChatMessage, ChatRequest, StreamOptions};
 use crate::pipeline::compact::{CompactionDetails, CompactionResult};
 use crate::pipeline::numbers::JsNumber;
+use crate::pipeline::include::IncludePart;
 use crate::pipeline::options::{CompactReason, SettingsRequest};
 use crate::pipeline::prepare::{
     Compactable, Conversation, NotCompactableResponse, PrepareResponse, SettingsJson,
@@ -62,6 +63,7 @@ use super::schemas::{
         SessionEntry,
         SettingsRequest,
         CompactReason,
+        IncludePart,
         PrepareResponse,
         PruneResponse,
         Compactable,

@@ -127,23 +127,18 @@ impl<'de> Deserialize<'de> for Include {
     }
 }
 
-impl utoipa::PartialSchema for Include {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
-        let part = ObjectBuilder::new()
-            .schema_type(Type::String)
-            .enum_values(Some(NAMES.iter().map(|(n, _)| *n)));
-        ArrayBuilder::new()
-            .items(part)
-            .description(Some(
-                "Parts of the answer (default: all): `cut` (always), `messages`, `conversation`, `requests`, `files`. \
-                 A comma-separated string in a query string (`include=cut,files,conversation`).",
-            ))
-            .into()
-    }
+// For the OpenAPI document only; requests are read into `Part`.
+/// A part of the `/v1/prepare` answer (`include`).
+#[derive(utoipa::ToSchema)]
+#[schema(rename_all = "lowercase")]
+#[allow(dead_code)]
+pub enum IncludePart {
+    Cut,
+    Messages,
+    Conversation,
+    Requests,
+    Files,
 }
-
-impl utoipa::ToSchema for Include {}
 
 #[cfg(test)]
 mod tests {

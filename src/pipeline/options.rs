@@ -285,7 +285,7 @@ options! {
         /// Parts of the answer: `cut` (always), `messages`, `conversation`, `requests`,
         /// `files` [all]. Comma-separated in a query string. `/v1/compact`: with `dryRun`.
         #[param(value_type = Option<String>, example = "cut,files,conversation")]
-        #[schema(value_type = Option<Vec<String>>, example = json!(["cut", "files", "conversation"]))]
+        #[schema(value_type = Option<Vec<crate::pipeline::include::IncludePart>>, example = json!(["cut", "files", "conversation"]))]
         pub include: Option<crate::pipeline::include::Include> = "include";
         /// Appended to the summary instructions as "Additional focus".
         pub custom_instructions: Option<String> = "customInstructions";

@@ -56,11 +56,12 @@ pub struct Compactable<'a> {
     /// The summary of the previous compaction, which the history summary updates
     /// (part `conversation`).
     #[serde(skip_serializing_if = "Skip::is_skipped")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, required = false)]
     pub previous_summary: Skip<Option<String>>,
     /// Ids of the entries from the start of the summarized region up to the cut
     /// (part `messages`).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Vec<String>, required = false)]
     pub summarized_entry_ids: Option<Vec<String>>,
     /// The messages the history summary replaces (part `messages`; omitted with
     /// `messages=false`).
@@ -74,13 +75,15 @@ pub struct Compactable<'a> {
     pub turn_prefix_messages: Option<Vec<MessageJson<'a>>>,
     /// The file lists (part `files`).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = FileLists, required = false)]
     pub details: Option<FileLists>,
     /// The serialized conversation (part `conversation`).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Conversation, required = false)]
     pub conversation: Option<Conversation>,
     /// The summarizer calls, each a valid `/v1/summarize` body (part `requests`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Vec<crate::summarize::SummaryRequest>>)]
+    #[schema(value_type = Vec<crate::summarize::SummaryRequest>, required = false)]
     pub requests: Option<Vec<PreparedRequest>>,
     pub settings: SettingsJson,
 }
