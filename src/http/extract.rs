@@ -77,6 +77,7 @@ pub async fn read_body(req: Request, state: &AppState) -> Result<Bytes, ApiError
     while let Some(chunk) = chunks.next().await {
         let chunk = chunk.map_err(|e| ApiError::InvalidParameter {
             message: format!("could not read the body: {e}"),
+            parameter: None,
         })?;
         if buf.len() + chunk.len() > limit {
             return Err(ApiError::BodyTooLarge { limit });
@@ -84,6 +85,16 @@ pub async fn read_body(req: Request, state: &AppState) -> Result<Bytes, ApiError
         buf.extend_from_slice(&chunk);
     }
     Ok(Bytes::from(buf))
+}
+
+/// The query parameter that fails on its own (its name as sent), for the problem's
+/// pointer; `None` when none does alone (a repeated parameter). Only runs on errors.
+fn parameter_at_fault<O: Options>(query: &str) -> Option<String> {
+    query.split('&').find_map(|pair| {
+        let uri: axum::http::Uri = format!("/?{pair}").parse().ok()?;
+        let fails = Query::<QueryOptions<O>>::try_from_uri(&uri).is_err();
+        fails.then(|| pair.split('=').next().unwrap_or(pair).to_string())
+    })
 }
 
 impl<O: Options + Send> FromRequest<AppState> for SessionBody<O> {
@@ -100,6 +111,7 @@ impl<O: Options + Send> FromRequest<AppState> for SessionBody<O> {
             Err(e) => {
                 return Err(ApiError::InvalidParameter {
                     message: e.body_text(),
+                    parameter: parameter_at_fault::<O>(req.uri().query().unwrap_or("")),
                 })
             }
         };

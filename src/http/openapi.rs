@@ -12,8 +12,8 @@ use crate::compaction::FileLists;
 use crate::pipeline::branch::{BranchDryRun, BranchSummaryResult};
 use crate::pipeline::chat::{ChatMessage, ChatRequest, StreamOptions};
 use crate::pipeline::compact::{CompactionDetails, CompactionResult};
-use crate::pipeline::numbers::JsNumber;
 use crate::pipeline::include::IncludePart;
+use crate::pipeline::numbers::JsNumber;
 use crate::pipeline::options::{CompactReason, SettingsRequest};
 use crate::pipeline::prepare::{
     Compactable, Conversation, NotCompactableResponse, PrepareResponse, SettingsJson,

@@ -263,6 +263,7 @@ async fn unknown_include_parts_are_refused() {
             .contains("unknown variant `history`"),
         "{p}"
     );
+    assert_eq!(p["errors"][0]["pointer"], "include", "{p}");
     let p = crate::helpers::problem(
         app.post_json(
             "/v1/prepare",
