@@ -36,7 +36,7 @@ declare -A FILES=(
 
 for tool in cargo node npm; do
 	command -v "$tool" >/dev/null || {
-		echo "compare.sh: $tool is required" >&2
+		echo "core.sh: $tool is required" >&2
 		exit 1
 	}
 done
@@ -47,15 +47,15 @@ if [[ "${SKIP_BENCH:-0}" != 1 ]]; then
 fi
 for id in "${IDS[@]}"; do
 	[[ -f "$CRITERION_CORE/$id/new/estimates.json" ]] || {
-		echo "compare.sh: no criterion result for $id ($CRITERION_CORE/$id/new/estimates.json)" >&2
+		echo "core.sh: no criterion result for $id ($CRITERION_CORE/$id/new/estimates.json)" >&2
 		exit 1
 	}
 	[[ -f "$CRITERION/$id/new/estimates.json" ]] || {
-		echo "compare.sh: no criterion result for $id ($CRITERION/$id/new/estimates.json)" >&2
+		echo "core.sh: no criterion result for $id ($CRITERION/$id/new/estimates.json)" >&2
 		exit 1
 	}
 	[[ -f "${FILES[$id]}" ]] || {
-		echo "compare.sh: missing input ${FILES[$id]}" >&2
+		echo "core.sh: missing input ${FILES[$id]}" >&2
 		exit 1
 	}
 done
@@ -85,7 +85,7 @@ if [[ -x /usr/bin/time ]]; then
 		MEM_ROWS+="$id $(stat -c %s "$f") ${ours:-0} ${ref:-0}"$'\n'
 	done
 else
-	echo "compare.sh: /usr/bin/time not found, skipping peak memory" >&2
+	echo "core.sh: /usr/bin/time not found, skipping peak memory" >&2
 fi
 
 REV="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"

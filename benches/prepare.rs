@@ -9,7 +9,8 @@
 //! ~50 MB v3 session (`target/bench-data/generated-50mb.jsonl`, written on first use by
 //! `support/generate/`, deterministic). Throughput is the input size.
 //!
-//! `bench/compare.sh` runs this and compares with the reference implementation.
+//! `bench/core.sh` runs this and compares with the reference implementation; `bench/compare.sh`
+//! uses it to write the generated sessions (`COMPACTD_BENCH_GENERATE_ONLY=1`).
 
 use std::fs;
 use std::hint::black_box;

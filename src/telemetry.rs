@@ -71,6 +71,18 @@ fn describe() {
         "summaries that failed, by kind"
     );
     describe_counter!(
+        "compactd_context_overflows_total",
+        "model answers saying the request exceeds the context window, by model candidate"
+    );
+    describe_counter!(
+        "compactd_truncated_prompts_total",
+        "model answers reporting far fewer prompt tokens than were sent (a server that cut the prompt), by model candidate"
+    );
+    describe_counter!(
+        "compactd_compaction_replans_total",
+        "compaction passes planned again in smaller chunks after a context overflow"
+    );
+    describe_counter!(
         "compactd_cache_hits_total",
         "summaries served from the in-memory cache"
     );

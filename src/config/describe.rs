@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::choices::{FallbackPolicy, ModelKind, Strategy, SummarizerChoice};
 use super::llm::{LlmConfig, ModelConfig};
+use super::model_options::TokenLimitParam;
 use super::url::redact_url;
 use super::{Config, LogFormat};
 
@@ -23,6 +24,8 @@ pub struct ConfigDescription<S> {
     pub max_concurrency: usize,
     pub request_timeout_secs: u64,
     pub shutdown_grace_secs: u64,
+    pub heartbeat_ms: u64,
+    pub job_ttl_secs: u64,
     pub keep_recent_tokens: u64,
     pub reserve_tokens: u64,
     pub branch_reserve_tokens: u64,
@@ -32,6 +35,8 @@ pub struct ConfigDescription<S> {
     pub min_progress: f64,
     pub prompts_dir: Option<String>,
     pub log_format: LogFormat,
+    /// The inspector page on `GET /`.
+    pub inspector: bool,
     pub summarizer: S,
 }
 
@@ -73,6 +78,28 @@ pub struct CandidateDescription {
     pub base_url: String,
     pub context_window: u64,
     pub api_key_set: bool,
+    /// The options of `model_options.rs` that are set (headers and query parameters by
+    /// name only: their values may be credentials).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token_limit_param: Option<TokenLimitParam>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking_budget: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub query: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deployment: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -108,6 +135,8 @@ impl Config {
             max_concurrency: self.max_concurrency,
             request_timeout_secs: self.request_timeout.as_secs(),
             shutdown_grace_secs: self.shutdown_grace.as_secs(),
+            heartbeat_ms: millis(self.heartbeat),
+            job_ttl_secs: self.job_ttl.as_secs(),
             keep_recent_tokens: self.keep_recent_tokens,
             reserve_tokens: self.reserve_tokens,
             branch_reserve_tokens: self.branch_reserve_tokens,
@@ -117,6 +146,7 @@ impl Config {
             min_progress: self.min_progress,
             prompts_dir: self.prompts_dir.as_ref().map(|p| p.display().to_string()),
             log_format: self.log_format,
+            inspector: self.inspector,
             summarizer,
         }
     }
@@ -154,6 +184,7 @@ impl LlmConfig {
 
 impl ModelConfig {
     pub fn describe(&self) -> CandidateDescription {
+        let o = &self.options;
         CandidateDescription {
             name: self.name.clone(),
             kind: self.kind,
@@ -161,6 +192,16 @@ impl ModelConfig {
             base_url: redact_url(&self.base_url),
             context_window: self.context_window,
             api_key_set: self.api_key.is_some(),
+            token_limit_param: Some(o.token_limit_param).filter(|p| *p != TokenLimitParam::Auto),
+            temperature: o.temperature,
+            top_p: o.top_p,
+            reasoning_effort: o.reasoning_effort.clone(),
+            thinking_budget: o.thinking_budget,
+            max_output_tokens: o.max_output_tokens,
+            headers: o.headers.iter().map(|(n, _)| n.clone()).collect(),
+            query: o.query.iter().map(|(n, _)| n.clone()).collect(),
+            deployment: o.deployment.clone(),
+            api_version: o.api_version.clone(),
         }
     }
 }
@@ -180,6 +221,7 @@ mod tests {
             base_url: "http://user:pw@127.0.0.1:1/v1?token=t".into(),
             context_window: 1000,
             api_key: Some("sk-SECRET".into()),
+            options: Default::default(),
         });
         let config = Config::default();
         let v = serde_json::to_value(config.describe(llm.describe())).unwrap();
@@ -193,6 +235,8 @@ mod tests {
                 "maxConcurrency",
                 "requestTimeoutSecs",
                 "shutdownGraceSecs",
+                "heartbeatMs",
+                "jobTtlSecs",
                 "keepRecentTokens",
                 "reserveTokens",
                 "branchReserveTokens",
@@ -202,6 +246,7 @@ mod tests {
                 "minProgress",
                 "promptsDir",
                 "logFormat",
+                "inspector",
                 "summarizer"
             ]
         );

@@ -10,6 +10,8 @@
 //! * `secrets`: client keys and upstream keys, and where they are read from;
 //! * `llm`: the summarizer's configuration and the model candidates, built from
 //!   `sources` and `secrets`;
+//! * `model_options`: what real model servers need per candidate (token-limit parameter,
+//!   reasoning, output cap, headers, query, Azure), checked against their rules;
 //! * `url`: checking and redacting model server URLs;
 //! * `describe`: the effective non-secret configuration, described once.
 //!
@@ -22,6 +24,7 @@
 mod choices;
 mod describe;
 mod llm;
+mod model_options;
 mod secrets;
 mod sources;
 mod url;
@@ -40,6 +43,10 @@ pub use describe::{
     MoaDescription,
 };
 pub use llm::{LlmConfig, MoaConfig, ModelConfig, DEFAULT_MODEL_CONTEXT_WINDOW};
+pub use model_options::{
+    is_openai_reasoning_model, ModelOptions, TokenLimitParam, DEFAULT_ANTHROPIC_MAX_TOKENS,
+    DEFAULT_AZURE_API_VERSION, MIN_THINKING_BUDGET,
+};
 pub use secrets::ClientKeys;
 pub use url::{check_base_url, redact_url};
 
@@ -64,6 +71,11 @@ pub struct Config {
     /// After SIGTERM/SIGINT, how long in-flight requests may run before the process
     /// exits anyway.
     pub shutdown_grace: Duration,
+    /// Silence after which an event stream (`Accept: text/event-stream`) sends a
+    /// heartbeat comment.
+    pub heartbeat: Duration,
+    /// How long a finished job's record and result are kept.
+    pub job_ttl: Duration,
     pub keep_recent_tokens: u64,
     pub reserve_tokens: u64,
     pub branch_reserve_tokens: u64,
@@ -80,6 +92,8 @@ pub struct Config {
     pub llm: LlmConfig,
     /// Accepted bearer tokens (none: no authentication).
     pub api_keys: ClientKeys,
+    /// Serve the inspector page on `GET /` (`COMPACTD_INSPECTOR`).
+    pub inspector: bool,
 }
 
 impl Default for Config {
@@ -171,6 +185,8 @@ impl Config {
         positive(s.max_entries as u64, "max_entries")?;
         positive(s.max_concurrency as u64, "max_concurrency")?;
         positive(s.request_timeout_secs, "request_timeout_secs")?;
+        positive(s.heartbeat_ms, "heartbeat_ms")?;
+        positive(s.job_ttl_secs, "job_ttl_secs")?;
         let share = |value: f64, key: &str| {
             if (0.0..=1.0).contains(&value) {
                 Ok(())
@@ -199,6 +215,8 @@ impl Config {
             max_concurrency: s.max_concurrency,
             request_timeout,
             shutdown_grace: Duration::from_secs(s.shutdown_grace_secs),
+            heartbeat: Duration::from_millis(s.heartbeat_ms),
+            job_ttl: Duration::from_secs(s.job_ttl_secs),
             keep_recent_tokens: s.keep_recent_tokens,
             reserve_tokens: s.reserve_tokens,
             branch_reserve_tokens: s.branch_reserve_tokens,
@@ -210,6 +228,7 @@ impl Config {
             log_format: s.log_format,
             llm,
             api_keys,
+            inspector: s.inspector,
         })
     }
 

@@ -49,10 +49,13 @@ impl ApiKeys {
     }
 }
 
-/// Answers 401 unless no keys are configured, the route is a probe, or the request
-/// carries `Authorization: Bearer <one of the keys>`.
-pub async fn authenticate(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    if state.api_keys.is_empty() || super::guard::is_open(req.uri().path()) {
+/// Answers 401 unless no keys are configured, the route is a probe or the inspector
+/// page, or the request carries `Authorization: Bearer <one of the keys>`.
+pub async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+    let path = req.uri().path();
+    // The inspector page holds no data: it asks for the key and sends it with each call.
+    let page = state.config.inspector && super::inspect::is_page(path);
+    if state.api_keys.is_empty() || super::guard::is_open(path) || page {
         return next.run(req).await;
     }
     let token = req
@@ -65,7 +68,13 @@ pub async fn authenticate(State(state): State<AppState>, req: Request, next: Nex
         })
         .map(str::trim);
     match token {
-        Some(t) if state.api_keys.accepts(t) => next.run(req).await,
+        Some(t) if state.api_keys.accepts(t) => {
+            // Jobs belong to the key that created them: its digest, never the key.
+            use sha2::Digest;
+            let owner = super::jobs::Owner(sha2::Sha256::digest(t.as_bytes()).into());
+            req.extensions_mut().insert(owner);
+            next.run(req).await
+        }
         _ => {
             let mut res = ApiError::Unauthorized.into_response();
             res.headers_mut()

@@ -1,16 +1,25 @@
 //! `POST /v1/branch-summary`.
 
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use axum::Json;
+use axum::{Extension, Json};
 
-use crate::pipeline::branch::{plan_branch_summary, run_branch_summary, BranchBudget, BranchPlan};
+use crate::pipeline::branch::{
+    plan_branch_summary, run_branch_summary_observed, BranchBudget, BranchPlan,
+};
 use crate::pipeline::BranchSummaryOptions;
+use crate::summarize::ProgressSink;
 
 use super::examples;
 use super::extract::SessionBody;
+use super::guard::Permit;
+use super::jobs::Intent;
 use super::problem::{ApiError, Problem};
+use super::respond::deliver;
 use super::schemas::{BranchAnswer, BranchSummaryRequest};
+use super::stream::json_bytes;
 use super::{blocking, AppState};
 
 /// Summarizes the branch a session leaves when it goes back to `targetId`.
@@ -29,7 +38,8 @@ use super::{blocking, AppState};
     ),
     params(BranchSummaryOptions),
     responses(
-        (status = 200, description = "The branch summary and a ready-to-append branch_summary entry (with dryRun: what would be summarized)", body = BranchAnswer),
+        (status = 200, description = "The branch summary and a ready-to-append branch_summary entry (with dryRun: what would be summarized). With `Accept: text/event-stream`: progress events, then this answer as the `result` event", body = BranchAnswer),
+        (status = 202, description = "With `Prefer: respond-async`: the job (`Location: /v1/jobs/{id}`); an `Idempotency-Key` makes the request a job too", body = super::jobs::JobView),
         (status = 400, description = "Not JSON / JSONL, or a bad query parameter", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES (`body-too-large`) or more entries than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Neither JSON nor JSONL", body = Problem, content_type = "application/problem+json"),
@@ -40,8 +50,11 @@ use super::{blocking, AppState};
 )]
 pub async fn post_branch_summary(
     State(state): State<AppState>,
+    intent: Intent,
+    permit: Option<Extension<Permit>>,
     body: SessionBody<BranchSummaryOptions>,
 ) -> Result<Response, ApiError> {
+    let intent = intent.with_body(&body.bytes);
     let st = state.clone();
     let (plan, dry_run): (BranchPlan, bool) = blocking(move || {
         let input = body.parse()?;
@@ -53,12 +66,19 @@ pub async fn post_branch_summary(
     if dry_run {
         return Ok(Json(plan.dry_run()).into_response());
     }
-    let result = run_branch_summary(
-        plan,
-        &state.prompts,
-        &*state.summarizer,
-        time::OffsetDateTime::now_utc(),
-    )
-    .await?;
-    Ok(Json(result).into_response())
+    let st = state.clone();
+    let work = move |sink: Arc<dyn ProgressSink>| -> super::stream::Work {
+        Box::pin(async move {
+            let result = run_branch_summary_observed(
+                plan,
+                &st.prompts,
+                &*st.summarizer,
+                time::OffsetDateTime::now_utc(),
+                &*sink,
+            )
+            .await?;
+            json_bytes(&result)
+        })
+    };
+    Ok(deliver(&state, intent, permit.map(|p| p.0), work).await)
 }

@@ -7,8 +7,9 @@
 //!
 //! * The request becomes one [`SummaryRequest`](crate::summarize::SummaryRequest) in
 //!   `pipeline::chat` (system messages → system prompt, the rest → prompt), answered by
-//!   `state.summarizer` like every route. No chunked folding: as on `/v1/summarize`, the
-//!   prompt is the client's, already rendered, so there is no conversation to split.
+//!   `state.summarizer` like every route, with chunked folding when it does not fit the
+//!   model's window (`pipeline::fold`: the older turns are summarized first, the client's
+//!   instructions write the answer).
 //! * `model` names a configured candidate (by name, model id or `name/model`, as
 //!   `/v1/summarize`); an absent or unknown one means the default candidates, not an error:
 //!   clients send whatever model name their own configuration holds.
@@ -32,9 +33,10 @@ use serde_json::json;
 
 use crate::pipeline::chat::ChatRequest;
 use crate::pipeline::checked::without_secrets;
+use crate::pipeline::fold::{default_output_budget, summarize_fitting};
 use crate::pipeline::BodyFormat;
 use crate::session::{InputError, Violation};
-use crate::summarize::{SummarizeError, Summary, Usage};
+use crate::summarize::{MoaReport, SummarizeError, Summary, Usage};
 
 use super::extract::{body_format, read_body};
 use super::openai_errors::OpenAiError;
@@ -54,6 +56,10 @@ pub struct ChatCompletion {
     pub model: String,
     pub choices: Vec<ChatChoice>,
     pub usage: ChatUsage,
+    /// compactd's extension: which models took part when Mixture-of-Agents wrote the
+    /// summary (absent for one model).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moa: Option<MoaReport>,
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -155,15 +161,21 @@ pub async fn post_chat_completions(
     }
     let bytes = read_body(request, &state).await?;
     let req = parse(&bytes)?;
-    let request = req.summary_request(crate::summarize::templates::four_fifths(
-        state.config.reserve_tokens,
+    let request = req.summary_request(default_output_budget(
+        state.summarizer.as_ref(),
+        req.model.as_deref(),
+        req.strategy,
+        crate::summarize::templates::four_fifths(state.config.reserve_tokens),
     ))?;
-    let summarizer = &state.summarizer;
-    let summary = match summarizer.summarize(&request, req.model.as_deref()).await {
+    let summarizer = state.summarizer.as_ref();
+    let silent = crate::summarize::progress::Silent;
+    let fitting = |model| summarize_fitting(summarizer, &state.prompts, &request, model, &silent);
+    let summary = match fitting(req.model.as_deref()).await {
         // Clients send the model name of their own configuration: the default answers.
-        Err(SummarizeError::UnknownModel(_)) => summarizer.summarize(&request, None).await,
+        Err(SummarizeError::UnknownModel(_)) => fitting(None).await,
         other => other,
-    }?;
+    }?
+    .summary;
     let summary = Summary {
         text: without_secrets(summary.text),
         ..summary
@@ -187,6 +199,7 @@ pub async fn post_chat_completions(
             finish_reason: "stop",
         }],
         usage: summary.usage.into(),
+        moa: summary.moa,
     })
     .into_response())
 }

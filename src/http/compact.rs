@@ -1,22 +1,32 @@
 //! `POST /v1/compact` and `POST /v1/summarize`: the whole compaction, and the
 //! remoteEndpoint contract of pi-style agents.
 
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
-use axum::Json;
+use axum::Extension;
 use serde::{Deserialize, Serialize};
 
 use crate::pipeline::checked::without_secrets;
-use crate::pipeline::compact::{plan_compaction, run_compaction, CompactPlan};
+use crate::pipeline::compact::{plan_compaction, run_compaction_observed, CompactPlan};
+use crate::pipeline::fold::summarize_fitting;
 use crate::pipeline::{prepare_response, BodyFormat, CompactOptions, PrepareOptions};
 use crate::session::{InputError, Violation};
-use crate::summarize::{MoaReport, RequestKind, Strategy, SummarizerKind, SummaryRequest, Usage};
+use crate::summarize::{
+    MoaReport, Prepared, ProgressEvent, ProgressSink, RequestKind, Strategy, SummarizerKind,
+    SummaryRequest, Usage,
+};
 
 use super::examples;
 use super::extract::SessionBody;
+use super::guard::Permit;
+use super::jobs::Intent;
 use super::problem::{ApiError, Problem};
+use super::respond::deliver;
 use super::schemas::{CompactAnswer, CompactRequest};
+use super::stream::json_bytes;
 use super::{blocking, AppState};
 
 /// The remoteEndpoint body pi-style agents send.
@@ -51,6 +61,11 @@ pub struct SummarizeResponse {
     /// The models that took part in a Mixture-of-Agents summary (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub moa: Option<MoaReport>,
+    /// What the caller should know about how the summary was written: a model server
+    /// that reported far fewer prompt tokens than were sent (it cut the prompt). Absent
+    /// when there is nothing to say.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// A present value: `null` is refused as it would be for a plain field.
@@ -66,7 +81,8 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::
     tag = "compaction",
     request_body(content = SummarizeRequest, content_type = "application/json", example = examples::summarize_example),
     responses(
-        (status = 200, description = "The summary", body = SummarizeResponse),
+        (status = 200, description = "The summary (with `Accept: text/event-stream`: progress events, then the summary as the `result` event)", body = SummarizeResponse),
+        (status = 202, description = "With `Prefer: respond-async`: the job (`Location: /v1/jobs/{id}`); an `Idempotency-Key` makes the request a job too", body = super::jobs::JobView),
         (status = 400, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Missing prompt or unknown model", body = Problem, content_type = "application/problem+json"),
@@ -76,6 +92,8 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::
 )]
 pub async fn post_summarize(
     State(state): State<AppState>,
+    intent: Intent,
+    permit: Option<Extension<Permit>>,
     body: SessionBody<CompactOptions>,
 ) -> Result<Response, ApiError> {
     if body.format != BodyFormat::Json {
@@ -84,7 +102,8 @@ pub async fn post_summarize(
         ));
     }
     let req = remote_request(&body.bytes)?;
-    summarize_remote(&state, req).await
+    let intent = intent.with_body(&body.bytes);
+    Ok(summarize_remote(state, intent, permit.map(|p| p.0), req).await)
 }
 
 /// Parses `{systemPrompt, prompt, maxTokens?, model?}` with a pointer on errors; the
@@ -120,9 +139,11 @@ fn remote_request(bytes: &[u8]) -> Result<(SummarizeRequest, String), ApiError> 
 }
 
 async fn summarize_remote(
-    state: &AppState,
+    state: AppState,
+    intent: Intent,
+    permit: Option<Permit>,
     (req, prompt): (SummarizeRequest, String),
-) -> Result<Response, ApiError> {
+) -> Response {
     let kind = RequestKind::detect(&prompt);
     let request = SummaryRequest {
         kind,
@@ -132,26 +153,54 @@ async fn summarize_remote(
             req.system_prompt
         },
         prompt,
-        max_tokens: req
-            .max_tokens
-            .unwrap_or(crate::summarize::templates::four_fifths(
-                state.config.reserve_tokens,
-            ))
-            .max(1),
+        max_tokens: match req.max_tokens {
+            Some(n) => n.max(1),
+            None => crate::pipeline::fold::default_output_budget(
+                state.summarizer.as_ref(),
+                req.model.as_deref(),
+                req.strategy,
+                crate::summarize::templates::four_fifths(state.config.reserve_tokens),
+            ),
+        },
         strategy: req.strategy,
     };
-    let s = state
-        .summarizer
-        .summarize(&request, req.model.as_deref())
-        .await?;
-    Ok(Json(SummarizeResponse {
-        summary: without_secrets(s.text),
-        usage: s.usage,
-        model: s.model,
-        summarizer: s.summarizer,
-        moa: s.moa,
-    })
-    .into_response())
+    let st = state.clone();
+    deliver(
+        &state,
+        intent,
+        permit,
+        move |sink: Arc<dyn ProgressSink>| {
+            Box::pin(async move {
+                sink.emit(ProgressEvent::Prepared(Prepared {
+                    operation: "summarize",
+                    first_kept_entry_id: None,
+                    tokens_before: None,
+                    is_split_turn: None,
+                    messages: None,
+                    parts: vec!["summary"],
+                    chunks: 1,
+                }));
+                let s = summarize_fitting(
+                    st.summarizer.as_ref(),
+                    &st.prompts,
+                    &request,
+                    req.model.as_deref(),
+                    &*sink,
+                )
+                .await?
+                .summary;
+                json_bytes(&SummarizeResponse {
+                    summary: without_secrets(s.text),
+                    usage: s.usage,
+                    model: s.model,
+                    summarizer: s.summarizer,
+                    moa: s.moa,
+                    warnings: s.warnings,
+                })
+            })
+        },
+    )
+    .await
 }
 
 /// Is this JSON body the remoteEndpoint shape (a prompt, no entries)?
@@ -198,7 +247,8 @@ enum Planned {
     ),
     params(PrepareOptions, CompactOptions),
     responses(
-        (status = 200, description = "A CompactionResult (a remoteEndpoint answer for a `{systemPrompt, prompt}` body; a prepare answer with dryRun)", body = CompactAnswer),
+        (status = 200, description = "A CompactionResult (a remoteEndpoint answer for a `{systemPrompt, prompt}` body; a prepare answer with dryRun). With `Accept: text/event-stream`: Server-Sent Events `prepared`, `summarizing`, `retry`, `fallback`, then `result` (this answer) or `error` (a problem document), with a heartbeat comment after `heartbeat_ms` of silence", body = CompactAnswer),
+        (status = 202, description = "With `Prefer: respond-async`: the job (`Location: /v1/jobs/{id}`); an `Idempotency-Key` makes the request a job too", body = super::jobs::JobView),
         (status = 400, description = "Not JSON / JSONL, or a bad query parameter", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "Nothing to compact", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES (`body-too-large`) or more entries than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = Problem, content_type = "application/problem+json"),
@@ -210,11 +260,15 @@ enum Planned {
 )]
 pub async fn post_compact(
     State(state): State<AppState>,
+    intent: Intent,
+    permit: Option<Extension<Permit>>,
     body: SessionBody<CompactOptions>,
 ) -> Result<Response, ApiError> {
+    let intent = intent.with_body(&body.bytes);
+    let permit = permit.map(|p| p.0);
     if body.format == BodyFormat::Json && is_remote_body(&body.bytes) {
         let req = remote_request(&body.bytes)?;
-        return summarize_remote(&state, req).await;
+        return Ok(summarize_remote(state, intent, permit, req).await);
     }
     let st = state.clone();
     let planned = blocking(move || {
@@ -231,26 +285,40 @@ pub async fn post_compact(
     match planned {
         Planned::DryRun(json) => Ok(([(CONTENT_TYPE, "application/json")], json).into_response()),
         Planned::Plan(plan) => {
-            let (messages, reason) = (plan.history_messages, plan.reason);
-            let result = run_compaction(
-                *plan,
-                &state.prompts,
-                &*state.summarizer,
-                time::OffsetDateTime::now_utc(),
-            )
-            .await?;
-            tracing::info!(
-                summarized_messages = messages,
-                reason = ?reason,
-                tokens_before = result.tokens_before.0,
-                tokens_after = result.tokens_after,
-                summarizer = ?result.summarizer,
-                model = %result.model,
-                calls = result.calls,
-                chunks = result.chunks,
-                "compacted"
-            );
-            Ok(Json(result).into_response())
+            let st = state.clone();
+            let work = move |sink: Arc<dyn ProgressSink>| -> super::stream::Work {
+                Box::pin(async move { compact_work(st, *plan, &*sink).await })
+            };
+            Ok(deliver(&state, intent, permit, work).await)
         }
     }
+}
+
+/// The summarizer stage of `/v1/compact`.
+async fn compact_work(
+    state: AppState,
+    plan: CompactPlan,
+    sink: &dyn ProgressSink,
+) -> Result<Vec<u8>, ApiError> {
+    let (messages, reason) = (plan.history_messages, plan.reason);
+    let result = run_compaction_observed(
+        plan,
+        &state.prompts,
+        &*state.summarizer,
+        time::OffsetDateTime::now_utc(),
+        sink,
+    )
+    .await?;
+    tracing::info!(
+        summarized_messages = messages,
+        reason = ?reason,
+        tokens_before = result.tokens_before.0,
+        tokens_after = result.tokens_after,
+        summarizer = ?result.summarizer,
+        model = %result.model,
+        calls = result.calls,
+        chunks = result.chunks,
+        "compacted"
+    );
+    json_bytes(&result)
 }

@@ -7,7 +7,7 @@ use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::problem::ApiError;
 use super::AppState;
@@ -17,18 +17,26 @@ pub(super) fn is_open(path: &str) -> bool {
     matches!(path, "/healthz" | "/readyz")
 }
 
+/// A request's place under the concurrency limit, shared with the handler (request
+/// extension): work that outlives the handler's answer (an event stream) keeps a clone,
+/// so the place is freed only when the work ends.
+#[derive(Clone)]
+pub struct Permit(#[allow(dead_code)] pub Arc<OwnedSemaphorePermit>);
+
 /// Sheds load instead of queueing without bound: at most `max_concurrency` API
 /// requests run at once; the next one is answered 503 with `Retry-After` at once.
-pub async fn limit(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    if is_open(req.uri().path()) {
+pub async fn limit(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+    // Reading or cancelling a job is cheap and must work while jobs fill the limit.
+    if is_open(req.uri().path()) || req.uri().path().starts_with("/v1/jobs/") {
         return next.run(req).await;
     }
-    let Ok(_permit) = Arc::clone(&state.limiter).try_acquire_owned() else {
+    let Ok(permit) = Arc::clone(&state.limiter).try_acquire_owned() else {
         let mut res = ApiError::Overloaded.into_response();
         res.headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         return res;
     };
+    req.extensions_mut().insert(Permit(Arc::new(permit)));
     match tokio::time::timeout(state.config.request_timeout, next.run(req)).await {
         Ok(res) => res,
         // Dropping the handler future cancels its upstream calls.

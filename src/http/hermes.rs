@@ -5,18 +5,24 @@
 //! contract is "return the list unchanged", not an error. Bad bodies, auth, limits and
 //! an unknown model name are errors as on every route.
 
+use std::sync::Arc;
+
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request, State};
 use axum::http::header::CONTENT_TYPE;
-use axum::response::{IntoResponse, Response};
-use axum::Json;
+use axum::response::Response;
+use axum::Extension;
 
 use crate::hermes::Options;
-use crate::pipeline::hermes::{parse_request_limited, plan_hermes, run_hermes};
+use crate::pipeline::hermes::{parse_request_limited, plan_hermes, run_hermes_observed};
 use crate::pipeline::BodyFormat;
+use crate::summarize::ProgressSink;
 
 use super::extract::{body_format, read_body};
+use super::guard::Permit;
+use super::jobs::Intent;
 use super::problem::{ApiError, Problem};
+use super::respond::deliver;
 use super::schemas::{HermesAnswer, HermesRequestSchema};
 use super::{blocking, AppState};
 
@@ -49,7 +55,8 @@ impl FromRequest<AppState> for JsonBody {
     tag = "hermes",
     request_body(content = HermesRequestSchema, content_type = "application/json", example = super::examples::hermes_example),
     responses(
-        (status = 200, description = "Compacted (`compressed: true`) or returned unchanged with a `reason`", body = HermesAnswer),
+        (status = 200, description = "Compacted (`compressed: true`) or returned unchanged with a `reason`. With `Accept: text/event-stream`: progress events, then this answer as the `result` event", body = HermesAnswer),
+        (status = 202, description = "With `Prefer: respond-async`: the job (`Location: /v1/jobs/{id}`); an `Idempotency-Key` makes the request a job too", body = super::jobs::JobView),
         (status = 400, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES (`body-too-large`) or more messages than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
@@ -58,9 +65,12 @@ impl FromRequest<AppState> for JsonBody {
 )]
 pub async fn post_hermes_compress(
     State(state): State<AppState>,
+    intent: Intent,
+    permit: Option<Extension<Permit>>,
     JsonBody(bytes): JsonBody,
 ) -> Result<Response, ApiError> {
-    compress(state, bytes, false).await
+    let intent = intent.with_body(&bytes);
+    compress(state, bytes, false, Some(intent), permit.map(|p| p.0)).await
 }
 
 /// What `/v1/hermes/compress` would do, without calling a model: boundaries, the
@@ -83,10 +93,16 @@ pub async fn post_hermes_prepare(
     State(state): State<AppState>,
     JsonBody(bytes): JsonBody,
 ) -> Result<Response, ApiError> {
-    compress(state, bytes, true).await
+    compress(state, bytes, true, None, None).await
 }
 
-async fn compress(state: AppState, bytes: Bytes, dry_run: bool) -> Result<Response, ApiError> {
+async fn compress(
+    state: AppState,
+    bytes: Bytes,
+    dry_run: bool,
+    intent: Option<Intent>,
+    permit: Option<Permit>,
+) -> Result<Response, ApiError> {
     let prompts = state.prompts.clone();
     let max_messages = state.config.max_entries;
     let planned = blocking(move || {
@@ -95,6 +111,14 @@ async fn compress(state: AppState, bytes: Bytes, dry_run: bool) -> Result<Respon
         Ok(plan_hermes(req, &prompts.hermes, &Options::default()))
     })
     .await?;
-    let answer = run_hermes(planned, state.summarizer.as_ref()).await?;
-    Ok(Json(answer.to_json()).into_response())
+    let st = state.clone();
+    let work = move |sink: Arc<dyn ProgressSink>| -> super::stream::Work {
+        Box::pin(async move {
+            let answer = run_hermes_observed(planned, st.summarizer.as_ref(), &*sink).await?;
+            super::stream::json_bytes(&answer.to_json())
+        })
+    };
+    // /v1/hermes/prepare calls no model: always a plain answer.
+    let intent = intent.unwrap_or_else(Intent::plain);
+    Ok(deliver(&state, intent, permit, work).await)
 }

@@ -16,12 +16,16 @@ mod extract;
 mod guard;
 mod health;
 mod hermes;
+pub mod inspect;
+pub mod jobs;
 mod openai_errors;
 pub mod openapi;
 mod prepare;
 pub mod problem;
 mod prune;
+mod respond;
 mod schemas;
+mod stream;
 
 use std::sync::Arc;
 
@@ -46,6 +50,8 @@ pub struct AppState {
     pub api_keys: Arc<ApiKeys>,
     /// Permits for requests in progress (`COMPACTD_MAX_CONCURRENCY`).
     pub limiter: Arc<tokio::sync::Semaphore>,
+    /// Jobs (`Prefer: respond-async`, `Idempotency-Key`) and their events.
+    pub jobs: Arc<jobs::Jobs>,
 }
 
 impl AppState {
@@ -54,6 +60,7 @@ impl AppState {
         crate::telemetry::metrics();
         AppState {
             limiter: guard::limiter(config.max_concurrency),
+            jobs: Arc::new(jobs::Jobs::new(config.job_ttl)),
             api_keys: Arc::new(ApiKeys::new(&config.api_keys)),
             config: Arc::new(config),
             prompts: Arc::new(prompts),
@@ -74,11 +81,15 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/hermes/prepare", post(hermes::post_hermes_prepare))
         .route("/v1/chat/completions", post(chat::post_chat_completions))
         .route("/v1/models", get(chat::get_models))
+        .route("/v1/jobs/{id}", get(jobs::get_job).delete(jobs::delete_job))
+        .route("/v1/jobs/{id}/events", get(jobs::get_job_events))
         .route("/v1/config", get(health::config))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/openapi.json", get(openapi::openapi_json))
         .route("/metrics", get(health::metrics))
+        .route("/v1/inspect/outline", post(inspect::post_outline))
+        .merge(inspector_page(&state))
         .fallback(|| async { ApiError::NotFound })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(axum::extract::DefaultBodyLimit::max(body_limit))
@@ -106,6 +117,16 @@ pub fn router(state: AppState) -> Router {
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
         .layer(axum::middleware::map_request(guard::request_id_policy))
         .with_state(state)
+}
+
+/// The inspector page and its assets, unless `COMPACTD_INSPECTOR=false`.
+fn inspector_page(state: &AppState) -> Router<AppState> {
+    if !state.config.inspector {
+        return Router::new();
+    }
+    Router::new()
+        .route("/", get(inspect::get_index))
+        .route("/inspector/{name}", get(inspect::get_asset))
 }
 
 /// Runs CPU-bound work (parsing, preparing) off the async workers.

@@ -15,6 +15,7 @@ use crate::pipeline::compact::{CompactionDetails, CompactionResult};
 use crate::pipeline::include::IncludePart;
 use crate::pipeline::numbers::JsNumber;
 use crate::pipeline::options::{CompactReason, SettingsRequest};
+use crate::pipeline::outline::Outline;
 use crate::pipeline::prepare::{
     Compactable, Conversation, NotCompactableResponse, PrepareResponse, SettingsJson,
 };
@@ -50,10 +51,14 @@ use super::schemas::{
         super::hermes::post_hermes_prepare,
         super::chat::post_chat_completions,
         super::chat::get_models,
+        super::jobs::get_job,
+        super::jobs::get_job_events,
+        super::jobs::delete_job,
         super::health::healthz,
         super::health::readyz,
         super::health::config,
-        super::health::metrics
+        super::health::metrics,
+        super::inspect::post_outline
     ),
     components(schemas(
         PrepareRequest,
@@ -65,6 +70,7 @@ use super::schemas::{
         CompactReason,
         IncludePart,
         PrepareResponse,
+        Outline,
         PruneResponse,
         Compactable,
         NotCompactableResponse,
@@ -101,7 +107,9 @@ use super::schemas::{
         ModelList,
         ModelEntry,
         OpenAiError,
-        OpenAiErrorBody
+        OpenAiErrorBody,
+        super::jobs::JobView,
+        super::jobs::Status
     )),
     modifiers(&Guard)
 )]

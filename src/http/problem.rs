@@ -35,6 +35,18 @@ pub enum ApiError {
     RequestTimeout,
     #[error("not found")]
     NotFound,
+    /// No job with this id for this API key (or it expired).
+    #[error("no such job")]
+    JobNotFound,
+    /// The job was cancelled (`DELETE /v1/jobs/{id}`): its `error` event.
+    #[error("job cancelled")]
+    JobCancelled,
+    /// An `Idempotency-Key` that is not 1–255 visible ASCII characters.
+    #[error("invalid idempotency key")]
+    InvalidIdempotencyKey,
+    /// An `Idempotency-Key` already used for another request.
+    #[error("idempotency key reused")]
+    IdempotencyKeyReused,
     #[error("method not allowed")]
     MethodNotAllowed,
     /// A bug: logged, answered without details.
@@ -159,7 +171,8 @@ impl ApiError {
                     crate::compaction::stringify::js_number_string(n.tokens_before)
                 ),
             ),
-            ApiError::Summarize(e @ SummarizeError::Upstream(_)) => row(
+            ApiError::Summarize(e @ SummarizeError::Upstream(_))
+            | ApiError::Summarize(e @ SummarizeError::ContextOverflow(_)) => row(
                 S::BAD_GATEWAY,
                 "upstream-failed",
                 "Upstream failed",
@@ -202,6 +215,30 @@ impl ApiError {
                 "the request did not finish within COMPACTD_REQUEST_TIMEOUT_SECS",
             ),
             ApiError::NotFound => row(S::NOT_FOUND, "not-found", "Not found", "no such route"),
+            ApiError::JobNotFound => row(
+                S::NOT_FOUND,
+                "job-not-found",
+                "Job not found",
+                "no job with this id for this API key; finished jobs expire after COMPACTD_JOB_TTL_SECS",
+            ),
+            ApiError::JobCancelled => row(
+                S::CONFLICT,
+                "job-cancelled",
+                "Job cancelled",
+                "the job was cancelled with DELETE /v1/jobs/{id}",
+            ),
+            ApiError::InvalidIdempotencyKey => row(
+                S::BAD_REQUEST,
+                "invalid-idempotency-key",
+                "Invalid Idempotency-Key",
+                "an Idempotency-Key is a string of 1 to 255 visible ASCII characters",
+            ),
+            ApiError::IdempotencyKeyReused => row(
+                S::UNPROCESSABLE_ENTITY,
+                "idempotency-key-reused",
+                "Idempotency-Key reused",
+                "this Idempotency-Key was used for a different request (path, query or body); use a new key",
+            ),
             ApiError::MethodNotAllowed => row(
                 S::METHOD_NOT_ALLOWED,
                 "method-not-allowed",

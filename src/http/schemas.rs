@@ -152,6 +152,15 @@ impl PartialSchema for Retention {
             )
             .required("reinserted")
             .property(
+                "reinsertedIds",
+                ArrayBuilder::new()
+                    .items(ObjectBuilder::new().schema_type(Type::String))
+                    .description(Some(
+                        "Ids of the restored items, in the order the closing section lists them.",
+                    )),
+            )
+            .required("reinsertedIds")
+            .property(
                 "leftOut",
                 ArrayBuilder::new()
                     .items(ObjectBuilder::new().schema_type(Type::String))

@@ -14,7 +14,8 @@ use crate::compaction::serialize_conversation;
 use crate::config::Checking;
 use crate::session::{truncate_for_message, InputError, Violation};
 use crate::summarize::{
-    MoaReport, Summarize, SummarizeError, SummarizerKind, SummaryRequest, Usage,
+    MoaReport, Prepared, ProgressEvent, ProgressSink, Scoped, Silent, Summarize, SummarizeError,
+    SummarizerKind, SummaryRequest, Usage,
 };
 
 use super::checked::{record, verify, without_secrets};
@@ -64,7 +65,7 @@ impl BranchBudget {
         BranchBudget {
             context_window: o
                 .context_window
-                .or_else(|| summarizer.context_window(o.model.as_deref()))
+                .or_else(|| summarizer.context_window_for(o.model.as_deref(), o.strategy))
                 .unwrap_or(config.context_window),
             reserve_tokens: o.reserve_tokens.unwrap_or(config.branch_reserve_tokens),
         }
@@ -223,6 +224,11 @@ pub struct BranchSummaryResult {
     /// pinning is off or nothing was summarized.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retention: Option<Retention>,
+    /// What the caller should know about how the summary was written: a model server
+    /// that reported far fewer prompt tokens than were sent (it cut the prompt). Absent
+    /// when there is nothing to say.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// A `branch_summary` entry as pi writes it, child of the target, ready to append.
     #[schema(value_type = Object)]
     pub entry: serde_json::Value,
@@ -238,6 +244,31 @@ pub async fn run_branch_summary(
     summarizer: &dyn Summarize,
     now: time::OffsetDateTime,
 ) -> Result<BranchSummaryResult, SummarizeError> {
+    run_branch_summary_observed(plan, prompts, summarizer, now, &Silent).await
+}
+
+/// [`run_branch_summary`], reporting its progress to `sink`.
+pub async fn run_branch_summary_observed(
+    plan: BranchPlan,
+    prompts: &Prompts,
+    summarizer: &dyn Summarize,
+    now: time::OffsetDateTime,
+    sink: &dyn ProgressSink,
+) -> Result<BranchSummaryResult, SummarizeError> {
+    sink.emit(ProgressEvent::Prepared(Prepared {
+        operation: "branch-summary",
+        first_kept_entry_id: None,
+        tokens_before: None,
+        is_split_turn: None,
+        messages: Some(plan.selected),
+        parts: if plan.request.is_some() {
+            vec!["branch"]
+        } else {
+            Vec::new()
+        },
+        chunks: u32::from(plan.request.is_some()),
+    }));
+    let mut warnings = Vec::new();
     let (summary, usage, model, kind, retention, moa) = match &plan.request {
         None => (
             NO_CONTENT.to_string(),
@@ -248,7 +279,10 @@ pub async fn run_branch_summary(
             None,
         ),
         Some(req) => {
-            let s = summarizer.summarize(req, plan.model.as_deref()).await?;
+            let scoped = Scoped::new(sink, "branch", None);
+            let s = summarizer
+                .summarize_observed(req, plan.model.as_deref(), &scoped)
+                .await?;
             let text = without_secrets(format!(
                 "{}{}{}",
                 prompts.branch_preamble,
@@ -264,6 +298,7 @@ pub async fn run_branch_summary(
                 None => (text, None),
             };
             let moa = s.moa;
+            warnings = s.warnings;
             (
                 text,
                 s.usage,
@@ -300,6 +335,7 @@ pub async fn run_branch_summary(
         summarizer: kind,
         moa,
         retention,
+        warnings,
         entry: serde_json::Value::Object(entry),
     })
 }

@@ -22,8 +22,8 @@ use crate::hermes::Options;
 use crate::session::error::strip_position;
 use crate::session::{InputError, Violation};
 use crate::summarize::{
-    MoaReport, ModelFailure, RequestKind, Strategy, Summarize, SummarizeError, SummaryRequest,
-    Usage,
+    MoaReport, ModelFailure, Prepared, ProgressEvent, ProgressSink, RequestKind, Scoped, Silent,
+    Strategy, Summarize, SummarizeError, SummaryRequest, Usage,
 };
 
 use super::object_only::object_only;
@@ -340,6 +340,16 @@ pub async fn run_hermes(
     planned: HermesPlan,
     summarizer: &dyn Summarize,
 ) -> Result<HermesAnswer, SummarizeError> {
+    run_hermes_observed(planned, summarizer, &Silent).await
+}
+
+/// [`run_hermes`], reporting its progress to `sink` (`prepared` only when a summary is
+/// made).
+pub async fn run_hermes_observed(
+    planned: HermesPlan,
+    summarizer: &dyn Summarize,
+    sink: &dyn ProgressSink,
+) -> Result<HermesAnswer, SummarizeError> {
     let pending = match planned.plan {
         Plan::Done(outcome) => {
             return Ok(HermesAnswer {
@@ -360,6 +370,15 @@ pub async fn run_hermes(
         }
         Plan::Summarize(p) => p,
     };
+    sink.emit(ProgressEvent::Prepared(Prepared {
+        operation: "hermes",
+        first_kept_entry_id: None,
+        tokens_before: Some(pending.tokens_before() as f64),
+        is_split_turn: None,
+        messages: Some(pending.turns()),
+        parts: vec!["hermes"],
+        chunks: 1,
+    }));
     let request = SummaryRequest {
         kind: RequestKind::Hermes,
         system_prompt: String::new(),
@@ -368,8 +387,9 @@ pub async fn run_hermes(
         max_tokens: 0,
         strategy: planned.strategy,
     };
+    let scoped = Scoped::new(sink, "hermes", None);
     let called = summarizer
-        .summarize_model_only(&request, planned.model.as_deref())
+        .summarize_model_only_observed(&request, planned.model.as_deref(), &scoped)
         .await;
     let (answer, usage, model, moa) = match called {
         Ok(s) => (

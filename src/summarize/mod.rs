@@ -11,6 +11,7 @@
 pub mod backend;
 pub mod extractive;
 pub mod llm;
+pub mod progress;
 pub mod templates;
 
 use std::future::Future;
@@ -19,6 +20,7 @@ use std::pin::Pin;
 use serde::{Deserialize, Serialize};
 
 pub use crate::config::Strategy;
+pub use progress::{Part, Prepared, ProgressEvent, ProgressSink, Scoped, Silent};
 pub use templates::{PromptOptions, Prompts, RequestKind, SummaryRequest, CONVERSATION_OPEN};
 
 /// Token usage, in pi's shape.
@@ -30,6 +32,14 @@ pub struct Usage {
     pub cache_read: u64,
     pub cache_write: u64,
     pub total_tokens: u64,
+    /// Output tokens the model spent reasoning (included in `output`; OpenAI's
+    /// `completion_tokens_details.reasoning_tokens`). Absent when none were reported.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Usage {
@@ -39,6 +49,7 @@ impl Usage {
         self.cache_read += other.cache_read;
         self.cache_write += other.cache_write;
         self.total_tokens += other.total_tokens;
+        self.reasoning += other.reasoning;
     }
 }
 
@@ -67,6 +78,9 @@ pub struct Summary {
     /// Which models took part when Mixture-of-Agents wrote it (`None`: one model, or
     /// the extractive summarizer).
     pub moa: Option<MoaReport>,
+    /// What the caller should know about how it was written (a server that cut the
+    /// prompt silently); the answers carry them as `warnings`.
+    pub warnings: Vec<String>,
 }
 
 /// Which models took part in a Mixture-of-Agents summary, by their `[[models]]` names.
@@ -100,6 +114,12 @@ pub enum SummarizeError {
     /// The request asks for `strategy: moa` and no `[moa]` table is configured (422).
     #[error("strategy \"moa\" needs a [moa] table (proposers, aggregator) in the configuration")]
     NoMoa,
+    /// The request exceeds the context window of every model that was tried: only
+    /// [`Summarize::summarize_splittable`] answers it (502 if it escapes), and the caller
+    /// splits the request and tries again; the window to plan for is then
+    /// [`Summarize::context_window`] (the engine has shrunk it).
+    #[error("the request exceeds the model's context window: {0}")]
+    ContextOverflow(String),
 }
 
 /// Why a model gave no summary, classified for callers that have their own fallback
@@ -120,6 +140,12 @@ pub enum ModelFailure {
     /// 504, or the deadline).
     #[error("{0}")]
     Unreachable(String),
+    /// The request exceeds the model's context window (no candidate answered, one of
+    /// them said so). A caller that can split the request does and tries again, planning
+    /// for [`Summarize::context_window`], which the engine has shrunk for that model;
+    /// one that cannot treats it like [`ModelFailure::Failed`] (hermes does).
+    #[error("the request exceeds the model's context window: {0}")]
+    ContextOverflow(String),
     /// Anything else: other statuses, unreadable or empty answers.
     #[error("{0}")]
     Failed(String),
@@ -161,12 +187,81 @@ pub trait Summarize: Send + Sync {
                     "the summarizer deadline passed (timed out)".into(),
                 )),
                 Err(SummarizeError::Upstream(m)) => Err(ModelFailure::Failed(m)),
+                Err(SummarizeError::ContextOverflow(m)) => Err(ModelFailure::ContextOverflow(m)),
             }
         })
     }
 
+    /// [`Summarize::summarize`], reporting its attempts, retries and fallbacks to `sink`.
+    /// The default (summarizers without attempts) reports one `summarizing` event.
+    fn summarize_observed<'a>(
+        &'a self,
+        req: &'a SummaryRequest,
+        model: Option<&'a str>,
+        sink: &'a dyn ProgressSink,
+    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
+        sink.emit(ProgressEvent::Summarizing {
+            part: Part::default(),
+            model: model.unwrap_or("default").to_string(),
+            attempt: 1,
+            cached: false,
+        });
+        self.summarize(req, model)
+    }
+
+    /// [`Summarize::summarize_model_only`], reporting to `sink`.
+    fn summarize_model_only_observed<'a>(
+        &'a self,
+        req: &'a SummaryRequest,
+        model: Option<&'a str>,
+        sink: &'a dyn ProgressSink,
+    ) -> Pin<Box<dyn Future<Output = Result<Summary, ModelFailure>> + Send + 'a>> {
+        sink.emit(ProgressEvent::Summarizing {
+            part: Part::default(),
+            model: model.unwrap_or("default").to_string(),
+            attempt: 1,
+            cached: false,
+        });
+        self.summarize_model_only(req, model)
+    }
+
+    /// Like [`Summarize::summarize`] for a caller that can split its request: when the
+    /// request exceeds the model's context window, `Err(ContextOverflow)` instead of the
+    /// fallback. The default serves summarizers without windows (tests, extractive).
+    fn summarize_splittable<'a>(
+        &'a self,
+        req: &'a SummaryRequest,
+        model: Option<&'a str>,
+    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
+        self.summarize(req, model)
+    }
+
+    /// [`Summarize::summarize_splittable`], reporting to `sink`.
+    fn summarize_splittable_observed<'a>(
+        &'a self,
+        req: &'a SummaryRequest,
+        model: Option<&'a str>,
+        sink: &'a dyn ProgressSink,
+    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
+        sink.emit(ProgressEvent::Summarizing {
+            part: Part::default(),
+            model: model.unwrap_or("default").to_string(),
+            attempt: 1,
+            cached: false,
+        });
+        self.summarize_splittable(req, model)
+    }
+
     /// Context window of the model that would answer, if any (extractive: none).
     fn context_window(&self, model: Option<&str>) -> Option<u64>;
+
+    /// Context window of what would answer a request with this strategy (`None`: the
+    /// configured default): the smallest window of the Mixture-of-Agents models when they
+    /// would answer. The default serves summarizers without strategies.
+    fn context_window_for(&self, model: Option<&str>, strategy: Option<Strategy>) -> Option<u64> {
+        let _ = strategy;
+        self.context_window(model)
+    }
 
     /// Non-secret description for `GET /v1/config`.
     fn describe(&self) -> serde_json::Value;

@@ -5,22 +5,31 @@ mod chat;
 mod checked;
 mod compact;
 mod errors;
+mod events;
 #[path = "../support/fixtures.rs"]
 mod fixtures;
+mod fold;
 mod guard;
 mod health;
 mod helpers;
 mod hermes;
+mod inspect;
+mod jobs;
 mod moa;
 #[path = "../support/moa.rs"]
 mod moa_fakes;
+#[path = "../support/model_servers.rs"]
+mod model_servers;
 mod openapi;
 mod prepare;
 mod prune;
 mod prune_cli;
+mod real_servers;
 mod robustness;
 mod schemathesis;
 mod shutdown;
+#[path = "../support/sse.rs"]
+mod sse;
 mod upstream;
 #[path = "../support/upstreams.rs"]
 mod upstreams;

@@ -191,6 +191,10 @@ async fn the_chat_completions_facade_honours_strategy_moa() {
         "## Goal\nMerged summary"
     );
     assert_eq!(body["usage"]["prompt_tokens"], 300, "{body}");
+    assert_eq!(
+        body["moa"],
+        json!({"proposers": ["a", "b"], "failed": [], "aggregator": "b"})
+    );
     assert_eq!(b.aggregations().len(), 1);
     let body: Value = app
         .post_json("/v1/chat/completions", &ask(None))
@@ -199,4 +203,5 @@ async fn the_chat_completions_facade_honours_strategy_moa() {
         .await
         .unwrap();
     assert_eq!(body["model"], "a/a-model", "{body}");
+    assert!(body.get("moa").is_none(), "{body}");
 }

@@ -11,6 +11,10 @@ mod misbehaving;
 mod moa;
 #[path = "../support/moa.rs"]
 mod moa_fakes;
+#[path = "../support/model_servers.rs"]
+mod model_servers;
+mod overflow;
+mod providers;
 mod retries;
 mod secrets;
 mod selection;

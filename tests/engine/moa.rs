@@ -250,17 +250,31 @@ async fn the_configured_default_applies_unless_the_request_says_otherwise() {
         context_window: 8_000,
         ..a.config("small")
     };
-    let engine = moa_engine(vec![a.config("a"), small], &["a"], "small", Strategy::Moa);
+    let engine = moa_engine(
+        vec![a.config("a"), small.clone()],
+        &["a"],
+        "small",
+        Strategy::Moa,
+    );
     // Chunking budgets for the smallest MoA model; a named model for its own window.
     assert_eq!(engine.context_window(None), Some(8_000));
     assert_eq!(engine.context_window(Some("a")), Some(64_000));
+    assert_eq!(
+        engine.context_window_for(None, Some(Strategy::Single)),
+        Some(64_000)
+    );
     let single_default = moa_engine(
-        vec![a.config("a"), a.config("small")],
+        vec![a.config("a"), small.clone()],
         &["a"],
         "small",
         Strategy::Single,
     );
     assert_eq!(single_default.context_window(None), Some(64_000));
+    // A request asking for MoA on a `single` default is budgeted for the MoA models.
+    assert_eq!(
+        single_default.context_window_for(None, Some(Strategy::Moa)),
+        Some(8_000)
+    );
     let s = engine.summarize(&request(PROMPT), None).await.unwrap();
     assert_eq!(s.model, "moa(a→small)");
     // A request naming a model gets that model alone; `single` says so explicitly.

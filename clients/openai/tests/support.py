@@ -30,6 +30,8 @@ from pathlib import Path
 
 API_KEY = "compactd-client-key-7f3a"
 CANDIDATE = "fake"
+# The candidate's window: hermes's prompt for 60 turns fits it, for 200 turns it is folded.
+CONTEXT_WINDOW = 16_000
 ANSWER = "## Goal\nSUMMARY-FROM-FAKE-MODEL: keep fixing the login bug in src/auth.rs."
 
 for _name in [n for n in os.environ if n.startswith("COMPACTD_")]:
@@ -99,6 +101,7 @@ name = "{CANDIDATE}"
 kind = "openai"
 model = "fake-model"
 base_url = "http://127.0.0.1:{FAKE.port}/v1"
+context_window = {CONTEXT_WINDOW}
 """,
         encoding="utf-8",
     )

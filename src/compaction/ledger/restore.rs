@@ -52,6 +52,9 @@ pub struct Retention {
     pub present: usize,
     /// Items restored in the closing section.
     pub reinserted: usize,
+    /// Their ids, in the order the section lists them.
+    #[serde(default)]
+    pub reinserted_ids: Vec<String>,
     /// Ids of the missing items the budget left out.
     pub left_out: Vec<String>,
 }
@@ -112,6 +115,7 @@ pub fn check_summary(summary: &str, ledger: &Ledger, budget_tokens: usize) -> Ch
             pinned: active.len(),
             present: active.len() - missing.len(),
             reinserted: restored.len(),
+            reinserted_ids: reinserted_ids.clone(),
             left_out,
         },
         reinserted_ids,
@@ -263,6 +267,7 @@ mod tests {
                 pinned: 1,
                 present: 1,
                 reinserted: 0,
+                reinserted_ids: vec![],
                 left_out: vec![]
             }
         );
@@ -378,11 +383,13 @@ mod tests {
             pinned: 3,
             present: 1,
             reinserted: 1,
+            reinserted_ids: vec!["error-2".into()],
             left_out: vec!["rule-1".into()],
         };
         assert_eq!(
             serde_json::to_value(&r).unwrap(),
-            serde_json::json!({"pinned": 3, "present": 1, "reinserted": 1, "leftOut": ["rule-1"]})
+            serde_json::json!({"pinned": 3, "present": 1, "reinserted": 1,
+                "reinsertedIds": ["error-2"], "leftOut": ["rule-1"]})
         );
     }
 

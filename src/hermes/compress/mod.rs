@@ -346,6 +346,16 @@ impl Pending {
         &self.serialized
     }
 
+    /// hermes's rough token count of the messages before compaction.
+    pub fn tokens_before(&self) -> u64 {
+        self.common.tokens_before
+    }
+
+    /// How many messages go to the summarizer.
+    pub fn turns(&self) -> usize {
+        self.turns.len()
+    }
+
     /// The summary budget stated in the prompt.
     pub fn summary_budget(&self) -> u64 {
         self.summary_budget

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use super::candidates::Candidate;
 use super::outcome::{Answer, Failure, MAX_QUOTED_CHARS, MAX_RESPONSE_BYTES};
-use super::{anthropic, openai, retry, truncate, ModelKind, Secrets};
+use super::{anthropic, openai, overflow, retry, truncate, ModelKind, Secrets};
 use crate::summarize::SummaryRequest;
 
 /// One HTTP exchange, bounded by `timeout`. Upstream error messages are scrubbed of every
@@ -22,12 +22,33 @@ pub(super) async fn send(
     secrets: &Secrets,
 ) -> Result<Answer, Failure> {
     let mut builder = client.post(c.endpoint.clone());
+    let o = &c.options;
     builder = match c.kind {
-        ModelKind::Openai => builder.json(&openai::body(&c.model, req)),
-        ModelKind::Anthropic => builder
-            .header("anthropic-version", anthropic::VERSION)
-            .json(&anthropic::body(&c.model, req)),
+        ModelKind::Openai | ModelKind::AzureOpenai => {
+            let knobs = openai::Knobs {
+                completion_tokens: c.completion_tokens(),
+                temperature: c.temperature(),
+                top_p: o.top_p,
+                reasoning_effort: o.reasoning_effort.as_deref(),
+                max_output: o.max_output_tokens,
+            };
+            builder.json(&openai::body(&c.model, req, knobs))
+        }
+        ModelKind::Anthropic => {
+            let knobs = anthropic::Knobs {
+                thinking_budget: o.thinking_budget,
+                temperature: c.temperature(),
+                top_p: o.top_p,
+                max_output: o.max_output_tokens,
+            };
+            builder
+                .header("anthropic-version", anthropic::VERSION)
+                .json(&anthropic::body(&c.model, req, knobs))
+        }
     };
+    for (name, value) in &c.headers {
+        builder = builder.header(name.clone(), value.clone());
+    }
     if let Some((name, value)) = &c.auth {
         builder = builder.header(name.clone(), value.clone());
     }
@@ -46,15 +67,23 @@ pub(super) async fn send(
             body.extend_from_slice(&chunk);
         }
         if !status.is_success() {
+            let message =
+                || error_message(&body).map(|m| truncate(&secrets.scrub(&m), MAX_QUOTED_CHARS));
+            if let Some(limit) = overflow::detect(status.as_u16(), &body) {
+                return Err(Failure::ContextOverflow {
+                    code: status.as_u16(),
+                    limit,
+                    message: message(),
+                });
+            }
             return Err(Failure::Status {
                 code: status.as_u16(),
                 retry_after,
-                message: error_message(&body)
-                    .map(|m| truncate(&secrets.scrub(&m), MAX_QUOTED_CHARS)),
+                message: message(),
             });
         }
         match c.kind {
-            ModelKind::Openai => openai::parse(&body),
+            ModelKind::Openai | ModelKind::AzureOpenai => openai::parse(&body),
             ModelKind::Anthropic => anthropic::parse(&body),
         }
     };

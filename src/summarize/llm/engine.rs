@@ -14,16 +14,19 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::attempt;
 use super::cache::SummaryCache;
 use super::candidates::{Candidate, Candidates, Selection};
 use super::error::EngineError;
+use super::flight::{follow, Flights, Role};
+use super::metrics::record;
 use super::outcome::{Answer, Failure};
 use super::retry::Backoff;
+use super::{attempt, overflow, truncation};
 use super::{FallbackPolicy, LlmConfig, Secrets, SummarizerChoice};
 use crate::config::{LlmDescription, Strategy};
 use crate::summarize::{
-    ModelFailure, Summarize, SummarizeError, SummarizerKind, Summary, SummaryRequest,
+    ModelFailure, Part, ProgressEvent, ProgressSink, Silent, Summarize, SummarizeError,
+    SummarizerKind, Summary, SummaryRequest,
 };
 
 /// The extractive summarizer, injected by the caller (it lives elsewhere).
@@ -40,6 +43,8 @@ pub struct Engine {
     upstream_timeout: Duration,
     deadline: Duration,
     cache: SummaryCache,
+    /// Identical calls in progress share one upstream call (issue 13).
+    flights: Flights<Result<Summary, Exhausted>>,
     /// The configuration's description; `describe` adds what the cache holds now.
     described: LlmDescription,
     /// Every configured key, to scrub from upstream text before it is logged or returned.
@@ -64,23 +69,41 @@ impl fmt::Debug for Engine {
 }
 
 /// What the attempts of one summarize call went through; kept outside the deadline so it
-/// survives a timeout.
-#[derive(Default)]
-pub(super) struct Progress {
+/// survives a timeout. Attempts, retries and candidate changes are reported to `sink`.
+pub(super) struct Progress<'s> {
+    pub(super) sink: &'s dyn ProgressSink,
     /// Retried attempts (the second and later attempts at a candidate).
     pub(super) retries: u32,
     /// One line per failed candidate.
     pub(super) failures: Vec<String>,
     /// Whether the last failure was one of access, connection or time.
     pub(super) out_of_reach: bool,
+    /// Whether a candidate said the request exceeds its context window.
+    pub(super) overflow: bool,
+}
+
+impl<'s> Progress<'s> {
+    pub(super) fn new(sink: &'s dyn ProgressSink) -> Self {
+        Progress {
+            sink,
+            retries: 0,
+            failures: Vec::new(),
+            out_of_reach: false,
+            overflow: false,
+        }
+    }
 }
 
 /// How the candidates of one call failed.
+#[derive(Clone)]
 pub(super) struct Exhausted {
     pub(super) failures: String,
     pub(super) retries: u32,
     pub(super) deadline_passed: bool,
     pub(super) out_of_reach: bool,
+    /// A candidate said the request exceeds its context window (a smaller request could
+    /// succeed).
+    pub(super) overflow: bool,
 }
 
 /// The `[moa]` table resolved to candidates (indices into the engine's list). It lives
@@ -109,11 +132,17 @@ impl Engine {
             .iter()
             .map(Candidate::new)
             .collect::<Result<Vec<_>, _>>()?;
+        // Keys and extra header values (a gateway's key may be one).
         let secrets = Secrets(
             config
                 .models
                 .iter()
-                .filter_map(|m| m.api_key.clone())
+                .flat_map(|m| {
+                    m.api_key
+                        .iter()
+                        .cloned()
+                        .chain(m.options.headers.iter().map(|(_, v)| v.clone()))
+                })
                 .collect(),
         );
         // Redirects are not followed: an `x-api-key` would go along to the new host.
@@ -146,6 +175,7 @@ impl Engine {
             upstream_timeout: config.upstream_timeout,
             deadline: config.deadline,
             cache: SummaryCache::new(config.cache_entries, config.cache_bytes),
+            flights: Flights::default(),
             described: config.describe(),
             secrets,
         })
@@ -163,13 +193,74 @@ impl Engine {
         req: &SummaryRequest,
         model: Option<&str>,
     ) -> Result<Summary, SummarizeError> {
+        self.summarize_full(req, model, false, &Silent).await
+    }
+
+    /// [`Engine::summarize`], reporting attempts, retries and fallbacks to `sink`.
+    pub async fn summarize_with(
+        &self,
+        req: &SummaryRequest,
+        model: Option<&str>,
+        sink: &dyn ProgressSink,
+    ) -> Result<Summary, SummarizeError> {
+        self.summarize_full(req, model, false, sink).await
+    }
+
+    /// Like [`Engine::summarize`], but when every candidate failed and one of them said
+    /// the request exceeds its context window, `Err(ContextOverflow)` instead of the
+    /// fallback: the caller splits the request (the window it should plan for is then
+    /// [`Engine::context_window`], already smaller) and tries again.
+    pub async fn summarize_splittable(
+        &self,
+        req: &SummaryRequest,
+        model: Option<&str>,
+    ) -> Result<Summary, SummarizeError> {
+        self.summarize_full(req, model, true, &Silent).await
+    }
+
+    /// [`Engine::summarize_splittable`], reporting to `sink`.
+    pub async fn summarize_splittable_with(
+        &self,
+        req: &SummaryRequest,
+        model: Option<&str>,
+        sink: &dyn ProgressSink,
+    ) -> Result<Summary, SummarizeError> {
+        self.summarize_full(req, model, true, sink).await
+    }
+
+    async fn summarize_full(
+        &self,
+        req: &SummaryRequest,
+        model: Option<&str>,
+        splittable: bool,
+        sink: &dyn ProgressSink,
+    ) -> Result<Summary, SummarizeError> {
         let answered = match self.route(req, model)? {
-            Route::Extractive => return Ok(self.extractive(req, 0)),
-            Route::Single(candidates) => self.answer(&candidates, req).await,
-            Route::Moa(moa) => self.answer_moa(moa, req).await,
+            Route::Extractive => {
+                sink.emit(extractive_step());
+                return Ok(self.extractive(req, 0));
+            }
+            Route::Single(candidates) => self.answer(&candidates, req, sink).await,
+            Route::Moa(moa) => self.answer_moa(moa, req, sink).await,
         };
+        let split = |e: &Exhausted| splittable && e.overflow && !e.deadline_passed;
+        if let (Err(e), FallbackPolicy::Extractive) = (&answered, self.fallback_policy) {
+            if !split(e) {
+                sink.emit(ProgressEvent::Fallback {
+                    part: Part::default(),
+                    from: None,
+                    to: super::EXTRACTIVE.into(),
+                    reason: if e.deadline_passed {
+                        "the summarizer deadline passed".into()
+                    } else {
+                        format!("every model candidate failed: {}", e.failures)
+                    },
+                });
+            }
+        }
         match answered {
             Ok(summary) => Ok(summary),
+            Err(e) if split(&e) => Err(SummarizeError::ContextOverflow(e.failures)),
             Err(e) if !e.deadline_passed => match self.fallback_policy {
                 FallbackPolicy::Extractive => {
                     tracing::warn!(
@@ -209,9 +300,19 @@ impl Engine {
         req: &SummaryRequest,
         model: Option<&str>,
     ) -> Result<Summary, ModelFailure> {
+        self.summarize_model_only_with(req, model, &Silent).await
+    }
+
+    /// [`Engine::summarize_model_only`], reporting to `sink`.
+    pub async fn summarize_model_only_with(
+        &self,
+        req: &SummaryRequest,
+        model: Option<&str>,
+        sink: &dyn ProgressSink,
+    ) -> Result<Summary, ModelFailure> {
         let answered = match self.route(req, model) {
-            Ok(Route::Single(candidates)) => self.answer(&candidates, req).await,
-            Ok(Route::Moa(moa)) => self.answer_moa(moa, req).await,
+            Ok(Route::Single(candidates)) => self.answer(&candidates, req, sink).await,
+            Ok(Route::Moa(moa)) => self.answer_moa(moa, req, sink).await,
             Ok(Route::Extractive) => return Err(ModelFailure::NotConfigured),
             Err(SummarizeError::UnknownModel(m)) => return Err(ModelFailure::UnknownModel(m)),
             Err(SummarizeError::NoMoa) => return Err(ModelFailure::NoMoa),
@@ -225,6 +326,7 @@ impl Engine {
                 e.failures
             ))),
             Err(e) if e.out_of_reach => Err(ModelFailure::Unreachable(e.failures)),
+            Err(e) if e.overflow => Err(ModelFailure::ContextOverflow(e.failures)),
             Err(e) => Err(ModelFailure::Failed(e.failures)),
         }
     }
@@ -260,14 +362,47 @@ impl Engine {
         &self,
         candidates: &[&Candidate],
         req: &SummaryRequest,
+        sink: &dyn ProgressSink,
     ) -> Result<Summary, Exhausted> {
         let key = SummaryCache::key(Strategy::Single, candidates, req);
-        if let Some(hit) = self.cached(&key) {
-            return Ok(hit);
+        loop {
+            if let Some(hit) = self.cached(&key) {
+                sink.emit(cached_step(&hit.model));
+                return Ok(hit);
+            }
+            let lead = match self.flights.join(key) {
+                Role::Leader(lead) => lead,
+                Role::Follower(rx) => match follow(rx).await {
+                    // Shared, not paid for: counted like a cache hit.
+                    Some(outcome) => {
+                        let shared = outcome.map(|s| Summary {
+                            retries: 0,
+                            cached: true,
+                            ..s
+                        });
+                        if let Ok(s) = &shared {
+                            sink.emit(cached_step(&s.model));
+                        }
+                        metrics::counter!("compactd_single_flight_joins_total").increment(1);
+                        return shared;
+                    }
+                    // The leader was cancelled: start over (one of us leads now).
+                    None => continue,
+                },
+            };
+            // The previous leader may have filled the cache since we looked.
+            if let Some(hit) = self.cached(&key) {
+                lead.finish(Ok(hit.clone()));
+                sink.emit(cached_step(&hit.model));
+                return Ok(hit);
+            }
+            let answered = self.attempt_models(candidates, req, sink).await;
+            if let Ok(summary) = &answered {
+                self.cache.insert(key, summary.clone());
+            }
+            lead.finish(answered.clone());
+            return answered;
         }
-        let summary = self.attempt_models(candidates, req).await?;
-        self.cache.insert(key, summary.clone());
-        Ok(summary)
     }
 
     pub(super) fn candidate(&self, index: usize) -> &Candidate {
@@ -297,9 +432,10 @@ impl Engine {
         &self,
         candidates: &[&Candidate],
         req: &SummaryRequest,
+        sink: &dyn ProgressSink,
     ) -> Result<Summary, Exhausted> {
         let deadline = Instant::now() + self.deadline;
-        let mut progress = Progress::default();
+        let mut progress = Progress::new(sink);
         let run = self.run(candidates, req, deadline, &mut progress);
         let answered = tokio::time::timeout_at(deadline, run).await;
         match answered {
@@ -309,12 +445,14 @@ impl Engine {
                 retries: progress.retries,
                 deadline_passed: false,
                 out_of_reach: progress.out_of_reach,
+                overflow: progress.overflow,
             }),
             Err(_) => Err(Exhausted {
                 failures: progress.failures.join("; "),
                 retries: progress.retries,
                 deadline_passed: true,
                 out_of_reach: true,
+                overflow: progress.overflow,
             }),
         }
     }
@@ -324,16 +462,32 @@ impl Engine {
         self.candidates.summarizer != SummarizerChoice::Extractive
     }
 
-    /// Context window (tokens) of the first candidate that would be tried; None for extractive.
-    /// With `[moa] strategy = "moa"` and no model named, the smallest window of the MoA
-    /// models, so a request chunked for it fits every proposer and the aggregator.
+    /// Context window (tokens) of what answers a request with the default strategy.
     pub fn context_window(&self, model: Option<&str>) -> Option<u64> {
-        match (&self.moa, model) {
-            (Some(moa), None) if moa.strategy == Strategy::Moa => moa
+        self.context_window_for(model, None)
+    }
+
+    /// Context window (tokens) of the first candidate that would be tried; None for extractive.
+    /// When the call would be answered by Mixture-of-Agents (the request's strategy, else
+    /// the `[moa]` default with no model named, as [`Engine::route`] decides), the smallest
+    /// window of the MoA models, so a request chunked for it fits every proposer and the
+    /// aggregator.
+    pub fn context_window_for(
+        &self,
+        model: Option<&str>,
+        strategy: Option<Strategy>,
+    ) -> Option<u64> {
+        let strategy = match strategy {
+            Some(s) => s,
+            None if model.is_some() => Strategy::Single,
+            None => self.moa.as_ref().map_or(Strategy::Single, |m| m.strategy),
+        };
+        match &self.moa {
+            Some(moa) if strategy == Strategy::Moa => moa
                 .proposers
                 .iter()
                 .chain(std::iter::once(&moa.aggregator))
-                .map(|&i| self.candidate(i).context_window)
+                .map(|&i| self.candidate(i).window())
                 .min(),
             _ => self.candidates.context_window(model),
         }
@@ -362,30 +516,62 @@ impl Engine {
         candidates: &[&Candidate],
         req: &SummaryRequest,
         deadline: Instant,
-        progress: &mut Progress,
+        progress: &mut Progress<'_>,
     ) -> Option<Summary> {
-        for c in candidates {
+        for (i, c) in candidates.iter().enumerate() {
             match self.try_candidate(c, req, deadline, progress).await {
                 Ok(answer) => {
+                    let model = format!("{}/{}", c.name, c.model);
+                    let mut warnings = Vec::new();
+                    if let Some((reported, lower)) = truncation::suspected(req, &answer.usage) {
+                        metrics::counter!("compactd_truncated_prompts_total", "model" => c.name.clone())
+                            .increment(1);
+                        tracing::warn!(
+                            candidate = %c.name, model = %c.model, url = %c.shown_url, reported,
+                            lower_bound = lower,
+                            "the model reported far fewer prompt tokens than were sent: the server probably cut the prompt"
+                        );
+                        warnings.push(truncation::warning(&model, reported, lower));
+                    }
                     return Some(Summary {
                         text: answer.text,
                         usage: answer.usage,
-                        model: format!("{}/{}", c.name, c.model),
+                        model,
                         summarizer: SummarizerKind::Llm,
                         retries: progress.retries,
                         cached: false,
                         moa: None,
-                    })
+                        warnings,
+                    });
                 }
                 Err((failure, attempts)) => {
                     progress.out_of_reach = failure.is_out_of_reach();
+                    if let Failure::ContextOverflow { limit, .. } = &failure {
+                        progress.overflow = true;
+                        let window = c.shrink_window(overflow::sent_tokens(req), *limit);
+                        metrics::counter!("compactd_context_overflows_total", "model" => c.name.clone())
+                            .increment(1);
+                        tracing::warn!(
+                            candidate = %c.name, model = %c.model, window,
+                            "the request exceeds the model's context window; assuming a smaller window"
+                        );
+                    }
                     let line = format!(
                         "{}/{}: {failure} ({attempts} attempt{})",
                         c.name,
                         c.model,
                         if attempts == 1 { "" } else { "s" }
                     );
-                    progress.failures.push(self.secrets.scrub(&line));
+                    let line = self.secrets.scrub(&line);
+                    if let Some(next) = candidates.get(i + 1) {
+                        progress.sink.emit(ProgressEvent::Fallback {
+                            part: Part::default(),
+                            from: Some(format!("{}/{}", c.name, c.model)),
+                            to: format!("{}/{}", next.name, next.model),
+                            reason: line.clone(),
+                        });
+                    }
+                    progress.failures.push(line);
                 }
             }
         }
@@ -399,11 +585,17 @@ impl Engine {
         c: &Candidate,
         req: &SummaryRequest,
         deadline: Instant,
-        progress: &mut Progress,
+        progress: &mut Progress<'_>,
     ) -> Result<Answer, (Failure, u32)> {
         let mut attempt: u32 = 0;
         loop {
             attempt += 1;
+            progress.sink.emit(ProgressEvent::Summarizing {
+                part: Part::default(),
+                model: format!("{}/{}", c.name, c.model),
+                attempt,
+                cached: false,
+            });
             let sent = attempt::send(&self.client, c, req, self.upstream_timeout, &self.secrets);
             let failure = match sent.await {
                 Ok(answer) => {
@@ -414,6 +606,11 @@ impl Engine {
                 }
                 Err(f) => f,
             };
+            if let Some(learned) = c.learn(&failure) {
+                // Not a retry: the request changes, and only once per parameter.
+                tracing::warn!(candidate = %c.name, model = %c.model, attempt, "{learned}");
+                continue;
+            }
             let error = self.secrets.scrub(&failure.to_string());
             let status = failure.status();
             let transient = failure.is_transient();
@@ -444,6 +641,14 @@ impl Engine {
                 "upstream attempt failed; retrying"
             );
             progress.retries += 1;
+            progress.sink.emit(ProgressEvent::Retry {
+                part: Part::default(),
+                model: format!("{}/{}", c.name, c.model),
+                attempt,
+                reason: error,
+                wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                source,
+            });
             tokio::time::sleep(wait).await;
         }
     }
@@ -456,8 +661,17 @@ impl Summarize for Engine {
         req: &'a SummaryRequest,
         model: Option<&'a str>,
     ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
+        self.summarize_observed(req, model, &Silent)
+    }
+
+    fn summarize_observed<'a>(
+        &'a self,
+        req: &'a SummaryRequest,
+        model: Option<&'a str>,
+        sink: &'a dyn ProgressSink,
+    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
         Box::pin(async move {
-            let result = Engine::summarize(self, req, model).await;
+            let result = Engine::summarize_with(self, req, model, sink).await;
             record(&result, self.uses_models());
             result
         })
@@ -468,8 +682,17 @@ impl Summarize for Engine {
         req: &'a SummaryRequest,
         model: Option<&'a str>,
     ) -> Pin<Box<dyn Future<Output = Result<Summary, ModelFailure>> + Send + 'a>> {
+        self.summarize_model_only_observed(req, model, &Silent)
+    }
+
+    fn summarize_model_only_observed<'a>(
+        &'a self,
+        req: &'a SummaryRequest,
+        model: Option<&'a str>,
+        sink: &'a dyn ProgressSink,
+    ) -> Pin<Box<dyn Future<Output = Result<Summary, ModelFailure>> + Send + 'a>> {
         Box::pin(async move {
-            let result = Engine::summarize_model_only(self, req, model).await;
+            let result = Engine::summarize_model_only_with(self, req, model, sink).await;
             let outcome = match &result {
                 Ok(_) => "llm",
                 Err(f) if f.aborts() => "aborted",
@@ -480,8 +703,33 @@ impl Summarize for Engine {
         })
     }
 
+    fn summarize_splittable<'a>(
+        &'a self,
+        req: &'a SummaryRequest,
+        model: Option<&'a str>,
+    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
+        self.summarize_splittable_observed(req, model, &Silent)
+    }
+
+    fn summarize_splittable_observed<'a>(
+        &'a self,
+        req: &'a SummaryRequest,
+        model: Option<&'a str>,
+        sink: &'a dyn ProgressSink,
+    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
+        Box::pin(async move {
+            let result = Engine::summarize_splittable_with(self, req, model, sink).await;
+            record(&result, self.uses_models());
+            result
+        })
+    }
+
     fn context_window(&self, model: Option<&str>) -> Option<u64> {
         Engine::context_window(self, model)
+    }
+
+    fn context_window_for(&self, model: Option<&str>, strategy: Option<Strategy>) -> Option<u64> {
+        Engine::context_window_for(self, model, strategy)
     }
 
     fn describe(&self) -> serde_json::Value {
@@ -489,43 +737,23 @@ impl Summarize for Engine {
     }
 }
 
-/// Metrics of one summarize call.
-fn record(result: &Result<Summary, SummarizeError>, uses_models: bool) {
-    match result {
-        Ok(s) => {
-            let kind = match s.summarizer {
-                SummarizerKind::Llm => "llm",
-                SummarizerKind::Extractive => "extractive",
-            };
-            metrics::counter!("compactd_summaries_total", "summarizer" => kind).increment(1);
-            metrics::counter!("compactd_tokens_total", "direction" => "input")
-                .increment(s.usage.input);
-            metrics::counter!("compactd_tokens_total", "direction" => "output")
-                .increment(s.usage.output);
-            metrics::counter!("compactd_upstream_retries_total").increment(u64::from(s.retries));
-            if s.cached {
-                metrics::counter!("compactd_cache_hits_total").increment(1);
-            } else if s.summarizer == SummarizerKind::Llm {
-                // MoA: one first attempt per proposer and one for the aggregator.
-                let first_attempts = s
-                    .moa
-                    .as_ref()
-                    .map_or(1, |m| (m.proposers.len() + m.failed.len() + 1) as u64);
-                metrics::counter!("compactd_upstream_attempts_total")
-                    .increment(u64::from(s.retries) + first_attempts);
-            } else if uses_models {
-                metrics::counter!("compactd_fallbacks_total").increment(1);
-            }
-        }
-        Err(e) => {
-            let kind = match e {
-                SummarizeError::Upstream(_) => "upstream",
-                SummarizeError::Timeout => "timeout",
-                SummarizeError::UnknownModel(_) => "unknown_model",
-                SummarizeError::NoMoa => "no_moa",
-            };
-            metrics::counter!("compactd_summarize_errors_total", "kind" => kind).increment(1);
-        }
+/// The extractive summarizer answers (configured, or named by the request).
+fn extractive_step() -> ProgressEvent {
+    ProgressEvent::Summarizing {
+        part: Part::default(),
+        model: super::EXTRACTIVE.into(),
+        attempt: 1,
+        cached: false,
+    }
+}
+
+/// An answer from the cache.
+pub(super) fn cached_step(model: &str) -> ProgressEvent {
+    ProgressEvent::Summarizing {
+        part: Part::default(),
+        model: model.to_string(),
+        attempt: 0,
+        cached: true,
     }
 }
 
@@ -548,6 +776,7 @@ mod tests {
                 retries: 0,
                 cached: false,
                 moa: None,
+                warnings: Vec::new(),
             }),
         )
         .unwrap();

@@ -22,7 +22,9 @@
 //! * **The aggregator's prompt** is our own: the request's instructions (the text after
 //!   its `<conversation>` block; a prompt without one, like hermes's, is given whole),
 //!   then the drafts, then the ask for one summary in the same format keeping the union
-//!   of what matters. The system prompt and the output budget are the request's.
+//!   of what matters. The system prompt and the output budget are the request's. A task
+//!   that would overflow the aggregator's window with the drafts keeps its beginning and
+//!   end and leaves out the middle (the conversation, which the drafts summarize).
 //!
 //! [`Summarize`]: crate::summarize::Summarize
 //! [`Engine`]: super::Engine
@@ -32,10 +34,10 @@ use tokio::time::Instant;
 
 use super::cache::SummaryCache;
 use super::candidates::Candidate;
-use super::engine::{Engine, Exhausted, Moa, Progress};
+use super::engine::{cached_step, Engine, Exhausted, Moa, Progress};
 use crate::config::Strategy;
 use crate::summarize::templates::split_prompt;
-use crate::summarize::{MoaReport, SummarizerKind, Summary, SummaryRequest, Usage};
+use crate::summarize::{MoaReport, ProgressSink, SummarizerKind, Summary, SummaryRequest, Usage};
 
 const INTRO: &str = "Several models were each given the same summarization task and each \
 wrote a draft on its own. The task's instructions are in <task>; the drafts follow in \
@@ -47,14 +49,33 @@ goal, constraint, decision, file path, identifier, command, error, open question
 step that any draft records, each stated once. Where drafts disagree, keep the more specific \
 statement. Answer with the summary only; do not mention the drafts or the models.";
 
-/// The aggregator's request: the task's instructions, then every draft.
-pub(super) fn aggregate_request(req: &SummaryRequest, drafts: &[&str]) -> SummaryRequest {
+/// The aggregator's request: the task's instructions, then every draft. `window` is the
+/// aggregator's context window: a task that would overflow it with the drafts (a prompt
+/// without a `<conversation>` block, such as hermes's, carries its conversation) keeps its
+/// beginning and end, where instructions are written, and leaves out the middle, which the
+/// drafts summarize.
+pub(super) fn aggregate_request(
+    req: &SummaryRequest,
+    drafts: &[&str],
+    window: u64,
+) -> SummaryRequest {
     let parts = split_prompt(&req.prompt);
     let task = if parts.has_conversation && !parts.instructions.is_empty() {
         parts.instructions
     } else {
         req.prompt.as_str()
     };
+    let units = |s: &str| s.encode_utf16().count() as u64;
+    let fixed = units(INTRO)
+        + units(ASK)
+        + units(&req.system_prompt)
+        + drafts.iter().map(|d| units(d) + 32).sum::<u64>()
+        + 256;
+    let room = window
+        .saturating_sub(req.max_tokens)
+        .saturating_mul(4)
+        .saturating_sub(fixed);
+    let task = middle_left_out(task, room as usize);
     let mut prompt = format!("{INTRO}\n\n<task>\n{task}\n</task>\n\n");
     for (i, d) in drafts.iter().enumerate() {
         prompt.push_str(&format!(
@@ -71,6 +92,41 @@ pub(super) fn aggregate_request(req: &SummaryRequest, drafts: &[&str]) -> Summar
         max_tokens: req.max_tokens,
         strategy: Some(Strategy::Moa),
     }
+}
+
+/// `text` whole when it has at most `room` UTF-16 units; else its first and last
+/// `room / 2` units (whole characters) around a note saying how much was left out (at
+/// least 2,000 units are kept, so the instructions survive even a window the drafts fill).
+fn middle_left_out(text: &str, room: usize) -> std::borrow::Cow<'_, str> {
+    let total = text.encode_utf16().count();
+    let keep = room.max(2_000) / 2;
+    if total <= room || total <= 2 * keep {
+        return text.into();
+    }
+    let mut units = 0;
+    let head_end = text
+        .char_indices()
+        .find(|(_, c)| {
+            units += c.len_utf16();
+            units > keep
+        })
+        .map_or(text.len(), |(i, _)| i);
+    let mut units = 0;
+    let tail_start = text
+        .char_indices()
+        .rev()
+        .find(|(_, c)| {
+            units += c.len_utf16();
+            units > keep
+        })
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let left_out = text[head_end..tail_start].chars().count();
+    format!(
+        "{}\n\n[… {left_out} characters of the conversation left out here: the drafts summarize it …]\n\n{}",
+        &text[..head_end],
+        &text[tail_start..]
+    )
+    .into()
 }
 
 /// The draft that answers when the aggregator fails: the longest draft (in characters)
@@ -112,6 +168,7 @@ impl Engine {
         &self,
         moa: &Moa,
         req: &SummaryRequest,
+        sink: &dyn ProgressSink,
     ) -> Result<Summary, Exhausted> {
         let proposers: Vec<&Candidate> = moa.proposers.iter().map(|&i| self.candidate(i)).collect();
         let aggregator = self.candidate(moa.aggregator);
@@ -119,11 +176,12 @@ impl Engine {
         keyed.push(aggregator);
         let key = SummaryCache::key(Strategy::Moa, &keyed, req);
         if let Some(hit) = self.cached(&key) {
+            sink.emit(cached_step(&hit.model));
             return Ok(hit);
         }
         let deadline = Instant::now() + self.deadline();
         let calls = proposers.iter().map(|&c| async move {
-            let mut progress = Progress::default();
+            let mut progress = Progress::new(sink);
             let one = [c];
             let drafted =
                 tokio::time::timeout_at(deadline, self.run(&one, req, deadline, &mut progress))
@@ -137,8 +195,10 @@ impl Engine {
         let mut drafts: Vec<(&Candidate, Summary)> = Vec::new();
         let mut deadline_passed = false;
         let mut out_of_reach = true;
+        let mut overflow = false;
         for (c, drafted, progress) in join_all(calls).await {
             retries += progress.retries;
+            overflow |= progress.overflow;
             match drafted {
                 Ok(Some(s)) => {
                     usage.add(&s.usage);
@@ -166,12 +226,18 @@ impl Engine {
                 retries,
                 deadline_passed,
                 out_of_reach,
+                overflow,
             });
         }
         let used: Vec<String> = drafts.iter().map(|(c, _)| c.name.clone()).collect();
+        // A draft written from a cut prompt taints the merge too.
+        let mut warnings: Vec<String> = drafts
+            .iter()
+            .flat_map(|(_, s)| s.warnings.iter().cloned())
+            .collect();
         let texts: Vec<&str> = drafts.iter().map(|(_, s)| s.text.as_str()).collect();
-        let agg_req = aggregate_request(req, &texts);
-        let mut progress = Progress::default();
+        let agg_req = aggregate_request(req, &texts, aggregator.window());
+        let mut progress = Progress::new(sink);
         let one = [aggregator];
         let aggregated =
             tokio::time::timeout_at(deadline, self.run(&one, &agg_req, deadline, &mut progress))
@@ -179,6 +245,7 @@ impl Engine {
         retries += progress.retries;
         if let Ok(Some(s)) = aggregated {
             usage.add(&s.usage);
+            warnings.extend(s.warnings);
             metrics::counter!("compactd_moa_summaries_total", "outcome" => "aggregated")
                 .increment(1);
             tracing::info!(
@@ -198,6 +265,7 @@ impl Engine {
                     aggregator: Some(aggregator.name.clone()),
                     draft: None,
                 }),
+                warnings,
             };
             self.cache_insert(key, summary.clone());
             return Ok(summary);
@@ -224,6 +292,7 @@ impl Engine {
                 aggregator: None,
                 draft: Some(chosen.name.clone()),
             }),
+            warnings,
         })
     }
 }
@@ -257,7 +326,7 @@ mod tests {
             max_tokens: 100,
             strategy: None,
         };
-        let agg = aggregate_request(&req, &["draft one", "draft two"]);
+        let agg = aggregate_request(&req, &["draft one", "draft two"], 64_000);
         assert!(agg.prompt.contains("<task>\n## Goal format\n</task>"));
         assert!(!agg.prompt.contains("SECRET-CONVERSATION"));
         assert!(agg.prompt.contains("<draft n=\"1\">\ndraft one\n</draft>"));
@@ -267,8 +336,34 @@ mod tests {
             prompt: "TURNS: a b c".into(),
             ..req
         };
-        assert!(aggregate_request(&hermes, &["d"])
+        assert!(aggregate_request(&hermes, &["d"], 64_000)
             .prompt
             .contains("<task>\nTURNS: a b c\n</task>"));
+    }
+
+    #[test]
+    fn a_task_too_large_for_the_aggregator_keeps_its_beginning_and_end() {
+        let turns = "[USER]: é ".repeat(10_000);
+        let req = SummaryRequest {
+            kind: crate::summarize::RequestKind::History,
+            system_prompt: String::new(),
+            prompt: format!("HEAD-INSTRUCTIONS\n{turns}\nTAIL-INSTRUCTIONS"),
+            max_tokens: 1_000,
+            strategy: None,
+        };
+        let drafts = ["d".repeat(8_000), "e".repeat(8_000)];
+        let drafts: Vec<&str> = drafts.iter().map(String::as_str).collect();
+        let agg = aggregate_request(&req, &drafts, 10_000);
+        let tokens = agg.prompt.encode_utf16().count().div_ceil(4) as u64;
+        assert!(tokens + agg.max_tokens <= 10_000, "{tokens}");
+        assert!(agg.prompt.contains("<task>\nHEAD-INSTRUCTIONS\n[USER]"));
+        assert!(agg.prompt.contains("TAIL-INSTRUCTIONS\n</task>"));
+        assert!(agg
+            .prompt
+            .contains("characters of the conversation left out here"));
+        assert!(agg.prompt.contains(drafts[0]) && agg.prompt.contains(drafts[1]));
+        // A task that fits is given whole.
+        let whole = aggregate_request(&req, &drafts, 100_000);
+        assert!(whole.prompt.contains(&req.prompt));
     }
 }

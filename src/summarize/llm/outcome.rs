@@ -47,6 +47,14 @@ pub(super) enum Failure {
     Unparsable(String),
     /// The answer was larger than we read.
     TooLarge,
+    /// The upstream said the request exceeds the model's context window (`overflow.rs`),
+    /// with the window it named, if any. Not retried as is: the engine shrinks the
+    /// window it assumes for the candidate, and a caller that folds splits the request.
+    ContextOverflow {
+        code: u16,
+        limit: Option<u64>,
+        message: Option<String>,
+    },
 }
 
 impl Failure {
@@ -84,7 +92,8 @@ impl Failure {
             Failure::Stopped { .. }
             | Failure::Empty
             | Failure::Unparsable(_)
-            | Failure::TooLarge => false,
+            | Failure::TooLarge
+            | Failure::ContextOverflow { .. } => false,
         }
     }
 
@@ -97,7 +106,8 @@ impl Failure {
             Failure::Stopped { .. }
             | Failure::Empty
             | Failure::Unparsable(_)
-            | Failure::TooLarge => false,
+            | Failure::TooLarge
+            | Failure::ContextOverflow { .. } => false,
         }
     }
 
@@ -113,6 +123,7 @@ impl Failure {
     pub(super) fn status(&self) -> u16 {
         match self {
             Failure::Status { code, .. } => *code,
+            Failure::ContextOverflow { code, .. } => *code,
             _ => 0,
         }
     }
@@ -136,6 +147,13 @@ impl fmt::Display for Failure {
             Failure::Empty => f.write_str("empty answer"),
             Failure::Unparsable(e) => write!(f, "unparsable answer ({e})"),
             Failure::TooLarge => write!(f, "answer larger than {MAX_RESPONSE_BYTES} bytes"),
+            Failure::ContextOverflow { message, .. } => {
+                f.write_str("the request exceeds the model's context window")?;
+                match message {
+                    Some(m) => write!(f, " ({m})"),
+                    None => Ok(()),
+                }
+            }
         }
     }
 }

@@ -1,0 +1,61 @@
+//! `compactd compact`: a whole compaction, like `POST /v1/compact`.
+
+use clap::Args;
+
+use crate::config::Config;
+use crate::pipeline::compact::{plan_compaction, run_compaction};
+use crate::pipeline::{prepare_response, CompactOptions};
+use crate::summarize::Prompts;
+
+use super::error::CliError;
+use super::input::{block_on, offline, write_json, InputArgs};
+
+#[derive(Debug, Args)]
+pub struct CompactArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Also write a one-paragraph summary for a UI.
+    #[arg(long)]
+    pub short_summary: bool,
+    /// A configured model name.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Answer like `prepare`, call no model.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// No pinned ledger, no verification of the summary (pin: false).
+    #[arg(long)]
+    pub no_pin: bool,
+}
+
+pub fn run(args: CompactArgs, config: &Config, prompts: &Prompts) -> Result<(), CliError> {
+    let CompactArgs {
+        input,
+        short_summary,
+        model,
+        dry_run,
+        no_pin,
+    } = args;
+    let options = CompactOptions {
+        prepare: input.options(),
+        short_summary: Some(short_summary),
+        model,
+        pin: no_pin.then_some(false),
+        ..CompactOptions::default()
+    };
+    let summarizer = crate::summarize::backend::build(config)?;
+    offline(&input, options, |inp, out| {
+        if dry_run {
+            let answer = prepare_response(inp, prompts, config.settings(), None)?;
+            return write_json(out, &answer, input.pretty);
+        }
+        let plan = plan_compaction(inp, prompts, config.settings(), config.checking())?;
+        let result = block_on(run_compaction(
+            plan,
+            prompts,
+            &*summarizer,
+            time::OffsetDateTime::now_utc(),
+        ))??;
+        write_json(out, &result, input.pretty)
+    })
+}

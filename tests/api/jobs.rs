@@ -1,0 +1,460 @@
+//! Jobs (`Prefer: respond-async`, `/v1/jobs/{id}`), `Idempotency-Key` and single flight
+//! through the real server, with fake model upstreams that take their time and count
+//! their calls.
+
+use std::time::Duration;
+
+use compactd::config::{ClientKeys, ModelConfig};
+use serde_json::{json, Value};
+use wiremock::matchers::method;
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::helpers::{problem, small_session, spawn_app_with, TestApp};
+use crate::sse::{names, Reader};
+use crate::upstreams::{config, openai, silent_upstream};
+
+fn summarize_body(text: &str) -> Value {
+    json!({"systemPrompt": "", "prompt": format!("<conversation>\n[User]: {text}\n</conversation>")})
+}
+
+fn completion(text: &str) -> Value {
+    json!({"choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+           "usage": {"prompt_tokens": 900, "completion_tokens": 80, "total_tokens": 980}})
+}
+
+/// A model that answers `text` after `delay`, counting its calls.
+async fn slow_model(delay: Duration, text: &str) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(completion(text))
+                .set_delay(delay),
+        )
+        .mount(&server)
+        .await;
+    server
+}
+
+async fn upstream_calls(server: &MockServer) -> usize {
+    server.received_requests().await.unwrap_or_default().len()
+}
+
+async fn app_with_model(
+    server: &MockServer,
+    configure: impl FnOnce(&mut compactd::config::Config),
+) -> TestApp {
+    let llm = config(vec![openai("local", server)]);
+    spawn_app_with(move |c| {
+        c.llm = llm;
+        c.heartbeat = Duration::from_millis(200);
+        configure(c);
+    })
+    .await
+}
+
+async fn send(
+    app: &TestApp,
+    method: reqwest::Method,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&Value>,
+) -> reqwest::Response {
+    let mut req = app.client.request(method, format!("{}{path}", app.address));
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    if let Some(b) = body {
+        req = req.json(b);
+    }
+    req.send().await.unwrap()
+}
+
+async fn get_json(app: &TestApp, path: &str, headers: &[(&str, &str)]) -> (u16, Value) {
+    let res = send(app, reqwest::Method::GET, path, headers, None).await;
+    let status = res.status().as_u16();
+    (status, res.json().await.unwrap())
+}
+
+/// Waits until the job is done and returns it.
+async fn finished(app: &TestApp, location: &str, headers: &[(&str, &str)]) -> Value {
+    for _ in 0..200 {
+        let (status, job) = get_json(app, location, headers).await;
+        assert_eq!(status, 200, "{job}");
+        if !matches!(job["status"].as_str(), Some("running" | "queued")) {
+            return job;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the job did not finish");
+}
+
+#[tokio::test]
+async fn respond_async_answers_202_and_the_job_keeps_progress_and_result() {
+    let server = slow_model(Duration::from_millis(600), "## Goal\nThe summary.").await;
+    let app = app_with_model(&server, |_| {}).await;
+    let res = app
+        .client
+        .post(format!("{}/v1/compact?keepRecentTokens=1", app.address))
+        .header("content-type", "application/x-ndjson")
+        .header("prefer", "respond-async")
+        .body(small_session())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 202);
+    assert_eq!(res.headers()["preference-applied"], "respond-async");
+    let location = res.headers()["location"].to_str().unwrap().to_string();
+    let accepted: Value = res.json().await.unwrap();
+    let id = accepted["id"].as_str().unwrap();
+    assert_eq!(location, format!("/v1/jobs/{id}"));
+    assert_eq!(id.len(), 32, "128 bits as hex");
+    assert_eq!(accepted["status"], "running");
+    assert_eq!(accepted["operation"], "/v1/compact");
+
+    // While it runs: the newest progress.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (_, running) = get_json(&app, &location, &[]).await;
+    assert_eq!(running["status"], "running", "{running}");
+    assert_eq!(running["progress"]["event"], "summarizing", "{running}");
+    assert!(running.get("result").is_none());
+
+    let done = finished(&app, &location, &[]).await;
+    assert_eq!(done["status"], "succeeded", "{done}");
+    assert!(done["expiresAt"].is_string());
+    let result = &done["result"];
+    assert!(result["summary"]
+        .as_str()
+        .unwrap()
+        .starts_with("## Goal\nThe summary."));
+    assert_eq!(result["summarizer"], "llm");
+
+    // The events, replayed after the end: the stream a client would have read.
+    let res = send(
+        &app,
+        reqwest::Method::GET,
+        &format!("{location}/events"),
+        &[],
+        None,
+    )
+    .await;
+    let items = Reader::new(res).all().await;
+    assert_eq!(names(&items).first(), Some(&"prepared"));
+    assert_eq!(names(&items).last(), Some(&"result"));
+    assert_eq!(&items.last().unwrap().json(), result);
+    // Resuming after an id skips what was seen.
+    let res = send(
+        &app,
+        reqwest::Method::GET,
+        &format!("{location}/events"),
+        &[("last-event-id", "0")],
+        None,
+    )
+    .await;
+    let resumed = Reader::new(res).all().await;
+    assert_eq!(names(&resumed).len(), names(&items).len() - 1);
+    let calls = result["calls"].as_u64().unwrap() as usize;
+    assert_eq!(upstream_calls(&server).await, calls);
+}
+
+#[tokio::test]
+async fn a_job_streamed_live_replays_the_past_then_follows_to_the_end() {
+    let server = slow_model(Duration::from_millis(800), "live").await;
+    let app = app_with_model(&server, |_| {}).await;
+    let res = send(
+        &app,
+        reqwest::Method::POST,
+        "/v1/summarize",
+        &[("prefer", "respond-async")],
+        Some(&summarize_body("fix it")),
+    )
+    .await;
+    assert_eq!(res.status().as_u16(), 202);
+    let location = res.headers()["location"].to_str().unwrap().to_string();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let res = send(
+        &app,
+        reqwest::Method::GET,
+        &format!("{location}/events"),
+        &[],
+        None,
+    )
+    .await;
+    let items = Reader::new(res).all().await;
+    assert_eq!(
+        names(&items),
+        ["prepared", "summarizing", "result"],
+        "{items:?}"
+    );
+    assert!(
+        items
+            .iter()
+            .any(|i| *i == crate::sse::Item::Comment("heartbeat".into())),
+        "heartbeats while following: {items:?}"
+    );
+    assert_eq!(items.last().unwrap().json()["summary"], "live");
+}
+
+#[tokio::test]
+async fn jobs_are_visible_only_to_the_key_that_created_them() {
+    let server = slow_model(Duration::from_millis(10), "mine").await;
+    let app = app_with_model(&server, |c| {
+        c.api_keys = ClientKeys::new(["key-a", "key-b"]);
+    })
+    .await;
+    let a = [
+        ("authorization", "Bearer key-a"),
+        ("prefer", "respond-async"),
+    ];
+    let res = send(
+        &app,
+        reqwest::Method::POST,
+        "/v1/summarize",
+        &a,
+        Some(&summarize_body("x")),
+    )
+    .await;
+    assert_eq!(res.status().as_u16(), 202);
+    let location = res.headers()["location"].to_str().unwrap().to_string();
+    let done = finished(&app, &location, &[("authorization", "Bearer key-a")]).await;
+    assert_eq!(done["result"]["summary"], "mine");
+    let b = [("authorization", "Bearer key-b")];
+    for path in [location.clone(), format!("{location}/events")] {
+        let res = send(&app, reqwest::Method::GET, &path, &b, None).await;
+        problem(res, 404, "job-not-found").await;
+    }
+    let res = send(&app, reqwest::Method::DELETE, &location, &b, None).await;
+    problem(res, 404, "job-not-found").await;
+    let unknown = format!("/v1/jobs/{}", "0".repeat(32));
+    let res = send(
+        &app,
+        reqwest::Method::GET,
+        &unknown,
+        &[("authorization", "Bearer key-a")],
+        None,
+    )
+    .await;
+    problem(res, 404, "job-not-found").await;
+    let res = send(&app, reqwest::Method::GET, &location, &[], None).await;
+    problem(res, 401, "unauthorized").await;
+}
+
+#[tokio::test]
+async fn delete_cancels_a_running_job_and_its_upstream_call() {
+    let (port, arrived, upstream) = silent_upstream().await;
+    let mut llm = config(vec![ModelConfig {
+        base_url: format!("http://127.0.0.1:{port}/v1"),
+        ..openai("local", &MockServer::start().await)
+    }]);
+    llm.upstream_timeout = Duration::from_secs(30);
+    llm.deadline = Duration::from_secs(30);
+    let app = spawn_app_with(move |c| c.llm = llm).await;
+    let res = send(
+        &app,
+        reqwest::Method::POST,
+        "/v1/summarize",
+        &[("prefer", "respond-async")],
+        Some(&summarize_body("x")),
+    )
+    .await;
+    let location = res.headers()["location"].to_str().unwrap().to_string();
+    arrived.await.unwrap();
+    let res = send(&app, reqwest::Method::DELETE, &location, &[], None).await;
+    assert_eq!(res.status().as_u16(), 200);
+    let job: Value = res.json().await.unwrap();
+    assert_eq!(job["status"], "cancelled");
+    assert_eq!(job["error"]["type"], "urn:compactd:problem:job-cancelled");
+    assert!(upstream.await.unwrap(), "the upstream call was dropped");
+    let res = send(
+        &app,
+        reqwest::Method::GET,
+        &format!("{location}/events"),
+        &[],
+        None,
+    )
+    .await;
+    let items = Reader::new(res).all().await;
+    assert_eq!(names(&items).last(), Some(&"error"));
+    // Deleting again changes nothing.
+    let (_, again) = get_json(&app, &location, &[]).await;
+    assert_eq!(again["status"], "cancelled");
+}
+
+#[tokio::test]
+async fn an_idempotent_retry_joins_the_running_call_and_another_body_is_refused() {
+    let server = slow_model(Duration::from_millis(700), "once").await;
+    let app = app_with_model(&server, |_| {}).await;
+    let key = [("idempotency-key", "\"retry-1\"")];
+    let body = summarize_body("pay once");
+    // The first client gives up (a proxy's timeout) while the model works…
+    let impatient = reqwest::Client::builder()
+        .timeout(Duration::from_millis(200))
+        .build()
+        .unwrap();
+    let gave_up = impatient
+        .post(format!("{}/v1/summarize", app.address))
+        .header("idempotency-key", "\"retry-1\"")
+        .json(&body)
+        .send()
+        .await;
+    assert!(gave_up.is_err());
+    // …and its retry joins the same job instead of paying again.
+    let retry = send(
+        &app,
+        reqwest::Method::POST,
+        "/v1/summarize",
+        &key,
+        Some(&body),
+    )
+    .await;
+    assert_eq!(retry.status().as_u16(), 200);
+    let first: Value = retry.json().await.unwrap();
+    assert_eq!(first["summary"], "once");
+    assert_eq!(upstream_calls(&server).await, 1);
+    // After the end, the same key answers from the job.
+    let late = send(
+        &app,
+        reqwest::Method::POST,
+        "/v1/summarize",
+        &key,
+        Some(&body),
+    )
+    .await;
+    assert_eq!(late.json::<Value>().await.unwrap(), first);
+    assert_eq!(upstream_calls(&server).await, 1);
+
+    let other = send(
+        &app,
+        reqwest::Method::POST,
+        "/v1/summarize",
+        &key,
+        Some(&summarize_body("something else")),
+    )
+    .await;
+    problem(other, 422, "idempotency-key-reused").await;
+    let bad = send(
+        &app,
+        reqwest::Method::POST,
+        "/v1/summarize",
+        &[("idempotency-key", "\"\"")],
+        Some(&body),
+    )
+    .await;
+    problem(bad, 400, "invalid-idempotency-key").await;
+    assert_eq!(upstream_calls(&server).await, 1);
+}
+
+#[tokio::test]
+async fn leaving_a_job_stream_does_not_cancel_the_job() {
+    let server = slow_model(Duration::from_millis(700), "kept").await;
+    let app = app_with_model(&server, |_| {}).await;
+    let headers = [
+        ("idempotency-key", "stream-1"),
+        ("accept", "text/event-stream"),
+    ];
+    let body = summarize_body("keep going");
+    let res = send(
+        &app,
+        reqwest::Method::POST,
+        "/v1/summarize",
+        &headers,
+        Some(&body),
+    )
+    .await;
+    let mut reader = Reader::new(res);
+    assert_eq!(reader.next().await.unwrap().name(), "prepared");
+    drop(reader);
+    // The retry (plain this time) gets the answer of the job the stream started.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let res = send(
+        &app,
+        reqwest::Method::POST,
+        "/v1/summarize",
+        &[("idempotency-key", "stream-1")],
+        Some(&body),
+    )
+    .await;
+    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(res.json::<Value>().await.unwrap()["summary"], "kept");
+    assert_eq!(upstream_calls(&server).await, 1);
+}
+
+#[tokio::test]
+async fn jobs_share_the_concurrency_limit_and_a_full_server_says_when_to_retry() {
+    let server = slow_model(Duration::from_millis(700), "limited").await;
+    let app = app_with_model(&server, |c| c.max_concurrency = 1).await;
+    let async_ = [("prefer", "respond-async")];
+    let res = send(
+        &app,
+        reqwest::Method::POST,
+        "/v1/summarize",
+        &async_,
+        Some(&summarize_body("a")),
+    )
+    .await;
+    assert_eq!(res.status().as_u16(), 202);
+    let location = res.headers()["location"].to_str().unwrap().to_string();
+    // The job holds the one place; reading it is not shed (reads hold a place only
+    // while they answer).
+    let res = send(
+        &app,
+        reqwest::Method::POST,
+        "/v1/summarize",
+        &async_,
+        Some(&summarize_body("b")),
+    )
+    .await;
+    assert_eq!(res.headers()["retry-after"], "1");
+    problem(res, 503, "overloaded").await;
+    finished(&app, &location, &[]).await;
+    let res = send(
+        &app,
+        reqwest::Method::POST,
+        "/v1/summarize",
+        &async_,
+        Some(&summarize_body("b")),
+    )
+    .await;
+    assert_eq!(res.status().as_u16(), 202);
+}
+
+#[tokio::test]
+async fn finished_jobs_expire_after_their_ttl() {
+    let server = slow_model(Duration::from_millis(10), "brief").await;
+    let app = app_with_model(&server, |c| c.job_ttl = Duration::from_secs(1)).await;
+    let res = send(
+        &app,
+        reqwest::Method::POST,
+        "/v1/summarize",
+        &[("prefer", "respond-async")],
+        Some(&summarize_body("x")),
+    )
+    .await;
+    let location = res.headers()["location"].to_str().unwrap().to_string();
+    finished(&app, &location, &[]).await;
+    tokio::time::sleep(Duration::from_millis(2200)).await;
+    let res = send(&app, reqwest::Method::GET, &location, &[], None).await;
+    problem(res, 404, "job-not-found").await;
+}
+
+#[tokio::test]
+async fn identical_requests_in_flight_share_one_upstream_call() {
+    let server = slow_model(Duration::from_millis(600), "shared").await;
+    let app = app_with_model(&server, |_| {}).await;
+    let body = summarize_body("same request");
+    let calls = (0..4).map(|_| {
+        send(
+            &app,
+            reqwest::Method::POST,
+            "/v1/summarize",
+            &[],
+            Some(&body),
+        )
+    });
+    let answers = futures_util::future::join_all(calls).await;
+    for res in answers {
+        assert_eq!(res.status().as_u16(), 200);
+        assert_eq!(res.json::<Value>().await.unwrap()["summary"], "shared");
+    }
+    assert_eq!(upstream_calls(&server).await, 1);
+}
