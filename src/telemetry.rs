@@ -75,6 +75,10 @@ fn describe() {
         "model answers saying the request exceeds the context window, by model candidate"
     );
     describe_counter!(
+        "compactd_truncated_prompts_total",
+        "model answers reporting far fewer prompt tokens than were sent (a server that cut the prompt), by model candidate"
+    );
+    describe_counter!(
         "compactd_compaction_replans_total",
         "compaction passes planned again in smaller chunks after a context overflow"
     );

@@ -39,6 +39,11 @@ pub enum ModelKind {
     Openai,
     /// Anthropic `POST {base}/v1/messages`.
     Anthropic,
+    /// Azure OpenAI: the OpenAI wire format at
+    /// `POST {base}/openai/deployments/{deployment}/chat/completions?api-version=…`,
+    /// the key in an `api-key` header.
+    #[serde(rename = "azure-openai")]
+    AzureOpenai,
 }
 
 impl ModelKind {
@@ -46,14 +51,22 @@ impl ModelKind {
         match self {
             ModelKind::Openai => "openai",
             ModelKind::Anthropic => "anthropic",
+            ModelKind::AzureOpenai => "azure-openai",
         }
     }
 
-    pub fn default_base_url(self) -> &'static str {
+    /// The public API's URL; `None` for Azure (each resource has its own endpoint).
+    pub fn default_base_url(self) -> Option<&'static str> {
         match self {
-            ModelKind::Openai => "https://api.openai.com/v1",
-            ModelKind::Anthropic => "https://api.anthropic.com",
+            ModelKind::Openai => Some("https://api.openai.com/v1"),
+            ModelKind::Anthropic => Some("https://api.anthropic.com"),
+            ModelKind::AzureOpenai => None,
         }
+    }
+
+    /// Whether the candidate speaks the OpenAI chat-completions wire format.
+    pub fn is_openai_format(self) -> bool {
+        matches!(self, ModelKind::Openai | ModelKind::AzureOpenai)
     }
 
     /// The conventional environment variable holding this kind's API key.
@@ -61,6 +74,7 @@ impl ModelKind {
         match self {
             ModelKind::Openai => "OPENAI_API_KEY",
             ModelKind::Anthropic => "ANTHROPIC_API_KEY",
+            ModelKind::AzureOpenai => "AZURE_OPENAI_API_KEY",
         }
     }
 }

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::choices::{FallbackPolicy, ModelKind, Strategy, SummarizerChoice};
 use super::llm::{LlmConfig, ModelConfig};
+use super::model_options::TokenLimitParam;
 use super::url::redact_url;
 use super::{Config, LogFormat};
 
@@ -77,6 +78,28 @@ pub struct CandidateDescription {
     pub base_url: String,
     pub context_window: u64,
     pub api_key_set: bool,
+    /// The options of `model_options.rs` that are set (headers and query parameters by
+    /// name only: their values may be credentials).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token_limit_param: Option<TokenLimitParam>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking_budget: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub query: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deployment: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -161,6 +184,7 @@ impl LlmConfig {
 
 impl ModelConfig {
     pub fn describe(&self) -> CandidateDescription {
+        let o = &self.options;
         CandidateDescription {
             name: self.name.clone(),
             kind: self.kind,
@@ -168,6 +192,16 @@ impl ModelConfig {
             base_url: redact_url(&self.base_url),
             context_window: self.context_window,
             api_key_set: self.api_key.is_some(),
+            token_limit_param: Some(o.token_limit_param).filter(|p| *p != TokenLimitParam::Auto),
+            temperature: o.temperature,
+            top_p: o.top_p,
+            reasoning_effort: o.reasoning_effort.clone(),
+            thinking_budget: o.thinking_budget,
+            max_output_tokens: o.max_output_tokens,
+            headers: o.headers.iter().map(|(n, _)| n.clone()).collect(),
+            query: o.query.iter().map(|(n, _)| n.clone()).collect(),
+            deployment: o.deployment.clone(),
+            api_version: o.api_version.clone(),
         }
     }
 }
@@ -187,6 +221,7 @@ mod tests {
             base_url: "http://user:pw@127.0.0.1:1/v1?token=t".into(),
             context_window: 1000,
             api_key: Some("sk-SECRET".into()),
+            options: Default::default(),
         });
         let config = Config::default();
         let v = serde_json::to_value(config.describe(llm.describe())).unwrap();

@@ -12,6 +12,7 @@ use std::time::Duration;
 use secrecy::SecretString;
 
 use super::choices::{FallbackPolicy, ModelKind, Strategy, SummarizerChoice};
+use super::model_options::ModelOptions;
 use super::secrets::{model_key, KeySources};
 use super::sources::Settings;
 use super::url::{check_base_url, redact_url};
@@ -34,6 +35,8 @@ pub struct ModelConfig {
     /// Tokens the model accepts (prompt + output).
     pub context_window: u64,
     pub api_key: Option<SecretString>,
+    /// What the server needs beyond the model id (see `model_options.rs`).
+    pub options: ModelOptions,
 }
 
 impl std::fmt::Debug for ModelConfig {
@@ -45,6 +48,7 @@ impl std::fmt::Debug for ModelConfig {
             .field("base_url", &redact_url(&self.base_url))
             .field("context_window", &self.context_window)
             .field("api_key", &self.api_key.as_ref().map(|_| "[REDACTED]"))
+            .field("options", &self.options)
             .finish()
     }
 }
@@ -105,7 +109,7 @@ impl LlmConfig {
         let summarizer = match (s.summarizer, s.models.first()) {
             (Some(choice), _) => choice,
             (None, Some(first)) => match first.kind {
-                ModelKind::Openai => SummarizerChoice::Openai,
+                ModelKind::Openai | ModelKind::AzureOpenai => SummarizerChoice::Openai,
                 ModelKind::Anthropic => SummarizerChoice::Anthropic,
             },
             (None, None) => SummarizerChoice::Extractive,
@@ -122,10 +126,12 @@ impl LlmConfig {
         let mut models = Vec::new();
         match (kind, &s.model) {
             (Some(kind), Some(model)) => {
+                // The env candidate's kind comes from COMPACTD_SUMMARIZER: never Azure.
                 let base_url = s
                     .base_url
                     .clone()
-                    .unwrap_or_else(|| kind.default_base_url().to_string());
+                    .or_else(|| kind.default_base_url().map(str::to_string))
+                    .unwrap_or_default();
                 check_base_url(&base_url).map_err(|m| bad("base_url", &m))?;
                 if model.is_empty() {
                     return Err(bad("model", "must not be empty"));
@@ -135,6 +141,12 @@ impl LlmConfig {
                     own_file: None,
                     shared_file: shared_file.clone(),
                 };
+                let options = s.model_options.clone().unwrap_or_default().resolve(
+                    kind,
+                    model,
+                    &|k| format!("{}.{k}", name("model_options")),
+                    env,
+                )?;
                 models.push(ModelConfig {
                     name: kind.as_str().to_string(),
                     kind,
@@ -144,6 +156,7 @@ impl LlmConfig {
                         .model_context_window
                         .unwrap_or(DEFAULT_MODEL_CONTEXT_WINDOW),
                     api_key: model_key(kind, sources, env)?,
+                    options,
                 });
             }
             (None, Some(_)) if s.summarizer.is_none() => {
@@ -178,6 +191,18 @@ impl LlmConfig {
                     .map(|p| (p, field("api_key_file"))),
                 shared_file: shared_file.clone(),
             };
+            let base_url = match (&m.base_url, m.kind.default_base_url()) {
+                (Some(url), _) => url.clone(),
+                (None, Some(default)) => default.to_string(),
+                (None, None) => {
+                    return Err(ConfigError::Value {
+                        name: field("base_url"),
+                        message: "required for kind = \"azure-openai\": the resource's \
+                                  endpoint, e.g. https://NAME.openai.azure.com"
+                            .into(),
+                    })
+                }
+            };
             models.push(ModelConfig {
                 name: m
                     .name
@@ -185,12 +210,10 @@ impl LlmConfig {
                     .unwrap_or_else(|| m.kind.as_str().to_string()),
                 kind: m.kind,
                 model: m.model.clone(),
-                base_url: m
-                    .base_url
-                    .clone()
-                    .unwrap_or_else(|| m.kind.default_base_url().to_string()),
+                base_url,
                 context_window: m.context_window.unwrap_or(DEFAULT_MODEL_CONTEXT_WINDOW),
                 api_key: model_key(m.kind, sources, env)?,
+                options: m.options().resolve(m.kind, &m.model, &field, env)?,
             });
         }
         Ok(LlmConfig {

@@ -10,6 +10,8 @@
 //! * `secrets`: client keys and upstream keys, and where they are read from;
 //! * `llm`: the summarizer's configuration and the model candidates, built from
 //!   `sources` and `secrets`;
+//! * `model_options`: what real model servers need per candidate (token-limit parameter,
+//!   reasoning, output cap, headers, query, Azure), checked against their rules;
 //! * `url`: checking and redacting model server URLs;
 //! * `describe`: the effective non-secret configuration, described once.
 //!
@@ -22,6 +24,7 @@
 mod choices;
 mod describe;
 mod llm;
+mod model_options;
 mod secrets;
 mod sources;
 mod url;
@@ -40,6 +43,10 @@ pub use describe::{
     MoaDescription,
 };
 pub use llm::{LlmConfig, MoaConfig, ModelConfig, DEFAULT_MODEL_CONTEXT_WINDOW};
+pub use model_options::{
+    is_openai_reasoning_model, ModelOptions, TokenLimitParam, DEFAULT_ANTHROPIC_MAX_TOKENS,
+    DEFAULT_AZURE_API_VERSION, MIN_THINKING_BUDGET,
+};
 pub use secrets::ClientKeys;
 pub use url::{check_base_url, redact_url};
 

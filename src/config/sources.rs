@@ -18,6 +18,7 @@
 //! * Each value remembers its source, so an error names what the operator wrote: the
 //!   variable for the environment, the key for the file.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
@@ -28,6 +29,7 @@ use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 
 use super::choices::{FallbackPolicy, ModelKind, Strategy, SummarizerChoice};
+use super::model_options::{OptionsSource, TokenLimitParam};
 use super::{ConfigError, LogFormat};
 
 /// The name of the file source in figment's metadata.
@@ -35,7 +37,7 @@ const FILE: &str = "config file";
 /// The name of the environment source in figment's metadata.
 const ENV: &str = "environment";
 /// Settings whose environment value is structured (an inline list of tables).
-const STRUCTURED: &[&str] = &["models", "moa"];
+const STRUCTURED: &[&str] = &["models", "moa", "model_options"];
 
 /// Every setting, as the file and the environment spell it, with its default.
 #[derive(Debug, Serialize, Deserialize)]
@@ -75,6 +77,9 @@ pub(super) struct Settings {
     ///
     /// [`DEFAULT_MODEL_CONTEXT_WINDOW`]: super::DEFAULT_MODEL_CONTEXT_WINDOW
     pub model_context_window: Option<u64>,
+    /// The single candidate's options (`COMPACTD_MODEL_OPTIONS` as an inline TOML table
+    /// with the keys of a `[[models]]` table's options).
+    pub model_options: Option<OptionsSource>,
     pub upstream_timeout_secs: u64,
     pub retries: u32,
     pub backoff_base_ms: u64,
@@ -128,6 +133,7 @@ impl Default for Settings {
             model: None,
             base_url: None,
             model_context_window: None,
+            model_options: None,
             upstream_timeout_secs: 60,
             retries: 2,
             backoff_base_ms: 250,
@@ -159,6 +165,42 @@ pub(super) struct ModelSource {
     pub api_key_env: Option<String>,
     /// The file holding this candidate's key.
     pub api_key_file: Option<PathBuf>,
+    // The options of `model_options.rs`, spelled out (serde's `flatten` and
+    // `deny_unknown_fields` do not go together).
+    #[serde(default)]
+    pub token_limit_param: TokenLimitParam,
+    pub temperature: Option<f64>,
+    pub top_p: Option<f64>,
+    pub reasoning_effort: Option<String>,
+    pub thinking_budget: Option<u64>,
+    pub max_output_tokens: Option<u64>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    #[serde(default)]
+    pub headers_env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub query: BTreeMap<String, String>,
+    pub deployment: Option<String>,
+    pub api_version: Option<String>,
+}
+
+impl ModelSource {
+    /// The table's options.
+    pub fn options(&self) -> OptionsSource {
+        OptionsSource {
+            token_limit_param: self.token_limit_param,
+            temperature: self.temperature,
+            top_p: self.top_p,
+            reasoning_effort: self.reasoning_effort.clone(),
+            thinking_budget: self.thinking_budget,
+            max_output_tokens: self.max_output_tokens,
+            headers: self.headers.clone(),
+            headers_env: self.headers_env.clone(),
+            query: self.query.clone(),
+            deployment: self.deployment.clone(),
+            api_version: self.api_version.clone(),
+        }
+    }
 }
 
 /// The `[moa]` table: model names from `[[models]]`.

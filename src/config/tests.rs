@@ -370,6 +370,11 @@ const EVERY_SETTING: &[(&str, &str, &str)] = &[
         "http://127.0.0.1:1/a",
     ),
     ("model_context_window", "1000", "1000"),
+    (
+        "model_options",
+        r#"{ thinking_budget = 2048, max_output_tokens = 16000 }"#,
+        r#"{ thinking_budget = 2048, max_output_tokens = 16000 }"#,
+    ),
     ("upstream_timeout_secs", "7", "7"),
     ("retries", "4", "4"),
     ("backoff_base_ms", "1", "1"),
@@ -436,6 +441,7 @@ fn every_setting_is_settable_from_the_file_and_from_the_environment() {
         assert_eq!(c.llm.backoff_cap, Duration::from_millis(2));
         let names: Vec<_> = c.llm.models.iter().map(|m| m.name.as_str()).collect();
         assert_eq!(names, ["anthropic", "b"]);
+        assert_eq!(c.llm.models[0].options.thinking_budget, Some(2048));
         let key = c.llm.models[1].api_key.as_ref().unwrap();
         assert_eq!(key.expose_secret(), "sk-file");
         assert_eq!(shown_keys(&c.api_keys), ["client-key"]);

@@ -61,6 +61,11 @@ pub struct SummarizeResponse {
     /// The models that took part in a Mixture-of-Agents summary (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub moa: Option<MoaReport>,
+    /// What the caller should know about how the summary was written: a model server
+    /// that reported far fewer prompt tokens than were sent (it cut the prompt). Absent
+    /// when there is nothing to say.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// A present value: `null` is refused as it would be for a plain field.
@@ -190,6 +195,7 @@ async fn summarize_remote(
                     model: s.model,
                     summarizer: s.summarizer,
                     moa: s.moa,
+                    warnings: s.warnings,
                 })
             })
         },

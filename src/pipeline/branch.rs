@@ -224,6 +224,11 @@ pub struct BranchSummaryResult {
     /// pinning is off or nothing was summarized.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retention: Option<Retention>,
+    /// What the caller should know about how the summary was written: a model server
+    /// that reported far fewer prompt tokens than were sent (it cut the prompt). Absent
+    /// when there is nothing to say.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// A `branch_summary` entry as pi writes it, child of the target, ready to append.
     #[schema(value_type = Object)]
     pub entry: serde_json::Value,
@@ -263,6 +268,7 @@ pub async fn run_branch_summary_observed(
         },
         chunks: u32::from(plan.request.is_some()),
     }));
+    let mut warnings = Vec::new();
     let (summary, usage, model, kind, retention, moa) = match &plan.request {
         None => (
             NO_CONTENT.to_string(),
@@ -292,6 +298,7 @@ pub async fn run_branch_summary_observed(
                 None => (text, None),
             };
             let moa = s.moa;
+            warnings = s.warnings;
             (
                 text,
                 s.usage,
@@ -328,6 +335,7 @@ pub async fn run_branch_summary_observed(
         summarizer: kind,
         moa,
         retention,
+        warnings,
         entry: serde_json::Value::Object(entry),
     })
 }

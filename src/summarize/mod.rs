@@ -32,6 +32,14 @@ pub struct Usage {
     pub cache_read: u64,
     pub cache_write: u64,
     pub total_tokens: u64,
+    /// Output tokens the model spent reasoning (included in `output`; OpenAI's
+    /// `completion_tokens_details.reasoning_tokens`). Absent when none were reported.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Usage {
@@ -41,6 +49,7 @@ impl Usage {
         self.cache_read += other.cache_read;
         self.cache_write += other.cache_write;
         self.total_tokens += other.total_tokens;
+        self.reasoning += other.reasoning;
     }
 }
 
@@ -69,6 +78,9 @@ pub struct Summary {
     /// Which models took part when Mixture-of-Agents wrote it (`None`: one model, or
     /// the extractive summarizer).
     pub moa: Option<MoaReport>,
+    /// What the caller should know about how it was written (a server that cut the
+    /// prompt silently); the answers carry them as `warnings`.
+    pub warnings: Vec<String>,
 }
 
 /// Which models took part in a Mixture-of-Agents summary, by their `[[models]]` names.

@@ -54,6 +54,7 @@ impl Summarize for DropAll {
                 retries: 0,
                 cached: false,
                 moa: None,
+                warnings: Vec::new(),
             })
         })
     }

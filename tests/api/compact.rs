@@ -208,12 +208,14 @@ impl Summarize for Recorder {
                     cache_read: 0,
                     cache_write: 0,
                     total_tokens: 15,
+                    reasoning: 0,
                 },
                 model: "test/recorder".into(),
                 summarizer: SummarizerKind::Llm,
                 retries: 0,
                 cached: false,
                 moa: None,
+                warnings: Vec::new(),
             })
         })
     }

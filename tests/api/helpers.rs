@@ -207,5 +207,6 @@ pub fn llm_summary(text: &str, model: &str) -> compactd::summarize::Summary {
         retries: 0,
         cached: false,
         moa: None,
+        warnings: Vec::new(),
     }
 }

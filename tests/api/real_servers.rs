@@ -76,3 +76,57 @@ async fn a_context_overflow_replans_the_compaction_in_smaller_chunks() {
         "{metrics}"
     );
 }
+
+#[tokio::test]
+async fn a_silently_cut_prompt_is_reported_in_the_answer_and_counted() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(OpenAiServer::new(2_048).truncating())
+        .mount(&server)
+        .await;
+    let llm = config(vec![openai("ollama", &server)]);
+    let app = crate::helpers::spawn_app_with(move |c| c.llm = llm).await;
+    let res = app
+        .post_jsonl(
+            "/v1/compact?keepRecentTokens=1&reserveTokens=1000",
+            long_session(20, "z"),
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 200);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["summarizer"], "llm", "{body}");
+    let warnings = body["warnings"].as_array().expect("warnings");
+    assert!(
+        warnings[0]
+            .as_str()
+            .unwrap()
+            .contains("ollama/gpt-test reported 2048 prompt tokens"),
+        "{body}"
+    );
+    let metrics = app.get("/metrics").await.text().await.unwrap();
+    assert!(
+        metrics.contains("compactd_truncated_prompts_total{model=\"ollama\"}"),
+        "{metrics}"
+    );
+    // /v1/summarize carries it too; an answer without one has no `warnings`.
+    let prompt = format!(
+        "<conversation>\n{}\n</conversation>",
+        "[User]: let x = 1;\n".repeat(3_000)
+    );
+    let res = app
+        .post_json(
+            "/v1/summarize",
+            &serde_json::json!({"systemPrompt": "", "prompt": prompt}),
+        )
+        .await;
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["warnings"].as_array().map(Vec::len), Some(1), "{body}");
+    let res = app
+        .post_json(
+            "/v1/summarize",
+            &serde_json::json!({"systemPrompt": "", "prompt": "<conversation>\n[User]: hi\n</conversation>"}),
+        )
+        .await;
+    let body: Value = res.json().await.unwrap();
+    assert!(body.get("warnings").is_none(), "{body}");
+}

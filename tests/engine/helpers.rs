@@ -43,6 +43,7 @@ pub fn fallback() -> Fallback {
         retries: 0,
         cached: false,
         moa: None,
+        warnings: Vec::new(),
     })
 }
 

@@ -14,6 +14,7 @@ mod moa_fakes;
 #[path = "../support/model_servers.rs"]
 mod model_servers;
 mod overflow;
+mod providers;
 mod retries;
 mod secrets;
 mod selection;

@@ -37,7 +37,8 @@ async fn openai_wire_format_and_string_content() {
             output: 50,
             cache_read: 400,
             cache_write: 0,
-            total_tokens: 1050
+            total_tokens: 1050,
+            reasoning: 0
         }
     );
     let sent = requests(&server).await;
@@ -90,7 +91,8 @@ async fn anthropic_wire_format_and_usage() {
             output: 60,
             cache_read: 30,
             cache_write: 10,
-            total_tokens: 1000
+            total_tokens: 1000,
+            reasoning: 0
         }
     );
     let sent = requests(&server).await;

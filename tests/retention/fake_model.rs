@@ -212,6 +212,7 @@ impl Summarize for FakeModel {
             retries: 0,
             cached: false,
             moa: None,
+            warnings: Vec::new(),
         })))
     }
 

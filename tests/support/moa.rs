@@ -95,6 +95,7 @@ impl FakeModel {
             base_url: self.base_url.clone(),
             context_window: 64_000,
             api_key: None,
+            options: Default::default(),
         }
     }
 

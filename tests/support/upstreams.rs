@@ -22,6 +22,7 @@ pub fn openai(name: &str, server: &MockServer) -> ModelConfig {
         base_url: format!("{}/v1", server.uri()),
         context_window: 64_000,
         api_key: Some(KEY.into()),
+        options: Default::default(),
     }
 }
 
@@ -33,6 +34,7 @@ pub fn anthropic(name: &str, server: &MockServer) -> ModelConfig {
         base_url: server.uri(),
         context_window: 200_000,
         api_key: Some(KEY.into()),
+        options: Default::default(),
     }
 }
 
@@ -210,6 +212,7 @@ pub fn raw_config(base: String, how: Misbehaviour) -> LlmConfig {
         base_url: base,
         context_window: 64_000,
         api_key: Some(KEY.into()),
+        options: Default::default(),
     }]);
     cfg.upstream_timeout = match how {
         Misbehaviour::StallBody => Duration::from_millis(300),

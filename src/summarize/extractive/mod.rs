@@ -133,6 +133,7 @@ pub fn summarize(req: &SummaryRequest) -> Summary {
         retries: 0,
         cached: false,
         moa: None,
+        warnings: Vec::new(),
     }
 }
 

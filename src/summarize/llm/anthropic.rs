@@ -1,4 +1,13 @@
 //! The Anthropic Messages API: `POST {base}/v1/messages`.
+//!
+//! With a thinking budget the request carries `thinking: {type: "enabled",
+//! budget_tokens}` and `max_tokens` holds the thinking and the answer: the budget plus
+//! the request's output budget, capped by the candidate's `max_output_tokens` (the
+//! configuration checked that it exceeds the budget, so `max_tokens` > `budget_tokens`
+//! always, as Anthropic requires). No `temperature` goes with thinking (refused by the
+//! configuration). Thinking blocks (`thinking`, `redacted_thinking`) are never the
+//! summary; Anthropic counts thinking in `output_tokens` and reports no separate number,
+//! so `usage.reasoning` stays 0.
 
 use serde::{Deserialize, Serialize};
 
@@ -8,10 +17,9 @@ use crate::summarize::{SummaryRequest, Usage};
 /// The `anthropic-version` header sent with every request.
 pub(super) const VERSION: &str = "2023-06-01";
 
-/// `max_tokens` for a request that sets no cap: Anthropic requires the field, so it gets
-/// the output every current Claude model accepts (per-model limits are configuration's
-/// business, not this file's).
-const UNCAPPED_MAX_TOKENS: u64 = 8192;
+/// `max_tokens` for a request that sets no cap when the candidate sets no
+/// `max_output_tokens`: Anthropic requires the field.
+const UNCAPPED_MAX_TOKENS: u64 = crate::config::DEFAULT_ANTHROPIC_MAX_TOKENS;
 
 /// The request body, borrowing the prompts. No `cache_control`: a one-off request gains
 /// nothing from a prompt-cache write and would pay for it.
@@ -22,6 +30,29 @@ pub(super) struct Body<'a> {
     system: Option<&'a str>,
     messages: [Message<'a>; 1],
     max_tokens: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Thinking>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f64>,
+}
+
+#[derive(Debug, Serialize)]
+struct Thinking {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    budget_tokens: u64,
+}
+
+/// What the candidate adds to a request.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Knobs {
+    pub thinking_budget: Option<u64>,
+    pub temperature: Option<f64>,
+    pub top_p: Option<f64>,
+    /// The candidate's `max_output_tokens`.
+    pub max_output: Option<u64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -30,7 +61,15 @@ struct Message<'a> {
     content: &'a str,
 }
 
-pub(super) fn body<'a>(model: &'a str, req: &'a SummaryRequest) -> Body<'a> {
+pub(super) fn body<'a>(model: &'a str, req: &'a SummaryRequest, knobs: Knobs) -> Body<'a> {
+    let cap = knobs.max_output.unwrap_or(UNCAPPED_MAX_TOKENS);
+    let max_tokens = match (req.max_tokens, knobs.thinking_budget) {
+        (0, _) => cap,
+        (n, None) => n.min(knobs.max_output.unwrap_or(u64::MAX)),
+        (n, Some(budget)) => n
+            .saturating_add(budget)
+            .min(knobs.max_output.unwrap_or(u64::MAX)),
+    };
     Body {
         model,
         system: (!req.system_prompt.is_empty()).then_some(req.system_prompt.as_str()),
@@ -38,11 +77,15 @@ pub(super) fn body<'a>(model: &'a str, req: &'a SummaryRequest) -> Body<'a> {
             role: "user",
             content: &req.prompt,
         }],
-        max_tokens: if req.max_tokens == 0 {
-            UNCAPPED_MAX_TOKENS
-        } else {
-            req.max_tokens
-        },
+        max_tokens,
+        thinking: knobs.thinking_budget.map(|budget_tokens| Thinking {
+            kind: "enabled",
+            budget_tokens,
+        }),
+        temperature: knobs
+            .temperature
+            .filter(|_| knobs.thinking_budget.is_none()),
+        top_p: knobs.top_p,
     }
 }
 
@@ -106,6 +149,7 @@ pub(super) fn parse(bytes: &[u8]) -> Result<Answer, Failure> {
         cache_read: u.cache_read_input_tokens.unwrap_or(0),
         cache_write: u.cache_creation_input_tokens.unwrap_or(0),
         total_tokens: 0,
+        reasoning: 0,
     };
     Ok(Answer {
         text: text.to_string(),
@@ -131,12 +175,22 @@ mod tests {
             strategy: None,
         };
         assert_eq!(
-            serde_json::to_string(&body("m", &req)).unwrap(),
+            serde_json::to_string(&body("m", &req, Knobs::default())).unwrap(),
             r#"{"model":"m","system":"sys","messages":[{"role":"user","content":"p"}],"max_tokens":100}"#
+        );
+        let thinking = Knobs {
+            thinking_budget: Some(2048),
+            temperature: Some(0.3),
+            top_p: None,
+            max_output: Some(2100),
+        };
+        assert_eq!(
+            serde_json::to_string(&body("m", &req, thinking)).unwrap(),
+            r#"{"model":"m","system":"sys","messages":[{"role":"user","content":"p"}],"max_tokens":2100,"thinking":{"type":"enabled","budget_tokens":2048}}"#
         );
         req.system_prompt.clear();
         assert_eq!(
-            serde_json::to_string(&body("m", &req)).unwrap(),
+            serde_json::to_string(&body("m", &req, Knobs::default())).unwrap(),
             r#"{"model":"m","messages":[{"role":"user","content":"p"}],"max_tokens":100}"#
         );
     }
@@ -157,7 +211,8 @@ mod tests {
                 output: 5,
                 cache_read: 3,
                 cache_write: 2,
-                total_tokens: 20
+                total_tokens: 20,
+                reasoning: 0
             }
         );
     }

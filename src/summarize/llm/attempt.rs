@@ -22,12 +22,33 @@ pub(super) async fn send(
     secrets: &Secrets,
 ) -> Result<Answer, Failure> {
     let mut builder = client.post(c.endpoint.clone());
+    let o = &c.options;
     builder = match c.kind {
-        ModelKind::Openai => builder.json(&openai::body(&c.model, req)),
-        ModelKind::Anthropic => builder
-            .header("anthropic-version", anthropic::VERSION)
-            .json(&anthropic::body(&c.model, req)),
+        ModelKind::Openai | ModelKind::AzureOpenai => {
+            let knobs = openai::Knobs {
+                completion_tokens: c.completion_tokens(),
+                temperature: c.temperature(),
+                top_p: o.top_p,
+                reasoning_effort: o.reasoning_effort.as_deref(),
+                max_output: o.max_output_tokens,
+            };
+            builder.json(&openai::body(&c.model, req, knobs))
+        }
+        ModelKind::Anthropic => {
+            let knobs = anthropic::Knobs {
+                thinking_budget: o.thinking_budget,
+                temperature: c.temperature(),
+                top_p: o.top_p,
+                max_output: o.max_output_tokens,
+            };
+            builder
+                .header("anthropic-version", anthropic::VERSION)
+                .json(&anthropic::body(&c.model, req, knobs))
+        }
     };
+    for (name, value) in &c.headers {
+        builder = builder.header(name.clone(), value.clone());
+    }
     if let Some((name, value)) = &c.auth {
         builder = builder.header(name.clone(), value.clone());
     }
@@ -62,7 +83,7 @@ pub(super) async fn send(
             });
         }
         match c.kind {
-            ModelKind::Openai => openai::parse(&body),
+            ModelKind::Openai | ModelKind::AzureOpenai => openai::parse(&body),
             ModelKind::Anthropic => anthropic::parse(&body),
         }
     };

@@ -101,6 +101,7 @@ mod tests {
             retries: 0,
             cached: false,
             moa: None,
+            warnings: Vec::new(),
         }
     }
 

@@ -8,13 +8,15 @@
 //! context window is the one the pipelines budget for.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use reqwest::header::{HeaderName, HeaderValue, AUTHORIZATION};
 use secrecy::ExposeSecret;
 
 use super::error::EngineError;
+use super::outcome::Failure;
 use super::{redact_url, truncate, ModelConfig, ModelKind, SummarizerChoice, EXTRACTIVE};
+use crate::config::{is_openai_reasoning_model, ModelOptions, TokenLimitParam};
 use crate::summarize::SummarizeError;
 
 /// One model candidate, ready to call.
@@ -29,8 +31,18 @@ pub(super) struct Candidate {
     /// The window assumed now: `context_window`, shrunk after each context overflow
     /// (learned for the life of the process).
     window: AtomicU64,
-    /// `Authorization: Bearer …` or `x-api-key: …`, marked sensitive.
+    /// `Authorization: Bearer …`, `x-api-key: …` or `api-key: …`, marked sensitive.
     pub(super) auth: Option<(HeaderName, HeaderValue)>,
+    /// The configured extra headers, values marked sensitive.
+    pub(super) headers: Vec<(HeaderName, HeaderValue)>,
+    pub(super) options: ModelOptions,
+    /// Send `max_completion_tokens` rather than `max_tokens` (OpenAI wire format).
+    completion_tokens: AtomicBool,
+    /// The token-limit parameter was switched after a 400 (once only).
+    switched_param: AtomicBool,
+    /// Send the configured `temperature` (false: none configured, a reasoning model, or
+    /// the server refused it).
+    send_temperature: AtomicBool,
 }
 
 impl fmt::Debug for Candidate {
@@ -43,6 +55,8 @@ impl fmt::Debug for Candidate {
             .field("context_window", &self.context_window)
             .field("window", &self.window())
             .field("api_key", &self.auth.as_ref().map(|_| "[REDACTED]"))
+            .field("options", &self.options)
+            .field("completion_tokens", &self.completion_tokens())
             .finish()
     }
 }
@@ -70,6 +84,10 @@ impl Candidate {
                         HeaderName::from_static("x-api-key"),
                         key.expose_secret().to_string(),
                     ),
+                    ModelKind::AzureOpenai => (
+                        HeaderName::from_static("api-key"),
+                        key.expose_secret().to_string(),
+                    ),
                 };
                 let mut value =
                     HeaderValue::from_str(&value).map_err(|_| EngineError::InvalidApiKey {
@@ -79,8 +97,24 @@ impl Candidate {
                 Some((name, value))
             }
         };
-        let mut endpoint = endpoint(&base, m.kind);
-        if m.kind == ModelKind::Openai && auth.is_some() {
+        let mut headers = Vec::new();
+        for (name, value) in &m.options.headers {
+            // Checked by the configuration; a failure here names no value.
+            let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+                EngineError::InvalidApiKey {
+                    model: m.name.clone(),
+                }
+            })?;
+            let mut value = HeaderValue::from_str(value.expose_secret()).map_err(|_| {
+                EngineError::InvalidApiKey {
+                    model: m.name.clone(),
+                }
+            })?;
+            value.set_sensitive(true);
+            headers.push((name, value));
+        }
+        let mut endpoint = endpoint(&base, m.kind, &m.options);
+        if m.kind != ModelKind::Anthropic && auth.is_some() {
             // reqwest turns user info into `Authorization: Basic`; the bearer key wins.
             let _ = endpoint.set_username("");
             let _ = endpoint.set_password(None);
@@ -94,7 +128,78 @@ impl Candidate {
             context_window: m.context_window,
             window: AtomicU64::new(m.context_window),
             auth,
+            headers,
+            completion_tokens: AtomicBool::new(match m.options.token_limit_param {
+                TokenLimitParam::Auto => is_openai_reasoning_model(&m.model),
+                TokenLimitParam::MaxTokens => false,
+                TokenLimitParam::MaxCompletionTokens => true,
+            }),
+            switched_param: AtomicBool::new(false),
+            send_temperature: AtomicBool::new(
+                m.options.temperature.is_some()
+                    && !(m.kind.is_openai_format() && is_openai_reasoning_model(&m.model)),
+            ),
+            options: m.options.clone(),
         })
+    }
+
+    /// Whether the output cap goes in `max_completion_tokens` (OpenAI wire format).
+    pub(super) fn completion_tokens(&self) -> bool {
+        self.completion_tokens.load(Ordering::Relaxed)
+    }
+
+    /// The temperature to send, if any.
+    pub(super) fn temperature(&self) -> Option<f64> {
+        self.options
+            .temperature
+            .filter(|_| self.send_temperature.load(Ordering::Relaxed))
+    }
+
+    /// Learns from a 400 that names a parameter this candidate sent and the server does
+    /// not take: the other token-limit parameter (once), or no temperature. Returns what
+    /// changed, for the log; `None`: nothing to learn, the failure stands.
+    pub(super) fn learn(&self, failure: &Failure) -> Option<&'static str> {
+        let Failure::Status {
+            code: 400 | 422,
+            message: Some(message),
+            ..
+        } = failure
+        else {
+            return None;
+        };
+        if !self.kind.is_openai_format() && self.temperature().is_none() {
+            return None;
+        }
+        let text = message.to_ascii_lowercase();
+        let refused = REFUSALS.iter().any(|r| text.contains(r));
+        if self.kind.is_openai_format() && !self.switched_param.load(Ordering::Relaxed) {
+            let completion = self.completion_tokens();
+            // OpenAI: "Unsupported parameter: 'max_tokens' … Use 'max_completion_tokens'
+            // instead."; older servers: "Unrecognized request argument supplied:
+            // max_completion_tokens". ("max_completion_tokens" does not contain
+            // "max_tokens".)
+            let switch = if completion {
+                refused && text.contains("max_completion_tokens")
+            } else {
+                text.contains("max_completion_tokens") || (refused && text.contains("max_tokens"))
+            };
+            if switch && !self.switched_param.swap(true, Ordering::Relaxed) {
+                self.completion_tokens.store(!completion, Ordering::Relaxed);
+                return Some(if completion {
+                    "the server refused max_completion_tokens; sending max_tokens from now on"
+                } else {
+                    "the server refused max_tokens; sending max_completion_tokens from now on"
+                });
+            }
+        }
+        if self.temperature().is_some()
+            && text.contains("temperature")
+            && (refused || text.contains("only the default") || text.contains("may only be set"))
+        {
+            self.send_temperature.store(false, Ordering::Relaxed);
+            return Some("the server refused temperature; sending none from now on");
+        }
+        None
     }
 
     /// The context window assumed now (tokens).
@@ -118,6 +223,18 @@ impl Candidate {
         shrink(before)
     }
 }
+
+/// Words of a 400 that refuses a parameter rather than its value.
+const REFUSALS: &[&str] = &[
+    "unsupported",
+    "not supported",
+    "unrecognized",
+    "unknown parameter",
+    "not permitted",
+    "not allowed",
+    "does not support",
+    "extra inputs",
+];
 
 /// The smallest window an overflow shrinks a candidate's to (tokens).
 pub(super) const MIN_WINDOW: u64 = 1024;
@@ -179,17 +296,42 @@ impl Candidates {
     }
 }
 
-/// `{base}/chat/completions` or `{base}/v1/messages` (a base already ending in `/v1` gets
-/// `/messages`), keeping the base's query (e.g. an `api-version`).
-pub(super) fn endpoint(base: &reqwest::Url, kind: ModelKind) -> reqwest::Url {
+/// `{base}/chat/completions`, `{base}/v1/messages` (a base already ending in `/v1` gets
+/// `/messages`) or Azure's `{base}/openai/deployments/{deployment}/chat/completions?
+/// api-version=…`, keeping the base's query and adding the configured `query`.
+pub(super) fn endpoint(
+    base: &reqwest::Url,
+    kind: ModelKind,
+    options: &ModelOptions,
+) -> reqwest::Url {
     let path = base.path().trim_end_matches('/');
-    let suffix = match kind {
-        ModelKind::Openai => "/chat/completions",
-        ModelKind::Anthropic if path.ends_with("/v1") => "/messages",
-        ModelKind::Anthropic => "/v1/messages",
-    };
     let mut url = base.clone();
-    url.set_path(&format!("{path}{suffix}"));
+    match kind {
+        ModelKind::Openai => url.set_path(&format!("{path}/chat/completions")),
+        ModelKind::Anthropic if path.ends_with("/v1") => url.set_path(&format!("{path}/messages")),
+        ModelKind::Anthropic => url.set_path(&format!("{path}/v1/messages")),
+        ModelKind::AzureOpenai => {
+            url.set_path(path);
+            if let Ok(mut segments) = url.path_segments_mut() {
+                segments.pop_if_empty().extend([
+                    "openai",
+                    "deployments",
+                    options.deployment.as_deref().unwrap_or_default(),
+                    "chat",
+                    "completions",
+                ]);
+            }
+            if let Some(version) = &options.api_version {
+                url.query_pairs_mut().append_pair("api-version", version);
+            }
+        }
+    }
+    if !options.query.is_empty() {
+        let mut pairs = url.query_pairs_mut();
+        for (name, value) in &options.query {
+            pairs.append_pair(name, value);
+        }
+    }
     url.set_fragment(None);
     url
 }
@@ -201,6 +343,7 @@ mod tests {
     #[test]
     fn endpoints() {
         let u = |s: &str| reqwest::Url::parse(s).unwrap();
+        let endpoint = |base: &reqwest::Url, kind| endpoint(base, kind, &ModelOptions::default());
         assert_eq!(
             endpoint(&u("http://127.0.0.1:11434/v1/"), ModelKind::Openai).as_str(),
             "http://127.0.0.1:11434/v1/chat/completions"
@@ -224,6 +367,21 @@ mod tests {
             )
             .as_str(),
             "https://proxy.example/anthropic/v1/messages"
+        );
+    }
+
+    #[test]
+    fn azure_and_extra_query() {
+        let options = ModelOptions {
+            deployment: Some("gpt 4o".into()),
+            api_version: Some("2024-10-21".into()),
+            query: vec![("x".into(), "1".into())],
+            ..ModelOptions::default()
+        };
+        let base = reqwest::Url::parse("https://r.openai.azure.com/").unwrap();
+        assert_eq!(
+            endpoint(&base, ModelKind::AzureOpenai, &options).as_str(),
+            "https://r.openai.azure.com/openai/deployments/gpt%204o/chat/completions?api-version=2024-10-21&x=1"
         );
     }
 }

@@ -14,13 +14,14 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::attempt;
 use super::cache::SummaryCache;
 use super::candidates::{Candidate, Candidates, Selection};
 use super::error::EngineError;
 use super::flight::{follow, Flights, Role};
+use super::metrics::record;
 use super::outcome::{Answer, Failure};
 use super::retry::Backoff;
+use super::{attempt, overflow, truncation};
 use super::{FallbackPolicy, LlmConfig, Secrets, SummarizerChoice};
 use crate::config::{LlmDescription, Strategy};
 use crate::summarize::{
@@ -131,11 +132,17 @@ impl Engine {
             .iter()
             .map(Candidate::new)
             .collect::<Result<Vec<_>, _>>()?;
+        // Keys and extra header values (a gateway's key may be one).
         let secrets = Secrets(
             config
                 .models
                 .iter()
-                .filter_map(|m| m.api_key.clone())
+                .flat_map(|m| {
+                    m.api_key
+                        .iter()
+                        .cloned()
+                        .chain(m.options.headers.iter().map(|(_, v)| v.clone()))
+                })
                 .collect(),
         );
         // Redirects are not followed: an `x-api-key` would go along to the new host.
@@ -358,13 +365,35 @@ impl Engine {
         sink: &dyn ProgressSink,
     ) -> Result<Summary, Exhausted> {
         let key = SummaryCache::key(Strategy::Single, candidates, req);
-        loop {
+        self.shared(key, sink, || async move {
+            let answered = self.attempt_models(candidates, req, sink).await;
+            if let Ok(summary) = &answered {
+                self.cache.insert(key, summary.clone());
+            }
+            answered
+        })
+        .await
+    }
+
+    /// From the cache, or from the identical call in progress (single flight), or from
+    /// `run` (which caches what it wants cached).
+    pub(super) async fn shared<F, Fut>(
+        &self,
+        key: super::cache::Key,
+        sink: &dyn ProgressSink,
+        run: F,
+    ) -> Result<Summary, Exhausted>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<Summary, Exhausted>>,
+    {
+        let lead = loop {
             if let Some(hit) = self.cached(&key) {
                 sink.emit(cached_step(&hit.model));
                 return Ok(hit);
             }
-            let lead = match self.flights.join(key) {
-                Role::Leader(lead) => lead,
+            match self.flights.join(key) {
+                Role::Leader(lead) => break lead,
                 Role::Follower(rx) => match follow(rx).await {
                     // Shared, not paid for: counted like a cache hit.
                     Some(outcome) => {
@@ -382,20 +411,17 @@ impl Engine {
                     // The leader was cancelled: start over (one of us leads now).
                     None => continue,
                 },
-            };
-            // The previous leader may have filled the cache since we looked.
-            if let Some(hit) = self.cached(&key) {
-                lead.finish(Ok(hit.clone()));
-                sink.emit(cached_step(&hit.model));
-                return Ok(hit);
             }
-            let answered = self.attempt_models(candidates, req, sink).await;
-            if let Ok(summary) = &answered {
-                self.cache.insert(key, summary.clone());
-            }
-            lead.finish(answered.clone());
-            return answered;
+        };
+        // The previous leader may have filled the cache since we looked.
+        if let Some(hit) = self.cached(&key) {
+            lead.finish(Ok(hit.clone()));
+            sink.emit(cached_step(&hit.model));
+            return Ok(hit);
         }
+        let answered = run().await;
+        lead.finish(answered.clone());
+        answered
     }
 
     pub(super) fn candidate(&self, index: usize) -> &Candidate {
@@ -514,21 +540,34 @@ impl Engine {
         for (i, c) in candidates.iter().enumerate() {
             match self.try_candidate(c, req, deadline, progress).await {
                 Ok(answer) => {
+                    let model = format!("{}/{}", c.name, c.model);
+                    let mut warnings = Vec::new();
+                    if let Some((reported, lower)) = truncation::suspected(req, &answer.usage) {
+                        metrics::counter!("compactd_truncated_prompts_total", "model" => c.name.clone())
+                            .increment(1);
+                        tracing::warn!(
+                            candidate = %c.name, model = %c.model, url = %c.shown_url, reported,
+                            lower_bound = lower,
+                            "the model reported far fewer prompt tokens than were sent: the server probably cut the prompt"
+                        );
+                        warnings.push(truncation::warning(&model, reported, lower));
+                    }
                     return Some(Summary {
                         text: answer.text,
                         usage: answer.usage,
-                        model: format!("{}/{}", c.name, c.model),
+                        model,
                         summarizer: SummarizerKind::Llm,
                         retries: progress.retries,
                         cached: false,
                         moa: None,
-                    })
+                        warnings,
+                    });
                 }
                 Err((failure, attempts)) => {
                     progress.out_of_reach = failure.is_out_of_reach();
                     if let Failure::ContextOverflow { limit, .. } = &failure {
                         progress.overflow = true;
-                        let window = c.shrink_window(estimate_tokens(req), *limit);
+                        let window = c.shrink_window(overflow::sent_tokens(req), *limit);
                         metrics::counter!("compactd_context_overflows_total", "model" => c.name.clone())
                             .increment(1);
                         tracing::warn!(
@@ -586,6 +625,11 @@ impl Engine {
                 }
                 Err(f) => f,
             };
+            if let Some(learned) = c.learn(&failure) {
+                // Not a retry: the request changes, and only once per parameter.
+                tracing::warn!(candidate = %c.name, model = %c.model, attempt, "{learned}");
+                continue;
+            }
             let error = self.secrets.scrub(&failure.to_string());
             let status = failure.status();
             let transient = failure.is_transient();
@@ -732,55 +776,6 @@ pub(super) fn cached_step(model: &str) -> ProgressEvent {
     }
 }
 
-/// Tokens of a request as sent (system prompt, prompt and output budget), by the chars/4
-/// estimate the pipelines budget with.
-fn estimate_tokens(req: &SummaryRequest) -> u64 {
-    let units = crate::session::text::utf16_len(&req.system_prompt)
-        + crate::session::text::utf16_len(&req.prompt);
-    (units as u64).div_ceil(4).saturating_add(req.max_tokens)
-}
-
-/// Metrics of one summarize call.
-fn record(result: &Result<Summary, SummarizeError>, uses_models: bool) {
-    match result {
-        Ok(s) => {
-            let kind = match s.summarizer {
-                SummarizerKind::Llm => "llm",
-                SummarizerKind::Extractive => "extractive",
-            };
-            metrics::counter!("compactd_summaries_total", "summarizer" => kind).increment(1);
-            metrics::counter!("compactd_tokens_total", "direction" => "input")
-                .increment(s.usage.input);
-            metrics::counter!("compactd_tokens_total", "direction" => "output")
-                .increment(s.usage.output);
-            metrics::counter!("compactd_upstream_retries_total").increment(u64::from(s.retries));
-            if s.cached {
-                metrics::counter!("compactd_cache_hits_total").increment(1);
-            } else if s.summarizer == SummarizerKind::Llm {
-                // MoA: one first attempt per proposer and one for the aggregator.
-                let first_attempts = s
-                    .moa
-                    .as_ref()
-                    .map_or(1, |m| (m.proposers.len() + m.failed.len() + 1) as u64);
-                metrics::counter!("compactd_upstream_attempts_total")
-                    .increment(u64::from(s.retries) + first_attempts);
-            } else if uses_models {
-                metrics::counter!("compactd_fallbacks_total").increment(1);
-            }
-        }
-        Err(e) => {
-            let kind = match e {
-                SummarizeError::Upstream(_) => "upstream",
-                SummarizeError::Timeout => "timeout",
-                SummarizeError::UnknownModel(_) => "unknown_model",
-                SummarizeError::NoMoa => "no_moa",
-                SummarizeError::ContextOverflow(_) => "context_overflow",
-            };
-            metrics::counter!("compactd_summarize_errors_total", "kind" => kind).increment(1);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -800,6 +795,7 @@ mod tests {
                 retries: 0,
                 cached: false,
                 moa: None,
+                warnings: Vec::new(),
             }),
         )
         .unwrap();

@@ -34,7 +34,7 @@ use tokio::time::Instant;
 
 use super::cache::SummaryCache;
 use super::candidates::Candidate;
-use super::engine::{cached_step, Engine, Exhausted, Moa, Progress};
+use super::engine::{Engine, Exhausted, Moa, Progress};
 use crate::config::Strategy;
 use crate::summarize::templates::split_prompt;
 use crate::summarize::{MoaReport, ProgressSink, SummarizerKind, Summary, SummaryRequest, Usage};
@@ -175,10 +175,22 @@ impl Engine {
         let mut keyed = proposers.clone();
         keyed.push(aggregator);
         let key = SummaryCache::key(Strategy::Moa, &keyed, req);
-        if let Some(hit) = self.cached(&key) {
-            sink.emit(cached_step(&hit.model));
-            return Ok(hit);
-        }
+        self.shared(key, sink, || {
+            self.moa_uncached(&proposers, aggregator, req, sink, key)
+        })
+        .await
+    }
+
+    /// Drafts then aggregation (what [`Engine::answer_moa`] does when nothing is cached or
+    /// in flight).
+    async fn moa_uncached(
+        &self,
+        proposers: &[&Candidate],
+        aggregator: &Candidate,
+        req: &SummaryRequest,
+        sink: &dyn ProgressSink,
+        key: super::cache::Key,
+    ) -> Result<Summary, Exhausted> {
         let deadline = Instant::now() + self.deadline();
         let calls = proposers.iter().map(|&c| async move {
             let mut progress = Progress::new(sink);
@@ -230,6 +242,11 @@ impl Engine {
             });
         }
         let used: Vec<String> = drafts.iter().map(|(c, _)| c.name.clone()).collect();
+        // A draft written from a cut prompt taints the merge too.
+        let mut warnings: Vec<String> = drafts
+            .iter()
+            .flat_map(|(_, s)| s.warnings.iter().cloned())
+            .collect();
         let texts: Vec<&str> = drafts.iter().map(|(_, s)| s.text.as_str()).collect();
         let agg_req = aggregate_request(req, &texts, aggregator.window());
         let mut progress = Progress::new(sink);
@@ -240,6 +257,7 @@ impl Engine {
         retries += progress.retries;
         if let Ok(Some(s)) = aggregated {
             usage.add(&s.usage);
+            warnings.extend(s.warnings);
             metrics::counter!("compactd_moa_summaries_total", "outcome" => "aggregated")
                 .increment(1);
             tracing::info!(
@@ -259,6 +277,7 @@ impl Engine {
                     aggregator: Some(aggregator.name.clone()),
                     draft: None,
                 }),
+                warnings,
             };
             self.cache_insert(key, summary.clone());
             return Ok(summary);
@@ -285,6 +304,7 @@ impl Engine {
                 aggregator: None,
                 draft: Some(chosen.name.clone()),
             }),
+            warnings,
         })
     }
 }

@@ -15,13 +15,18 @@
 //! * `openai.rs`, `anthropic.rs`: the two wire formats;
 //! * `overflow.rs`: recognizing an answer that says the request exceeds the model's
 //!   context window (each server's wording);
+//! * `truncation.rs`: noticing a prompt the server cut silently (Ollama), from the
+//!   prompt tokens it reports;
 //! * `retry.rs`: which failures are worth another attempt and how long to wait;
 //! * `cache.rs`: the in-memory cache of identical requests;
+//! * `metrics.rs`: the metrics of one call;
 //! * `moa.rs`: Mixture-of-Agents (proposers draft concurrently, an aggregator merges),
 //!   on top of the engine's single-candidate runs.
 //!
 //! The imports between these files point one way: `engine` uses `candidates`,
-//! `attempt`, `outcome`, `cache` and `retry`; `attempt` uses `candidates` and the wire formats;
+//! `attempt`, `outcome`, `cache`, `retry`, `overflow`, `truncation` and `metrics`;
+//! `attempt` uses `candidates`, `overflow` and the wire formats; `candidates` uses
+//! `outcome` (to learn from a failure);
 //! the wire formats use `outcome`; `candidates` uses `error`; `moa` uses `engine` (whose
 //! `Engine::summarize` calls the MoA method `moa` adds), `candidates` and `cache`. No file
 //! uses one that uses it.
@@ -44,6 +49,15 @@
 //!   `ContextOverflow` so a caller that folds (the compaction) splits and tries again;
 //!   [`Engine::summarize`] falls back as for any failure, and
 //!   [`Engine::summarize_model_only`] says `ModelFailure::ContextOverflow`.
+//! * **Provider quirks.** What a candidate sends beyond the prompt (token-limit
+//!   parameter, sampling, reasoning effort or thinking budget, output cap, extra headers
+//!   and query, Azure's URL and key header) comes from its options (`config::
+//!   model_options`). Two things are learned from the server: a 400 that refuses the
+//!   token-limit parameter sent switches to the other one (once per candidate), and one
+//!   that refuses `temperature` stops sending it; the request is sent again at once (not
+//!   a retry) and the change is kept for the candidate.
+//! * **Silent truncation.** An answer whose reported prompt tokens fall below a lower
+//!   bound of what was sent carries a warning (`truncation.rs`).
 //! * **Deadline.** One deadline (`deadline`) bounds the whole call, every candidate and
 //!   wait included.
 //! * **Fallback.** When every candidate failed or the deadline passed, the extractive
@@ -70,11 +84,13 @@ mod candidates;
 mod engine;
 mod error;
 mod flight;
+mod metrics;
 mod moa;
 mod openai;
 mod outcome;
 mod overflow;
 mod retry;
+mod truncation;
 
 use secrecy::{ExposeSecret, SecretString};
 

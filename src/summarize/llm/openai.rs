@@ -1,4 +1,11 @@
-//! The OpenAI-compatible wire format: `POST {base}/chat/completions`.
+//! The OpenAI-compatible wire format: `POST {base}/chat/completions` (Azure OpenAI's
+//! deployments speak it too).
+//!
+//! The output cap goes in `max_tokens`, or in `max_completion_tokens` for OpenAI's
+//! reasoning models (which refuse `max_tokens`; the candidate decides which, see
+//! `candidates.rs`). The answer's reasoning text (`reasoning_content`, `reasoning`) is
+//! never taken as the summary; its token count (`completion_tokens_details.
+//! reasoning_tokens`) is reported as `usage.reasoning`.
 
 use serde::{Deserialize, Serialize};
 
@@ -10,10 +17,30 @@ use crate::summarize::{SummaryRequest, Usage};
 pub(super) struct Body<'a> {
     model: &'a str,
     messages: Vec<Message<'a>>,
-    /// Absent when the request sets no cap (`max_tokens` 0).
+    /// Absent when the request sets no cap (`max_tokens` 0) and the candidate none.
     #[serde(skip_serializing_if = "Option::is_none")]
     max_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u64>,
     stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'a str>,
+}
+
+/// What the candidate adds to a request.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Knobs<'a> {
+    /// The cap goes in `max_completion_tokens`.
+    pub completion_tokens: bool,
+    pub temperature: Option<f64>,
+    pub top_p: Option<f64>,
+    pub reasoning_effort: Option<&'a str>,
+    /// The candidate's `max_output_tokens`: caps the request's budget.
+    pub max_output: Option<u64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -22,7 +49,7 @@ struct Message<'a> {
     content: &'a str,
 }
 
-pub(super) fn body<'a>(model: &'a str, req: &'a SummaryRequest) -> Body<'a> {
+pub(super) fn body<'a>(model: &'a str, req: &'a SummaryRequest, knobs: Knobs<'a>) -> Body<'a> {
     let mut messages = Vec::with_capacity(2);
     if !req.system_prompt.is_empty() {
         messages.push(Message {
@@ -34,11 +61,19 @@ pub(super) fn body<'a>(model: &'a str, req: &'a SummaryRequest) -> Body<'a> {
         role: "user",
         content: &req.prompt,
     });
+    let cap = match (req.max_tokens, knobs.max_output) {
+        (0, max) => max,
+        (n, max) => Some(n.min(max.unwrap_or(u64::MAX))),
+    };
     Body {
         model,
         messages,
-        max_tokens: (req.max_tokens > 0).then_some(req.max_tokens),
+        max_tokens: cap.filter(|_| !knobs.completion_tokens),
+        max_completion_tokens: cap.filter(|_| knobs.completion_tokens),
         stream: false,
+        temperature: knobs.temperature,
+        top_p: knobs.top_p,
+        reasoning_effort: knobs.reasoning_effort,
     }
 }
 
@@ -88,6 +123,14 @@ struct WireUsage {
     total_tokens: Option<u64>,
     #[serde(default)]
     prompt_tokens_details: Option<PromptDetails>,
+    #[serde(default)]
+    completion_tokens_details: Option<CompletionDetails>,
+}
+
+#[derive(Deserialize, Default)]
+struct CompletionDetails {
+    #[serde(default)]
+    reasoning_tokens: Option<u64>,
 }
 
 #[derive(Deserialize, Default)]
@@ -148,6 +191,10 @@ fn usage(u: WireUsage) -> Usage {
         cache_read: cached,
         cache_write: 0,
         total_tokens: u.total_tokens.unwrap_or(prompt + output),
+        reasoning: u
+            .completion_tokens_details
+            .and_then(|d| d.reasoning_tokens)
+            .unwrap_or(0),
     }
 }
 
@@ -166,8 +213,19 @@ mod tests {
             strategy: None,
         };
         assert_eq!(
-            serde_json::to_string(&body("m", &req)).unwrap(),
+            serde_json::to_string(&body("m", &req, Knobs::default())).unwrap(),
             r#"{"model":"m","messages":[{"role":"system","content":"sys"},{"role":"user","content":"p"}],"max_tokens":100,"stream":false}"#
+        );
+        let knobs = Knobs {
+            completion_tokens: true,
+            temperature: Some(0.2),
+            top_p: None,
+            reasoning_effort: Some("low"),
+            max_output: Some(64),
+        };
+        assert_eq!(
+            serde_json::to_string(&body("m", &req, knobs)).unwrap(),
+            r#"{"model":"m","messages":[{"role":"system","content":"sys"},{"role":"user","content":"p"}],"max_completion_tokens":64,"stream":false,"temperature":0.2,"reasoning_effort":"low"}"#
         );
     }
 
@@ -187,7 +245,8 @@ mod tests {
                 output: 7,
                 cache_read: 60,
                 cache_write: 0,
-                total_tokens: 107
+                total_tokens: 107,
+                reasoning: 0
             }
         );
         let a = parse(

@@ -20,6 +20,8 @@
 //! and the pipelines that fold the history can split the request and try again. The
 //! window the server names, when it names one, bounds the new assumption.
 
+use crate::summarize::SummaryRequest;
+
 /// Lower-case phrases that mean "the request is larger than the context window".
 const PHRASES: &[&str] = &[
     "context_length_exceeded",
@@ -76,6 +78,14 @@ fn number_at(s: &str) -> Option<u64> {
         .filter(char::is_ascii_digit)
         .collect();
     digits.parse().ok().filter(|&n| n > 0)
+}
+
+/// Tokens of a request as sent (system prompt, prompt and output budget), by the chars/4
+/// estimate the pipelines budget with.
+pub(super) fn sent_tokens(req: &SummaryRequest) -> u64 {
+    let units = crate::session::text::utf16_len(&req.system_prompt)
+        + crate::session::text::utf16_len(&req.prompt);
+    (units as u64).div_ceil(4).saturating_add(req.max_tokens)
 }
 
 #[cfg(test)]

@@ -1,0 +1,46 @@
+//! The metrics of one summarize call, by outcome: summaries by summarizer, tokens,
+//! attempts and retries, fallbacks, cache hits, and errors by kind. (Context overflows
+//! and silently cut prompts are counted where they are noticed, in `engine.rs`.)
+
+use crate::summarize::{SummarizeError, SummarizerKind, Summary};
+
+/// Metrics of one summarize call.
+pub(super) fn record(result: &Result<Summary, SummarizeError>, uses_models: bool) {
+    match result {
+        Ok(s) => {
+            let kind = match s.summarizer {
+                SummarizerKind::Llm => "llm",
+                SummarizerKind::Extractive => "extractive",
+            };
+            metrics::counter!("compactd_summaries_total", "summarizer" => kind).increment(1);
+            metrics::counter!("compactd_tokens_total", "direction" => "input")
+                .increment(s.usage.input);
+            metrics::counter!("compactd_tokens_total", "direction" => "output")
+                .increment(s.usage.output);
+            metrics::counter!("compactd_upstream_retries_total").increment(u64::from(s.retries));
+            if s.cached {
+                metrics::counter!("compactd_cache_hits_total").increment(1);
+            } else if s.summarizer == SummarizerKind::Llm {
+                // MoA: one first attempt per proposer and one for the aggregator.
+                let first_attempts = s
+                    .moa
+                    .as_ref()
+                    .map_or(1, |m| (m.proposers.len() + m.failed.len() + 1) as u64);
+                metrics::counter!("compactd_upstream_attempts_total")
+                    .increment(u64::from(s.retries) + first_attempts);
+            } else if uses_models {
+                metrics::counter!("compactd_fallbacks_total").increment(1);
+            }
+        }
+        Err(e) => {
+            let kind = match e {
+                SummarizeError::Upstream(_) => "upstream",
+                SummarizeError::Timeout => "timeout",
+                SummarizeError::UnknownModel(_) => "unknown_model",
+                SummarizeError::NoMoa => "no_moa",
+                SummarizeError::ContextOverflow(_) => "context_overflow",
+            };
+            metrics::counter!("compactd_summarize_errors_total", "kind" => kind).increment(1);
+        }
+    }
+}
