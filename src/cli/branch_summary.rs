@@ -9,7 +9,7 @@ use crate::pipeline::BranchSummaryOptions;
 use crate::summarize::Prompts;
 
 use super::error::CliError;
-use super::input::{block_on, offline, write_json, InputArgs};
+use super::input::{block_on, offline, parse_strategy, write_json, InputArgs};
 
 #[derive(Debug, Args)]
 pub struct BranchSummaryArgs {
@@ -27,6 +27,9 @@ pub struct BranchSummaryArgs {
     /// A configured model name.
     #[arg(long)]
     pub model: Option<String>,
+    /// `single` or `moa` (Mixture-of-Agents, the `[moa]` models); default: the configured one.
+    #[arg(long, value_parser = parse_strategy)]
+    pub strategy: Option<crate::config::Strategy>,
     /// Show what would be summarized; call no model.
     #[arg(long)]
     pub dry_run: bool,
@@ -42,6 +45,7 @@ pub fn run(args: BranchSummaryArgs, config: &Config, prompts: &Prompts) -> Resul
         to,
         replace_instructions,
         model,
+        strategy,
         dry_run,
         no_pin,
     } = args;
@@ -54,6 +58,7 @@ pub fn run(args: BranchSummaryArgs, config: &Config, prompts: &Prompts) -> Resul
         context_window: shared.context_window,
         reserve_tokens: shared.reserve_tokens,
         model,
+        strategy,
         pin: no_pin.then_some(false),
         ..BranchSummaryOptions::default()
     };

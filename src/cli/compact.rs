@@ -8,7 +8,7 @@ use crate::pipeline::{prepare_response, CompactOptions};
 use crate::summarize::Prompts;
 
 use super::error::CliError;
-use super::input::{block_on, offline, write_json, InputArgs};
+use super::input::{block_on, offline, parse_strategy, write_json, InputArgs};
 
 #[derive(Debug, Args)]
 pub struct CompactArgs {
@@ -20,6 +20,9 @@ pub struct CompactArgs {
     /// A configured model name.
     #[arg(long)]
     pub model: Option<String>,
+    /// `single` or `moa` (Mixture-of-Agents, the `[moa]` models); default: the configured one.
+    #[arg(long, value_parser = parse_strategy)]
+    pub strategy: Option<crate::config::Strategy>,
     /// Answer like `prepare`, call no model.
     #[arg(long)]
     pub dry_run: bool,
@@ -33,6 +36,7 @@ pub fn run(args: CompactArgs, config: &Config, prompts: &Prompts) -> Result<(), 
         input,
         short_summary,
         model,
+        strategy,
         dry_run,
         no_pin,
     } = args;
@@ -40,6 +44,7 @@ pub fn run(args: CompactArgs, config: &Config, prompts: &Prompts) -> Result<(), 
         prepare: input.options(),
         short_summary: Some(short_summary),
         model,
+        strategy,
         pin: no_pin.then_some(false),
         ..CompactOptions::default()
     };

@@ -12,7 +12,7 @@ use crate::session::InputError;
 use crate::summarize::Prompts;
 
 use super::error::{CliError, RequestError};
-use super::input::{block_on, read_file, write_json};
+use super::input::{block_on, parse_strategy, read_file, write_json};
 
 #[derive(Debug, Args)]
 pub struct HermesArgs {
@@ -27,6 +27,9 @@ pub struct HermesArgs {
     /// A configured model name.
     #[arg(long)]
     pub model: Option<String>,
+    /// `single` or `moa` (Mixture-of-Agents, the `[moa]` models); default: the configured one.
+    #[arg(long, value_parser = parse_strategy)]
+    pub strategy: Option<crate::config::Strategy>,
     /// Answer like POST /v1/hermes/prepare, call no model.
     #[arg(long)]
     pub dry_run: bool,
@@ -41,6 +44,7 @@ pub fn run(args: HermesArgs, config: &Config, prompts: &Prompts) -> Result<(), C
         context_length,
         focus,
         model,
+        strategy,
         dry_run,
         pretty,
     } = args;
@@ -56,6 +60,9 @@ pub fn run(args: HermesArgs, config: &Config, prompts: &Prompts) -> Result<(), C
         }
         if model.is_some() {
             req.model = model;
+        }
+        if strategy.is_some() {
+            req.strategy = strategy;
         }
         let planned = plan_hermes(req, &prompts.hermes, &crate::hermes::Options::default());
         let answer = block_on(run_hermes(planned, &*summarizer))??;

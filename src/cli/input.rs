@@ -152,3 +152,13 @@ pub fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
             let _ = std::fs::remove_file(&tmp);
         })
 }
+
+/// `--strategy`: `single` or `moa` (Mixture-of-Agents, needs a `[moa]` table).
+pub fn parse_strategy(s: &str) -> Result<crate::config::Strategy, String> {
+    use crate::config::Strategy;
+    match s {
+        "single" => Ok(Strategy::Single),
+        "moa" => Ok(Strategy::Moa),
+        _ => Err("expected `single` or `moa`".into()),
+    }
+}

@@ -147,6 +147,8 @@ struct Spent {
     usage: crate::summarize::Usage,
     retries: u32,
     calls: u32,
+    /// The folding passes' warnings (a pass the upstream truncated silently).
+    warnings: Vec<String>,
 }
 
 /// A call the model refused as larger than its window (`sent`: its estimate in tokens).
@@ -219,6 +221,7 @@ async fn fold_once(
         spent.usage.add(&s.usage);
         spent.retries += s.retries;
         spent.calls += 1;
+        spent.warnings.extend(s.warnings);
         previous = Some(s.text);
         rest = &rest[take..];
     }
@@ -231,12 +234,16 @@ async fn fold_once(
         .map(|summary| finish(summary, spent)))
 }
 
-/// The final summary with every call's usage and retries.
+/// The final summary with every call's usage, retries and warnings.
 fn finish(mut summary: Summary, spent: &Spent) -> Folded {
     let mut usage = spent.usage;
     usage.add(&summary.usage);
     summary.usage = usage;
     summary.retries += spent.retries;
+    let mut warnings = spent.warnings.clone();
+    warnings.append(&mut summary.warnings);
+    warnings.dedup();
+    summary.warnings = warnings;
     if spent.calls > 0 {
         summary.cached = false;
     }

@@ -221,3 +221,34 @@ async fn a_context_overflow_folds_the_facade_prompt_for_the_smaller_window() {
     assert!(text.starts_with("<conversation>\n[Earlier conversation, summarized]: "));
     assert!(text.ends_with("CLIENT-INSTRUCTIONS"));
 }
+
+#[tokio::test]
+async fn a_folding_pass_the_upstream_truncated_silently_is_reported_in_the_answer() {
+    use crate::model_servers::OpenAiServer;
+    let server = MockServer::start().await;
+    // The server keeps 500 of its tokens (1,500 characters) and says nothing.
+    Mock::given(method("POST"))
+        .respond_with(OpenAiServer::new(500).truncating())
+        .mount(&server)
+        .await;
+    let app = app_with_small_window(&server).await;
+    let prompt = format!(
+        "<conversation>\n{}\n</conversation>\n\nSummarize.",
+        turns(60, |_| "User")
+    );
+    let body: Value = app
+        .post_json(
+            "/v1/summarize",
+            &json!({"systemPrompt": "SYS", "prompt": prompt, "maxTokens": 300}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let calls = server.received_requests().await.unwrap().len();
+    assert!(calls >= 2, "{calls}");
+    let warnings = body["warnings"].as_array().unwrap();
+    // The folding passes' warnings too, not only the final call's.
+    assert!(warnings.len() >= 2, "{body}");
+    assert!(warnings[0].as_str().unwrap().contains("local"), "{body}");
+}

@@ -30,6 +30,7 @@ mod schemathesis;
 mod shutdown;
 #[path = "../support/sse.rs"]
 mod sse;
+mod strategy_cli;
 mod upstream;
 #[path = "../support/upstreams.rs"]
 mod upstreams;

@@ -89,3 +89,10 @@ fn chunks_take_whole_turns_and_cut_a_giant_one() {
     assert_eq!(take, 1);
     assert!(utf16_len(&chunk) <= 1000 && chunk.ends_with("context window]"));
 }
+
+#[test]
+fn truncation_keeps_whole_characters() {
+    let t = truncate_units(&"😀".repeat(500), 100);
+    assert!(utf16_len(&t) <= 100);
+    assert!(t.ends_with("window]"));
+}

@@ -365,13 +365,35 @@ impl Engine {
         sink: &dyn ProgressSink,
     ) -> Result<Summary, Exhausted> {
         let key = SummaryCache::key(Strategy::Single, candidates, req);
-        loop {
+        self.shared(key, sink, || async move {
+            let answered = self.attempt_models(candidates, req, sink).await;
+            if let Ok(summary) = &answered {
+                self.cache.insert(key, summary.clone());
+            }
+            answered
+        })
+        .await
+    }
+
+    /// From the cache, or from the identical call in progress (single flight), or from
+    /// `run` (which caches what it wants cached).
+    pub(super) async fn shared<F, Fut>(
+        &self,
+        key: super::cache::Key,
+        sink: &dyn ProgressSink,
+        run: F,
+    ) -> Result<Summary, Exhausted>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<Summary, Exhausted>>,
+    {
+        let lead = loop {
             if let Some(hit) = self.cached(&key) {
                 sink.emit(cached_step(&hit.model));
                 return Ok(hit);
             }
-            let lead = match self.flights.join(key) {
-                Role::Leader(lead) => lead,
+            match self.flights.join(key) {
+                Role::Leader(lead) => break lead,
                 Role::Follower(rx) => match follow(rx).await {
                     // Shared, not paid for: counted like a cache hit.
                     Some(outcome) => {
@@ -389,20 +411,17 @@ impl Engine {
                     // The leader was cancelled: start over (one of us leads now).
                     None => continue,
                 },
-            };
-            // The previous leader may have filled the cache since we looked.
-            if let Some(hit) = self.cached(&key) {
-                lead.finish(Ok(hit.clone()));
-                sink.emit(cached_step(&hit.model));
-                return Ok(hit);
             }
-            let answered = self.attempt_models(candidates, req, sink).await;
-            if let Ok(summary) = &answered {
-                self.cache.insert(key, summary.clone());
-            }
-            lead.finish(answered.clone());
-            return answered;
+        };
+        // The previous leader may have filled the cache since we looked.
+        if let Some(hit) = self.cached(&key) {
+            lead.finish(Ok(hit.clone()));
+            sink.emit(cached_step(&hit.model));
+            return Ok(hit);
         }
+        let answered = run().await;
+        lead.finish(answered.clone());
+        answered
     }
 
     pub(super) fn candidate(&self, index: usize) -> &Candidate {

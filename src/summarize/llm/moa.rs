@@ -34,7 +34,7 @@ use tokio::time::Instant;
 
 use super::cache::SummaryCache;
 use super::candidates::Candidate;
-use super::engine::{cached_step, Engine, Exhausted, Moa, Progress};
+use super::engine::{Engine, Exhausted, Moa, Progress};
 use crate::config::Strategy;
 use crate::summarize::templates::split_prompt;
 use crate::summarize::{MoaReport, ProgressSink, SummarizerKind, Summary, SummaryRequest, Usage};
@@ -175,10 +175,22 @@ impl Engine {
         let mut keyed = proposers.clone();
         keyed.push(aggregator);
         let key = SummaryCache::key(Strategy::Moa, &keyed, req);
-        if let Some(hit) = self.cached(&key) {
-            sink.emit(cached_step(&hit.model));
-            return Ok(hit);
-        }
+        self.shared(key, sink, || {
+            self.moa_uncached(&proposers, aggregator, req, sink, key)
+        })
+        .await
+    }
+
+    /// Drafts then aggregation (what [`Engine::answer_moa`] does when nothing is cached or
+    /// in flight).
+    async fn moa_uncached(
+        &self,
+        proposers: &[&Candidate],
+        aggregator: &Candidate,
+        req: &SummaryRequest,
+        sink: &dyn ProgressSink,
+        key: super::cache::Key,
+    ) -> Result<Summary, Exhausted> {
         let deadline = Instant::now() + self.deadline();
         let calls = proposers.iter().map(|&c| async move {
             let mut progress = Progress::new(sink);
