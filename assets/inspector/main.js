@@ -97,10 +97,11 @@ function show(newOutline) {
   timeline.setModel(state.model, !newOutline);
   if (newOutline) {
     fillLeaves(outline);
-    const points = renderTree($('tree'), outline, (leaf) => {
+    // A saved report has one path: its leaves are listed, not followed.
+    const points = renderTree($('tree'), outline, state.source.live ? (leaf) => {
       $('leaf').value = outline.ids[leaf] || '';
       refresh(true);
-    });
+    } : null);
     const list = $('branch-points');
     list.textContent = '';
     for (const p of points.slice(0, 1000)) {

@@ -154,6 +154,7 @@ const MAX_SEGMENTS = 400;
 // The tree of branches, drawn as segments: a run of single-child entries is one line,
 // so only branch points and leaves make DOM nodes.
 export function renderTree(node, outline, onPickLeaf) {
+  const shown = outline.path.length ? outline.path[outline.path.length - 1] : -1;
   clear(node);
   const n = outline.count;
   const children = new Map();
@@ -172,9 +173,9 @@ export function renderTree(node, outline, onPickLeaf) {
   const top = el('ul', null, 'tree');
   top.setAttribute('aria-label', 'Branches');
   node.append(top);
-  let shown = 0;
+  let segments = 0;
   const stack = roots.slice().reverse().map((r) => [r, top]);
-  while (stack.length && shown < MAX_SEGMENTS) {
+  while (stack.length && segments < MAX_SEGMENTS) {
     const [start, parentList] = stack.pop();
     let end = start, length = 1;
     while (children.has(end) && children.get(end).length === 1) { end = children.get(end)[0]; length++; }
@@ -182,9 +183,11 @@ export function renderTree(node, outline, onPickLeaf) {
     const li = el('li');
     const label = `${outline.ids[start] || '(no id)'} … ${outline.ids[end] || '(no id)'}: ${fmt(length)} entries`;
     if (!kids.length) {
-      const b = el('button', `${label} (leaf)`);
+      const b = el('button', `${label} (leaf${end === shown ? ', shown' : ''})`);
       b.type = 'button';
-      b.addEventListener('click', () => onPickLeaf(end));
+      if (end === shown) b.setAttribute('aria-current', 'true');
+      if (onPickLeaf) b.addEventListener('click', () => onPickLeaf(end));
+      else b.disabled = true;
       li.append(b);
     } else {
       li.append(el('span', `${label}, then ${kids.length} branches`));
@@ -193,7 +196,7 @@ export function renderTree(node, outline, onPickLeaf) {
       for (let k = kids.length - 1; k >= 0; k--) stack.push([kids[k], ul]);
     }
     parentList.append(li);
-    shown++;
+    segments++;
   }
   if (stack.length) node.append(el('p', `… and more branches (first ${MAX_SEGMENTS} shown).`, 'help'));
   return branchPoints;

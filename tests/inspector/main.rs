@@ -537,3 +537,73 @@ async fn measure(file: &std::path::Path) {
     b.screenshot(&format!("page-{name}")).await;
     b.close().await;
 }
+
+/// A session with branches: the tree lists its leaves, and picking another leaf shows
+/// that leaf's path (the preparation re-run with `leafId`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn picking_a_leaf_in_the_tree_shows_its_path() {
+    if !available() {
+        return;
+    }
+    let file =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/corpus/gen-017.jsonl");
+    let address = spawn(|_| {}).await;
+    let b = Browser::start().await;
+    b.client.goto(&format!("{address}/")).await.unwrap();
+    b.until("the page", "return document.body.dataset.ready === '0'")
+        .await;
+    upload_file(&b, &file).await;
+    b.until(
+        "the session drawn",
+        "return document.body.dataset.ready === '1'",
+    )
+    .await;
+    let leaves = b
+        .js(
+            "return [...document.querySelectorAll('#tree button')].map(b => b.textContent)",
+            vec![],
+        )
+        .await;
+    let leaves = leaves.as_array().unwrap();
+    assert_eq!(leaves.len(), 4, "{leaves:?}");
+    assert_eq!(
+        leaves
+            .iter()
+            .filter(|l| l.as_str().unwrap().ends_with("shown)"))
+            .count(),
+        1
+    );
+    let other = b
+        .js(
+            "const b = [...document.querySelectorAll('#tree button')].find(b => !b.textContent.endsWith('shown)'));
+             b.click(); return b.textContent;",
+            vec![],
+        )
+        .await;
+    b.until(
+        "the other path",
+        "return document.body.dataset.ready === '2'",
+    )
+    .await;
+    let leaf = b
+        .js("return document.getElementById('leaf').value", vec![])
+        .await;
+    // The button names the leaf last: "first … leaf: n entries (leaf)".
+    let label = other.as_str().unwrap();
+    let leaf_id = leaf.as_str().unwrap();
+    assert!(
+        !leaf_id.is_empty() && label.contains(&format!("… {leaf_id}:")),
+        "{label} / {leaf_id}"
+    );
+    let shown = b
+        .js(
+            "return document.querySelector('#tree button[aria-current]').textContent",
+            vec![],
+        )
+        .await;
+    assert!(
+        shown.as_str().unwrap().contains(&format!("… {leaf_id}:")),
+        "{shown}"
+    );
+    b.close().await;
+}
