@@ -9,7 +9,8 @@
 //! ~50 MB v3 session (`target/bench-data/generated-50mb.jsonl`, written on first use by
 //! `support/generate/`, deterministic). Throughput is the input size.
 //!
-//! `bench/compare.sh` runs this and compares with the reference implementation.
+//! `bench/core.sh` runs this and compares with the reference implementation; `bench/compare.sh`
+//! uses it to write the generated sessions (`COMPACTD_BENCH_GENERATE_ONLY=1`).
 
 use std::fs;
 use std::hint::black_box;
@@ -35,7 +36,7 @@ fn parse_prepare_serialize(bytes: &[u8], prompts: &Prompts) -> Vec<u8> {
         .expect("session parses");
     let answer = pipeline::prepare_response(&input, prompts, Settings::default(), None)
         .expect("prepare succeeds");
-    serde_json::to_vec(&answer).expect("answer serializes")
+    answer.to_json()
 }
 
 /// The work the reference's benchmark does (parse, migrate, path, `prepareCompaction`),
@@ -66,7 +67,7 @@ fn describe(id: &str, bytes: &[u8], prompts: &Prompts) {
     let PrepareResponse::Compactable(c) = &answer else {
         panic!("{id}: the session is not compactable with the default settings");
     };
-    let json = serde_json::to_vec(&answer).unwrap();
+    let json = answer.to_json();
     eprintln!(
         "{id}: {:.2} MB in, {} entries, path {} entries, firstKept #{}, split {}, \
          previous summary {}, summarized {} entries, history text {:.2} MB, answer {:.2} MB",
@@ -75,9 +76,12 @@ fn describe(id: &str, bytes: &[u8], prompts: &Prompts) {
         input.path(None).map_or(0, |p| p.len()),
         c.first_kept_entry_index,
         c.is_split_turn,
-        c.previous_summary.is_some(),
-        c.summarized_entry_ids.len(),
-        c.conversation.history.len() as f64 / 1e6,
+        c.previous_summary.kept().is_some_and(Option::is_some),
+        c.summarized_entry_ids.as_ref().map_or(0, Vec::len),
+        c.conversation
+            .as_ref()
+            .map_or(0, |t| t.history.as_str().len()) as f64
+            / 1e6,
         json.len() as f64 / 1e6,
     );
 }
@@ -91,7 +95,7 @@ fn timed<T>(f: impl FnOnce() -> T) -> (f64, T) {
 
 /// Where one iteration's time goes (median of `runs` runs, ms), printed to stderr.
 ///
-/// * `parse` (`SessionInput::parse`), `pipeline::prepare_response`, `to_vec` and `drop` are the
+/// * `parse` (`SessionInput::parse`), `pipeline::prepare_response`, `to_json` and `drop` are the
 ///   four steps of one benchmark iteration; their sum is printed last.
 /// * `utf8` (the UTF-8 check `parse` starts with) and `json-scan` (split the lines and
 ///   let serde_json scan each into a `RawValue`: a floor for any serde_json-based
@@ -113,7 +117,7 @@ fn phases(id: &str, bytes: &[u8], prompts: &Prompts, runs: usize) {
         "core prepare",
         "plan",
         "pipeline::prepare_response",
-        "to_vec",
+        "to_json",
         "drop",
     ];
     let mut samples: Vec<[f64; 9]> = Vec::with_capacity(runs);
@@ -153,7 +157,7 @@ fn phases(id: &str, bytes: &[u8], prompts: &Prompts, runs: usize) {
             pipeline::prepare_response(&input, prompts, Settings::default(), None).unwrap()
         });
         t[6] = ms;
-        let (ms, json) = timed(|| serde_json::to_vec(&answer).unwrap());
+        let (ms, json) = timed(|| answer.to_json());
         t[7] = ms;
         black_box(&json);
         drop(path);
@@ -176,13 +180,52 @@ fn phases(id: &str, bytes: &[u8], prompts: &Prompts, runs: usize) {
         .map(|(k, n)| format!("{n} {:.1}", median(k)))
         .collect();
     eprintln!(
-        "{id}: phases (ms, median of {runs}): {}; parse + pipeline::prepare_response + to_vec + drop = {total:.1}",
+        "{id}: phases (ms, median of {runs}): {}; parse + pipeline::prepare_response + to_json + drop = {total:.1}",
         parts.join(", ")
     );
 }
 
+/// The seed of `generated-20mb.jsonl`, the session `bench/compare.sh` times over HTTP:
+/// not the 50 MB one's, so it is a session no test and no tuning has seen.
+const SEED_20MB: u64 = 0x20_5e55_10f5_2026;
+
 fn bench_prepare(c: &mut Criterion) {
+    // `COMPACTD_BENCH_GENERATE_ONLY=1`: write the generated sessions and measure nothing
+    // (bench/compare.sh uses it).
+    if std::env::var_os("COMPACTD_BENCH_GENERATE_ONLY").is_some_and(|v| v == "1") {
+        let big = generate::ensure_generated_50mb().expect("write the generated session");
+        let path = generate::data_dir().join("generated-20mb.jsonl");
+        let small = generate::ensure(&path, SEED_20MB, 20_000_000).expect("write 20 MB");
+        eprintln!("generated {} and {}", big.display(), small.display());
+        return;
+    }
     let prompts = Prompts::builtin();
+    // `COMPACTD_BENCH_PROFILE=core|full:FILE:N`: N iterations on FILE and nothing else, for
+    // a profiler (`valgrind --tool=callgrind`, `perf record`) to look at one phase alone.
+    if let Some(spec) = std::env::var_os("COMPACTD_BENCH_PROFILE") {
+        let spec = spec.to_string_lossy().into_owned();
+        let mut parts = spec.splitn(3, ':');
+        let (what, file, n) = (parts.next(), parts.next(), parts.next());
+        let bytes = fs::read(file.expect("FILE")).expect("read FILE");
+        let n: usize = n.and_then(|n| n.parse().ok()).unwrap_or(1);
+        let start = Instant::now();
+        for _ in 0..n {
+            match what {
+                Some("core") => drop(black_box(parse_prepare_core(black_box(&bytes)))),
+                _ => drop(black_box(parse_prepare_serialize(
+                    black_box(&bytes),
+                    &prompts,
+                ))),
+            }
+        }
+        let secs = start.elapsed().as_secs_f64() / n as f64;
+        eprintln!(
+            "{spec}: {:.2} ms per iteration, {:.0} MB/s",
+            secs * 1e3,
+            bytes.len() as f64 / 1e6 / secs
+        );
+        return;
+    }
     let generated = generate::ensure_generated_50mb().expect("write the generated session");
     let inputs = [
         (

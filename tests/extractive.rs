@@ -8,6 +8,7 @@ use compactd::compaction::ledger::{extract, is_present, Kind, Source, SourceRole
 use compactd::compaction::Settings;
 use compactd::config::Checking;
 use compactd::pipeline::compact::{plan_compaction, run_compaction, CompactionResult};
+use compactd::pipeline::prepare::PreparedRequest;
 use compactd::pipeline::{
     prepare_response, BodyFormat, CompactOptions, PrepareOptions, PrepareResponse, SessionInput,
 };
@@ -15,7 +16,7 @@ use compactd::session::text::utf16_len;
 use compactd::summarize::extractive::{
     summarize, Extractive, CHECKPOINT_HEADINGS, TURN_PREFIX_HEADINGS,
 };
-use compactd::summarize::{Prompts, RequestKind};
+use compactd::summarize::{Prompts, RequestKind, SummaryRequest};
 
 #[test]
 fn summarizes_a_real_session() {
@@ -31,7 +32,13 @@ fn summarizes_a_real_session() {
     let PrepareResponse::Compactable(c) = prepared else {
         panic!("not compactable")
     };
-    for r in &c.requests {
+    let requests: Vec<SummaryRequest> = c
+        .requests
+        .iter()
+        .flatten()
+        .map(PreparedRequest::to_request)
+        .collect();
+    for r in &requests {
         assert_eq!(RequestKind::detect(&r.prompt), r.kind);
         let s = summarize(r);
         let budget = r.max_tokens as usize * 4;
@@ -57,7 +64,7 @@ fn summarizes_a_real_session() {
             );
         }
     }
-    let history = summarize(&c.requests[0]).text;
+    let history = summarize(&requests[0]).text;
     // The previous summary's items survive the merge.
     assert!(history.contains("**Context Checkpoint: Coding Agent Refactoring**"));
     assert!(history.contains("E2E tests only"));

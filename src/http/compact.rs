@@ -276,9 +276,7 @@ pub async fn post_compact(
         let defaults = st.config.settings();
         if input.options.dry_run == Some(true) {
             let answer = prepare_response(&input, &st.prompts, defaults, None)?;
-            let json =
-                serde_json::to_vec(&answer).map_err(|e| ApiError::Internal(e.to_string()))?;
-            return Ok(Planned::DryRun(json));
+            return Ok(Planned::DryRun(answer.to_json()));
         }
         let plan = plan_compaction(&input, &st.prompts, defaults, st.config.checking())?;
         Ok(Planned::Plan(Box::new(plan)))

@@ -2,7 +2,7 @@
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Query, Request};
-use axum::http::header::CONTENT_TYPE;
+use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 
 use crate::pipeline::options::{Options, QueryOptions};
 use crate::pipeline::{BodyFormat, SessionInput};
@@ -57,16 +57,43 @@ pub fn body_format(content_type: Option<&str>) -> Result<BodyFormat, ApiError> {
 }
 
 /// The body within `COMPACTD_MAX_BODY_BYTES` (413 past it).
+///
+/// Read into one buffer of the declared `content-length` as the chunks arrive, so the
+/// body is held once: collecting the chunks first and joining them (what the `Bytes`
+/// extractor does) holds it twice at the end of the upload.
 pub async fn read_body(req: Request, state: &AppState) -> Result<Bytes, ApiError> {
+    use futures_util::StreamExt;
     let limit = state.config.max_body_bytes;
-    Bytes::from_request(req, state).await.map_err(|e| {
-        if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::BodyTooLarge { limit }
-        } else {
-            ApiError::InvalidParameter {
-                message: format!("could not read the body: {}", e.body_text()),
-            }
+    let declared = req
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(ApiError::BodyTooLarge { limit });
+    }
+    let mut buf = Vec::with_capacity(declared.map_or(0, |n| n as usize));
+    let mut chunks = req.into_body().into_data_stream();
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk.map_err(|e| ApiError::InvalidParameter {
+            message: format!("could not read the body: {e}"),
+            parameter: None,
+        })?;
+        if buf.len() + chunk.len() > limit {
+            return Err(ApiError::BodyTooLarge { limit });
         }
+        buf.extend_from_slice(&chunk);
+    }
+    Ok(Bytes::from(buf))
+}
+
+/// The query parameter that fails on its own (its name as sent), for the problem's
+/// pointer; `None` when none does alone (a repeated parameter). Only runs on errors.
+fn parameter_at_fault<O: Options>(query: &str) -> Option<String> {
+    query.split('&').find_map(|pair| {
+        let uri: axum::http::Uri = format!("/?{pair}").parse().ok()?;
+        let fails = Query::<QueryOptions<O>>::try_from_uri(&uri).is_err();
+        fails.then(|| pair.split('=').next().unwrap_or(pair).to_string())
     })
 }
 
@@ -84,6 +111,7 @@ impl<O: Options + Send> FromRequest<AppState> for SessionBody<O> {
             Err(e) => {
                 return Err(ApiError::InvalidParameter {
                     message: e.body_text(),
+                    parameter: parameter_at_fault::<O>(req.uri().query().unwrap_or("")),
                 })
             }
         };

@@ -12,6 +12,7 @@ use crate::compaction::FileLists;
 use crate::pipeline::branch::{BranchDryRun, BranchSummaryResult};
 use crate::pipeline::chat::{ChatMessage, ChatRequest, StreamOptions};
 use crate::pipeline::compact::{CompactionDetails, CompactionResult};
+use crate::pipeline::include::IncludePart;
 use crate::pipeline::numbers::JsNumber;
 use crate::pipeline::options::{CompactReason, SettingsRequest};
 use crate::pipeline::outline::Outline;
@@ -67,6 +68,7 @@ use super::schemas::{
         SessionEntry,
         SettingsRequest,
         CompactReason,
+        IncludePart,
         PrepareResponse,
         Outline,
         PruneResponse,

@@ -43,7 +43,7 @@ pub async fn post_prepare(
     let json = blocking(move || {
         let input = body.parse()?;
         let answer = prepare_response(&input, &state.prompts, state.config.settings(), None)?;
-        serde_json::to_vec(&answer).map_err(|e| ApiError::Internal(e.to_string()))
+        Ok::<_, ApiError>(answer.to_json())
     })
     .await?;
     Ok(([(CONTENT_TYPE, "application/json")], json).into_response())

@@ -17,7 +17,12 @@ pub enum ApiError {
     #[error("body too large")]
     BodyTooLarge { limit: usize },
     #[error("invalid query parameter")]
-    InvalidParameter { message: String },
+    /// `parameter`: the query parameter at fault, when one alone is (the problem's
+    /// pointer).
+    InvalidParameter {
+        message: String,
+        parameter: Option<String>,
+    },
     #[error("nothing to compact")]
     NothingToCompact(crate::pipeline::compact::NothingToCompact),
     #[error(transparent)]
@@ -150,7 +155,7 @@ impl ApiError {
                 "Body too large",
                 format!("the body exceeds the limit of {limit} bytes (COMPACTD_MAX_BODY_BYTES)"),
             ),
-            ApiError::InvalidParameter { message } => row(
+            ApiError::InvalidParameter { message, .. } => row(
                 S::BAD_REQUEST,
                 "invalid-parameter",
                 "Invalid query parameter",
@@ -266,6 +271,18 @@ impl ApiError {
             }
             ApiError::Input(InputError::Invalid(vs)) => (None, None, vs.iter().map(item).collect()),
             ApiError::Input(InputError::TooManyEntries { at, .. }) => (None, None, vec![item(at)]),
+            ApiError::InvalidParameter {
+                message,
+                parameter: Some(p),
+            } => (
+                None,
+                None,
+                vec![ProblemItem {
+                    pointer: p.clone(),
+                    line: None,
+                    message: message.clone(),
+                }],
+            ),
             _ => (None, None, Vec::new()),
         };
         Problem {

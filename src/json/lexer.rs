@@ -12,9 +12,10 @@
 //!
 //! Session lines are mostly long strings with an escape every few dozen bytes, where
 //! serde_json pays a function call per escape and scans eight bytes at a time. Strings
-//! here jump between quotes and backslashes (16 bytes inline with SSE2, then memchr)
-//! and validate escapes inline; keys, which are short, are scanned eight bytes at a
-//! time in a register.
+//! here are read 64 bytes at a time with their escapes found from bit masks (`blocks`);
+//! short ones take one 16-byte look, and the last bytes of a text jump between quotes
+//! and backslashes (16 bytes inline with SSE2, then memchr). Keys, which are short,
+//! are scanned eight bytes at a time in a register.
 
 /// Deeper nesting is left to serde_json (its limit is 128). Values read in strict mode
 /// are thus shallow enough to be re-parsed as `serde_json::Value` without a depth check.
@@ -96,8 +97,21 @@ impl<'a> Lexer<'a> {
     pub fn string(&mut self) -> Option<(&'a str, bool)> {
         let b = self.bytes();
         let start = self.pos + 1;
-        let mut i = start;
-        let mut escaped = false;
+        // Short strings (keys, ids, types) end within 16 bytes: one look. Longer ones
+        // go 64 bytes at a time (`blocks`), the last bytes of the text byte-wise below.
+        if let Some(m) = mask16(b, start).filter(|&m| m != 0) {
+            let at = start + m.trailing_zeros() as usize;
+            if b[at] == b'"' {
+                return self.string_end(start, at, false);
+            }
+        }
+        let (mut i, mut escaped) = match super::blocks::scan(b, start, self.surrogates) {
+            super::blocks::Scan::End { quote, escaped } => {
+                return self.string_end(start, quote, escaped)
+            }
+            super::blocks::Scan::Invalid => return None,
+            super::blocks::Scan::Tail { at, escaped } => (at, escaped),
+        };
         loop {
             // Escapes often come in runs (`\n\t\t`) or a few dozen bytes apart: look at
             // the next byte, then the next 16 inline, and call memchr only for a longer run.
@@ -132,11 +146,17 @@ impl<'a> Lexer<'a> {
                 _ => return None,
             }
         }
-        let inner = &self.text[start..i];
+        self.string_end(start, i, escaped)
+    }
+
+    /// The body `start..quote` of a string whose closing quote is at `quote`.
+    #[inline]
+    fn string_end(&mut self, start: usize, quote: usize, escaped: bool) -> Option<(&'a str, bool)> {
+        let inner = &self.text[start..quote];
         if self.check_controls && inner.bytes().any(|c| c < 0x20) {
             return None;
         }
-        self.pos = i + 1;
+        self.pos = quote + 1;
         Some((inner, escaped))
     }
 

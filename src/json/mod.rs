@@ -18,11 +18,13 @@
 //! quotes and backslashes that end string runs, because session files are mostly
 //! long strings.
 
+mod blocks;
 pub mod lenient;
 pub mod lexer;
 #[cfg(test)]
 pub(crate) mod mutations;
 pub mod string;
+pub mod write;
 
 pub use lexer::Lexer;
 pub use string::utf16_len;

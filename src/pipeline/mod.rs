@@ -13,12 +13,14 @@ pub mod checked;
 pub mod compact;
 pub mod fold;
 pub mod hermes;
+pub mod include;
 pub mod input;
 pub mod numbers;
 pub mod object_only;
 pub mod options;
 pub mod outline;
 pub mod prepare;
+mod prepare_json;
 pub mod prune;
 pub mod sources;
 

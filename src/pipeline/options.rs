@@ -282,6 +282,11 @@ options! {
         /// `false` leaves the message arrays out of a prepare answer (query: `messages`).
         #[param(rename = "messages")]
         pub include_messages: Option<bool> = "includeMessages" | "messages";
+        /// Parts of the answer: `cut` (always), `messages`, `conversation`, `requests`,
+        /// `files` [all]. Comma-separated in a query string. `/v1/compact`: with `dryRun`.
+        #[param(value_type = Option<String>, example = "cut,files,conversation")]
+        #[schema(value_type = Option<Vec<crate::pipeline::include::IncludePart>>, example = json!(["cut", "files", "conversation"]))]
+        pub include: Option<crate::pipeline::include::Include> = "include";
         /// Appended to the summary instructions as "Additional focus".
         pub custom_instructions: Option<String> = "customInstructions";
         /// Replaces the base instruction template of the history summary.

@@ -1,6 +1,18 @@
 //! `/v1/prepare` and `compactd prepare`: the cut and the summarizer requests, no model.
+//!
+//! The answer holds only the parts `include` asks for (`pipeline::include`), and each
+//! part is computed only when asked for. The conversation text is built once and
+//! shared ([`SharedText`]) by `conversation` and the `requests` whose prompts embed it:
+//! a [`PreparedRequest`] is its prompt in parts (`<conversation>\n`, the shared text,
+//! the tail). [`PrepareResponse::to_json`] (`prepare_json`) writes the answer in one
+//! pass; `Serialize` writes the same bytes through serde (the CLI's pretty printing,
+//! and the tests that hold the two to each other).
 
-use serde::Serialize;
+use std::fmt;
+use std::sync::Arc;
+
+use serde::ser::SerializeStruct;
+use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -9,8 +21,9 @@ use crate::compaction::prepare::{prepare_compaction, NotCompactable, Preparation
 use crate::compaction::{serialize_conversation, AgentMessage, Settings};
 use crate::session::entry::{value_of, value_of_str, RawJson};
 use crate::session::{Entry, EntryBody, InputError};
-use crate::summarize::{PromptOptions, Prompts, SummaryRequest};
+use crate::summarize::{PromptOptions, Prompts, RequestKind, SummaryRequest, CONVERSATION_OPEN};
 
+use super::include::{Include, Part};
 use super::input::SessionInput;
 use super::numbers::JsNumber;
 use super::options::PrepareOptions;
@@ -40,21 +53,68 @@ pub struct Compactable<'a> {
     pub tokens_before: JsNumber,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub should_compact: Option<bool>,
-    pub previous_summary: Option<String>,
-    /// Ids of the entries from the start of the summarized region up to the cut.
-    pub summarized_entry_ids: Vec<String>,
-    /// The messages the history summary replaces (omitted with `messages=false`).
+    /// The summary of the previous compaction, which the history summary updates
+    /// (part `conversation`).
+    #[serde(skip_serializing_if = "Skip::is_skipped")]
+    #[schema(value_type = Option<String>, required = false)]
+    pub previous_summary: Skip<Option<String>>,
+    /// Ids of the entries from the start of the summarized region up to the cut
+    /// (part `messages`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Vec<String>, required = false)]
+    pub summarized_entry_ids: Option<Vec<String>>,
+    /// The messages the history summary replaces (part `messages`; omitted with
+    /// `messages=false`).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Vec<Object>>)]
     pub messages_to_summarize: Option<Vec<MessageJson<'a>>>,
-    /// The messages of a split turn's prefix (omitted with `messages=false`).
+    /// The messages of a split turn's prefix (part `messages`; omitted with
+    /// `messages=false`).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Vec<Object>>)]
     pub turn_prefix_messages: Option<Vec<MessageJson<'a>>>,
-    pub details: FileLists,
-    pub conversation: Conversation,
-    pub requests: Vec<SummaryRequest>,
+    /// The file lists (part `files`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = FileLists, required = false)]
+    pub details: Option<FileLists>,
+    /// The serialized conversation (part `conversation`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Conversation, required = false)]
+    pub conversation: Option<Conversation>,
+    /// The summarizer calls, each a valid `/v1/summarize` body (part `requests`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Vec<crate::summarize::SummaryRequest>, required = false)]
+    pub requests: Option<Vec<PreparedRequest>>,
     pub settings: SettingsJson,
+}
+
+/// A field that may be left out of the answer, and may be `null` when present.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Skip<T> {
+    Kept(T),
+    Skipped,
+}
+
+impl<T> Skip<T> {
+    pub fn is_skipped(&self) -> bool {
+        matches!(self, Skip::Skipped)
+    }
+
+    pub fn kept(&self) -> Option<&T> {
+        match self {
+            Skip::Kept(v) => Some(v),
+            Skip::Skipped => None,
+        }
+    }
+}
+
+impl<T: Serialize> Serialize for Skip<T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Skip::Kept(v) => v.serialize(s),
+            Skip::Skipped => s.serialize_unit(),
+        }
+    }
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -75,8 +135,85 @@ pub struct NotCompactableResponse {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Conversation {
-    pub history: String,
-    pub turn_prefix: Option<String>,
+    #[schema(value_type = String)]
+    pub history: SharedText,
+    #[schema(value_type = Option<String>)]
+    pub turn_prefix: Option<SharedText>,
+}
+
+/// A serialized conversation, held once by the answer and shared by the parts that
+/// show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharedText(pub Arc<String>);
+
+impl SharedText {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Serialize for SharedText {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+/// A summarizer call with its prompt in parts: `<conversation>\n`, the conversation
+/// text (shared with the answer's `conversation`), then `tail`. Serializes as a
+/// `SummaryRequest`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreparedRequest {
+    pub kind: RequestKind,
+    pub system_prompt: String,
+    pub conversation: SharedText,
+    pub tail: String,
+    pub max_tokens: u64,
+}
+
+impl PreparedRequest {
+    /// The whole prompt, as one string.
+    pub fn prompt(&self) -> String {
+        PromptParts(self).to_string()
+    }
+
+    /// The request as `/v1/compact` would make it.
+    pub fn to_request(&self) -> SummaryRequest {
+        SummaryRequest {
+            kind: self.kind,
+            system_prompt: self.system_prompt.clone(),
+            prompt: self.prompt(),
+            max_tokens: self.max_tokens,
+            strategy: None,
+        }
+    }
+}
+
+/// The prompt of a [`PreparedRequest`], written piece by piece.
+struct PromptParts<'r>(&'r PreparedRequest);
+
+impl fmt::Display for PromptParts<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(CONVERSATION_OPEN)?;
+        f.write_str(self.0.conversation.as_str())?;
+        f.write_str(&self.0.tail)
+    }
+}
+
+impl Serialize for PromptParts<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl Serialize for PreparedRequest {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut r = s.serialize_struct("SummaryRequest", 4)?;
+        r.serialize_field("kind", &self.kind)?;
+        r.serialize_field("systemPrompt", &self.system_prompt)?;
+        r.serialize_field("prompt", &PromptParts(self))?;
+        r.serialize_field("maxTokens", &self.max_tokens)?;
+        r.end()
+    }
 }
 
 #[derive(Debug, Clone, Copy, Serialize, utoipa::ToSchema)]
@@ -98,14 +235,19 @@ impl From<Settings> for SettingsJson {
 /// An AgentMessage as JSON: the stored text when the message is stored verbatim.
 #[derive(Debug)]
 pub enum MessageJson<'a> {
-    Raw(&'a RawValue),
+    Raw(RawJson<'a>),
     Built(Value),
 }
 
 impl Serialize for MessageJson<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
-            MessageJson::Raw(r) => r.serialize(s),
+            // Text the parser accepted: serde_json reads it back (serde has no other way
+            // to write text verbatim); the one-pass writer copies it.
+            MessageJson::Raw(r) => match serde_json::from_str::<&RawValue>(r.get()) {
+                Ok(raw) => raw.serialize(s),
+                Err(_) => value_of_str(r.get()).serialize(s),
+            },
             MessageJson::Built(v) => v.serialize(s),
         }
     }
@@ -116,6 +258,15 @@ pub fn reason_code(n: NotCompactable) -> &'static str {
         NotCompactable::Empty => "empty",
         NotCompactable::AlreadyCompacted => "already-compacted",
         NotCompactable::NothingToSummarize => "nothing-to-summarize",
+    }
+}
+
+impl PrepareOptions {
+    /// The parts of the answer: `include` (all when absent), less the messages with
+    /// `includeMessages=false` (which keeps its meaning: only the two message arrays
+    /// go).
+    pub fn parts(&self) -> Include {
+        self.include.unwrap_or(Include::ALL)
     }
 }
 
@@ -149,8 +300,10 @@ pub fn prepare_response<'a, O: AsRef<PrepareOptions>>(
             }))
         }
     };
-    let plan = plan_requests(&prep, prompts, &prompt_options(options));
-    let include_messages = options.include_messages.unwrap_or(true);
+    let include = options.parts();
+    let text_wanted = include.has(Part::Conversation) || include.has(Part::Requests);
+    let plan = text_wanted.then(|| plan_requests(&prep, prompts, &prompt_options(options)));
+    let include_messages = include.has(Part::Messages) && options.include_messages != Some(false);
     let first_kept = prep.first_kept();
     let turn_start = prep.cut.turn_start.filter(|_| prep.cut.is_split_turn);
     let messages = |range: std::ops::Range<usize>| {
@@ -166,6 +319,16 @@ pub fn prepare_response<'a, O: AsRef<PrepareOptions>>(
     // Borrow the path entries from the session so the answer outlives `path`.
     let messages_to_summarize = messages(prep.history.clone());
     let turn_prefix_messages = messages(prep.turn_prefix.clone());
+    let (conversation, requests) = match plan {
+        Some(plan) => (
+            include.has(Part::Conversation).then(|| Conversation {
+                history: plan.history_text.clone(),
+                turn_prefix: plan.turn_prefix_text.clone(),
+            }),
+            include.has(Part::Requests).then_some(plan.requests),
+        ),
+        None => (None, None),
+    };
     Ok(PrepareResponse::Compactable(Box::new(Compactable {
         compactable: true,
         first_kept_entry_id: first_kept.id().unwrap_or_default().to_string(),
@@ -176,20 +339,21 @@ pub fn prepare_response<'a, O: AsRef<PrepareOptions>>(
         turn_start_index: turn_start,
         tokens_before: JsNumber(prep.tokens_before),
         should_compact: should(prep.tokens_before),
-        previous_summary: prep.previous_summary.map(|s| s.decode().into_owned()),
-        summarized_entry_ids: path
-            [prep.boundary_start..prep.cut.first_kept.max(prep.boundary_start)]
-            .iter()
-            .filter_map(|e| e.id().map(str::to_string))
-            .collect(),
+        previous_summary: match include.has(Part::Conversation) {
+            true => Skip::Kept(prep.previous_summary.map(|s| s.decode().into_owned())),
+            false => Skip::Skipped,
+        },
+        summarized_entry_ids: include.has(Part::Messages).then(|| {
+            path[prep.boundary_start..prep.cut.first_kept.max(prep.boundary_start)]
+                .iter()
+                .filter_map(|e| e.id().map(str::to_string))
+                .collect()
+        }),
         messages_to_summarize,
         turn_prefix_messages,
-        details: prep.file_ops.lists(),
-        conversation: Conversation {
-            history: plan.history_text,
-            turn_prefix: plan.turn_prefix_text,
-        },
-        requests: plan.requests,
+        details: include.has(Part::Files).then(|| prep.file_ops.lists()),
+        conversation,
+        requests,
         settings: settings.into(),
     })))
 }
@@ -204,42 +368,58 @@ pub fn prompt_options(options: &PrepareOptions) -> PromptOptions<'_> {
 
 /// The serialized conversation and the summarizer calls a compaction makes.
 pub struct RequestPlan {
-    pub history_text: String,
-    pub turn_prefix_text: Option<String>,
+    pub history_text: SharedText,
+    pub turn_prefix_text: Option<SharedText>,
     /// The history is summarized by a model (false: split turn with no history, where
     /// the history summary is the literal `No prior history.`).
     pub has_history_request: bool,
-    pub requests: Vec<SummaryRequest>,
+    pub requests: Vec<PreparedRequest>,
 }
 
 /// ALGORITHM.md §8: one history summary, or history and turn prefix concurrently.
+/// Each conversation text is serialized once; the requests share it.
 pub fn plan_requests(prep: &Preparation, prompts: &Prompts, opts: &PromptOptions) -> RequestPlan {
     let w = &prompts.wrappers;
-    let history_text = serialize_conversation(prep.history_messages(), w);
+    let history_text = SharedText(Arc::new(serialize_conversation(prep.history_messages(), w)));
     let previous = prep.previous_summary.map(|s| s.decode());
     let reserve = prep.settings.reserve_tokens;
     let split_with_prefix = prep.cut.is_split_turn && prep.turn_prefix_messages().next().is_some();
+    let history_request = || {
+        // Prompts::history_request, in parts.
+        PreparedRequest {
+            kind: RequestKind::History,
+            system_prompt: prompts.system.clone(),
+            conversation: history_text.clone(),
+            tail: prompts.history_prompt_tail(previous.as_deref(), opts),
+            max_tokens: crate::summarize::templates::four_fifths(reserve),
+        }
+    };
     let mut requests = Vec::with_capacity(2);
     let mut turn_prefix_text = None;
     let mut has_history_request = true;
     if split_with_prefix {
         has_history_request = prep.history_messages().next().is_some();
         if has_history_request {
-            requests.push(prompts.history_request(
-                &history_text,
-                previous.as_deref(),
-                reserve,
-                opts,
-            ));
+            requests.push(history_request());
         }
-        let prefix = serialize_conversation(prep.turn_prefix_messages(), w);
-        requests.push(prompts.turn_prefix_request(&prefix, reserve));
+        let prefix = SharedText(Arc::new(serialize_conversation(
+            prep.turn_prefix_messages(),
+            w,
+        )));
+        // Prompts::turn_prefix_request, in parts.
+        requests.push(PreparedRequest {
+            kind: RequestKind::TurnPrefix,
+            system_prompt: prompts.system.clone(),
+            conversation: prefix.clone(),
+            tail: prompts.turn_prefix_prompt_tail(),
+            max_tokens: reserve / 2,
+        });
         turn_prefix_text = Some(prefix);
     } else {
         if prep.cut.is_split_turn {
-            turn_prefix_text = Some(String::new());
+            turn_prefix_text = Some(SharedText(Arc::new(String::new())));
         }
-        requests.push(prompts.history_request(&history_text, previous.as_deref(), reserve, opts));
+        requests.push(history_request());
     }
     RequestPlan {
         history_text,
@@ -252,13 +432,13 @@ pub fn plan_requests(prep: &Preparation, prompts: &Prompts, opts: &PromptOptions
 /// The JSON of an AgentMessage as pi would hold it after migration.
 pub fn message_json<'a>(msg: AgentMessage<'_, 'a>, entry: &Entry<'a>) -> MessageJson<'a> {
     match msg {
-        AgentMessage::Stored(m) if !m.migrated_role => match entry.message_raw() {
+        AgentMessage::Stored(m) if !m.migrated_role => match entry.message_text() {
             Some(raw) => MessageJson::Raw(raw),
             None => MessageJson::Built(Value::Null),
         },
         AgentMessage::Stored(_) => {
             let mut v = entry
-                .message_raw()
+                .message_text()
                 .map_or(Value::Null, |r| value_of_str(r.get()));
             if let Value::Object(o) = &mut v {
                 o.insert("role".into(), Value::String("custom".into()));

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::config::Strategy;
 pub use progress::{Part, Prepared, ProgressEvent, ProgressSink, Scoped, Silent};
-pub use templates::{PromptOptions, Prompts, RequestKind, SummaryRequest};
+pub use templates::{PromptOptions, Prompts, RequestKind, SummaryRequest, CONVERSATION_OPEN};
 
 /// Token usage, in pi's shape.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]

@@ -236,6 +236,9 @@ pub struct SummaryRequest {
     pub strategy: Option<crate::config::Strategy>,
 }
 
+/// How every summarizer prompt with a conversation starts; the conversation follows.
+pub const CONVERSATION_OPEN: &str = "<conversation>\n";
+
 /// Caller-supplied changes to the instructions.
 #[derive(Debug, Clone, Default)]
 pub struct PromptOptions<'o> {
@@ -276,6 +279,30 @@ impl Prompts {
             max_tokens: four_fifths(reserve_tokens),
             strategy: None,
         }
+    }
+
+    /// What [`history_request`](Self::history_request)'s prompt holds after
+    /// `<conversation>\n` and the conversation: a prompt in parts, for an answer that
+    /// writes the conversation text once and the prompt from the same text.
+    pub fn history_prompt_tail(
+        &self,
+        previous_summary: Option<&str>,
+        opts: &PromptOptions,
+    ) -> String {
+        let base = match (opts.prompt_override, previous_summary) {
+            (Some(o), _) => o,
+            (None, Some(_)) => &self.update,
+            (None, None) => &self.initial,
+        };
+        let mut p = String::with_capacity(base.len() + 256);
+        self.compose_tail(&mut p, previous_summary, base, opts);
+        p
+    }
+
+    /// What [`turn_prefix_request`](Self::turn_prefix_request)'s prompt holds after the
+    /// conversation (see [`history_prompt_tail`](Self::history_prompt_tail)).
+    pub fn turn_prefix_prompt_tail(&self) -> String {
+        format!("\n</conversation>\n\n{}", self.turn_prefix)
     }
 
     /// The split-turn prefix request. Output budget `floor(0.5 × reserveTokens)`.
@@ -322,8 +349,20 @@ impl Prompts {
         opts: &PromptOptions,
     ) -> String {
         let mut p = String::with_capacity(conversation.len() + base.len() + 256);
-        p.push_str("<conversation>\n");
+        p.push_str(CONVERSATION_OPEN);
         p.push_str(conversation);
+        self.compose_tail(&mut p, previous_summary, base, opts);
+        p
+    }
+
+    /// The prompt after the conversation text: the close tag and the rest.
+    fn compose_tail(
+        &self,
+        p: &mut String,
+        previous_summary: Option<&str>,
+        base: &str,
+        opts: &PromptOptions,
+    ) {
         p.push_str("\n</conversation>\n\n");
         if let Some(prev) = previous_summary {
             p.push_str("<previous-summary>\n");
@@ -344,7 +383,6 @@ impl Prompts {
             p.push_str("\n\nAdditional focus: ");
             p.push_str(focus);
         }
-        p
     }
 }
 

@@ -170,3 +170,109 @@ fn cli_prepare_prints_the_same_json_as_the_server() {
     });
     assert_eq!(cli, server);
 }
+
+#[tokio::test]
+async fn include_selects_the_parts_of_the_answer() {
+    let app = spawn_app().await;
+    let jsonl = fixture("before-compaction.jsonl");
+    let url = |q: &str| format!("/v1/prepare?keepRecentTokens=20000{q}");
+    let all = app.post_jsonl(&url(""), jsonl.clone()).await;
+    let all: Value = all.json().await.unwrap();
+    let keys = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+
+    let res = app.post_jsonl(&url("&include=cut"), jsonl.clone()).await;
+    assert_eq!(res.status().as_u16(), 200);
+    let bytes = res.bytes().await.unwrap();
+    assert!(
+        bytes.len() < 400,
+        "a cut-only answer is small: {} bytes",
+        bytes.len()
+    );
+    let cut: Value = serde_json::from_slice(&bytes).unwrap();
+    let expected = [
+        "compactable",
+        "firstKeptEntryId",
+        "firstKeptEntryIndex",
+        "firstKeptEntryInputIndex",
+        "isSplitTurn",
+        "turnStartEntryId",
+        "turnStartIndex",
+        "tokensBefore",
+        "settings",
+    ];
+    assert_eq!(keys(&cut), expected);
+    for k in expected {
+        assert_eq!(cut[k], all[k], "{k}");
+    }
+
+    let work: Value = app
+        .post_jsonl(&url("&include=cut,files,conversation"), jsonl.clone())
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(work["conversation"], all["conversation"]);
+    assert_eq!(work["details"], all["details"]);
+    assert_eq!(work["previousSummary"], all["previousSummary"]);
+    for k in ["requests", "messagesToSummarize", "summarizedEntryIds"] {
+        assert!(work.get(k).is_none(), "{k} not asked for");
+    }
+
+    // A JSON body names the parts in an array; `requests` alone still has its prompts.
+    let json: Value = app
+        .post_json(
+            "/v1/prepare",
+            &json!({"entries": entries_of(&jsonl), "include": ["requests", "messages"]}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(json["requests"], all["requests"]);
+    assert_eq!(json["messagesToSummarize"], all["messagesToSummarize"]);
+    assert_eq!(json["summarizedEntryIds"], all["summarizedEntryIds"]);
+    assert!(json.get("conversation").is_none() && json.get("details").is_none());
+
+    // Every part named is the default answer.
+    let every: Value = app
+        .post_jsonl(
+            &url("&include=cut,messages,conversation,requests,files"),
+            jsonl,
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(every, all);
+}
+
+#[tokio::test]
+async fn unknown_include_parts_are_refused() {
+    let app = spawn_app().await;
+    let p = crate::helpers::problem(
+        app.post_jsonl("/v1/prepare?include=cut,history", small_session())
+            .await,
+        400,
+        "invalid-parameter",
+    )
+    .await;
+    assert!(
+        p["detail"]
+            .as_str()
+            .unwrap()
+            .contains("unknown variant `history`"),
+        "{p}"
+    );
+    assert_eq!(p["errors"][0]["pointer"], "include", "{p}");
+    let p = crate::helpers::problem(
+        app.post_json(
+            "/v1/prepare",
+            &json!({"entries": entries_of(&small_session()), "include": ["cut", "history"]}),
+        )
+        .await,
+        422,
+        "invalid-session",
+    )
+    .await;
+    assert_eq!(p["errors"][0]["pointer"], "/include/1", "{p}");
+}

@@ -195,6 +195,20 @@ impl<'a> Entry<'a> {
     /// The JSON text of a `message` entry's message as sent. Read on demand: the
     /// single parsing pass does not keep it.
     pub fn message_raw(&self) -> Option<&'a RawValue> {
+        self.message_raw_serde()
+    }
+
+    /// [`message_raw`](Self::message_raw) as text, found by the lexer (serde_json only
+    /// when the lexer gives up): the entry was validated when it was parsed, this only
+    /// finds where the message is.
+    pub fn message_text(&self) -> Option<RawJson<'a>> {
+        match scan::field(self.raw, b"message") {
+            Some(found) => found,
+            None => self.message_raw_serde().map(|r| RawJson(r.get())),
+        }
+    }
+
+    fn message_raw_serde(&self) -> Option<&'a RawValue> {
         #[derive(DeriveDeserialize)]
         struct OnlyMessage<'a> {
             #[serde(borrow)]

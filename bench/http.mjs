@@ -1,0 +1,202 @@
+#!/usr/bin/env node
+// The comparison an agent builder makes: do the compaction preparation in-process with the
+// reference (@mariozechner/pi-coding-agent@0.73.1), or POST the session to compactd and read
+// the answer. Both timed in one run, interleaved, on the same files.
+//
+//   node bench/http.mjs --url http://127.0.0.1:PORT [--rounds 15] [--warmup 3] FILE...
+//
+// Per file and per round, in this order (so load from other processes hits all alike):
+//   reference  in Node, from the file's text in memory: split + JSON.parse the lines,
+//              migrateSessionEntries, the branch from the last entry, prepareCompaction,
+//              then serializeConversation(convertToLlm(...)) of the history and of the turn
+//              prefix and computeFileLists: what compactd answers with
+//              include=cut,files,conversation.
+//   curl       `curl --data-binary @FILE` to /v1/prepare, curl's own time_total (the whole
+//              exchange, without curl's process start), answer written to /dev/null;
+//              with include=cut,files,conversation and with the default (whole) answer.
+//   fetch      Node's fetch (undici, keep-alive) with the text as body, then res.json():
+//              what a pi-family client in Node does; the same two includes.
+// Medians of the rounds; the spread printed is the interquartile range over the median.
+//
+// Prints one JSON document on stdout; progress on stderr.
+
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const REPO = path.resolve(HERE, "..");
+const PKG = path.join(REPO, "tests/conformance/node_modules/@mariozechner/pi-coding-agent");
+const CORE = path.join(PKG, "dist/core");
+const REF_VERSION = "0.73.1";
+const SETTINGS = { enabled: true, reserveTokens: 16384, keepRecentTokens: 20000 };
+const WORK = "cut,files,conversation";
+
+const args = process.argv.slice(2);
+let url;
+let rounds = 15;
+let warmup = 3;
+const files = [];
+for (let i = 0; i < args.length; i++) {
+	const a = args[i];
+	if (a === "--url") url = args[++i];
+	else if (a === "--rounds") rounds = Number(args[++i]);
+	else if (a === "--warmup") warmup = Number(args[++i]);
+	else files.push(path.resolve(a));
+}
+if (!url || files.length === 0) {
+	console.error("usage: node bench/http.mjs --url http://127.0.0.1:PORT [--rounds N] [--warmup N] FILE...");
+	process.exit(2);
+}
+
+if (!fs.existsSync(PKG)) throw new Error(`reference not installed at ${PKG}; run: npm ci --prefix tests/conformance`);
+const pkgVersion = JSON.parse(fs.readFileSync(path.join(PKG, "package.json"), "utf8")).version;
+if (pkgVersion !== REF_VERSION) throw new Error(`expected @mariozechner/pi-coding-agent ${REF_VERSION}, found ${pkgVersion}`);
+const imp = (p) => import(pathToFileURL(path.join(CORE, p)).href);
+const { prepareCompaction } = await imp("compaction/compaction.js");
+const { serializeConversation, computeFileLists } = await imp("compaction/utils.js");
+const { convertToLlm } = await imp("messages.js");
+const { migrateSessionEntries } = await imp("session-manager.js");
+
+// ---------------------------------------------------------------------------------------------
+// The reference, in-process (as bench/reference.mjs: loadEntriesFromFile minus the read,
+// SessionManager's index + getBranch)
+// ---------------------------------------------------------------------------------------------
+function loadEntries(content) {
+	const entries = [];
+	for (const line of content.trim().split("\n")) {
+		if (!line.trim()) continue;
+		try {
+			entries.push(JSON.parse(line));
+		} catch {
+			// malformed lines are skipped, as the reference does
+		}
+	}
+	if (entries.length === 0) return entries;
+	const header = entries[0];
+	if (header.type !== "session" || typeof header.id !== "string") return [];
+	return entries;
+}
+
+function branchFromLast(entries) {
+	const byId = new Map();
+	let leaf;
+	for (const e of entries) {
+		if (e.type === "session") continue;
+		byId.set(e.id, e);
+		leaf = e;
+	}
+	const out = [];
+	let current = leaf;
+	while (current) {
+		out.unshift(current);
+		current = current.parentId ? byId.get(current.parentId) : undefined;
+	}
+	return out;
+}
+
+function reference(text) {
+	const entries = loadEntries(text);
+	migrateSessionEntries(entries);
+	const prep = prepareCompaction(branchFromLast(entries), SETTINGS);
+	if (!prep) throw new Error("the reference finds nothing to compact");
+	const history = serializeConversation(convertToLlm(prep.messagesToSummarize));
+	const turnPrefix = prep.isSplitTurn ? serializeConversation(convertToLlm(prep.turnPrefixMessages)) : null;
+	const lists = computeFileLists(prep.fileOps);
+	return { firstKeptEntryId: prep.firstKeptEntryId, history, turnPrefix, lists };
+}
+
+// ---------------------------------------------------------------------------------------------
+// compactd over HTTP
+// ---------------------------------------------------------------------------------------------
+const endpoint = (include) => `${url}/v1/prepare${include ? `?include=${include}` : ""}`;
+
+function viaCurl(file, include) {
+	const r = spawnSync(
+		"curl",
+		["-sS", "--fail", "-o", "/dev/null", "-w", "%{time_total} %{size_download}", "-H", "content-type: application/x-ndjson", "--data-binary", `@${file}`, endpoint(include)],
+		{ encoding: "utf8" },
+	);
+	if (r.status !== 0) throw new Error(`curl failed (${r.status}): ${r.stderr}`);
+	const [seconds, bytes] = r.stdout.trim().split(" ").map(Number);
+	return { ms: seconds * 1000, bytes };
+}
+
+async function viaFetch(text, include) {
+	const t = performance.now();
+	const res = await fetch(endpoint(include), { method: "POST", headers: { "content-type": "application/x-ndjson" }, body: text });
+	if (!res.ok) throw new Error(`compactd answered ${res.status}: ${await res.text()}`);
+	const answer = await res.json();
+	const ms = performance.now() - t;
+	if (!answer.compactable) throw new Error("compactd finds nothing to compact");
+	return { ms, answer };
+}
+
+function timed(f) {
+	const t = performance.now();
+	const r = f();
+	return { ms: performance.now() - t, r };
+}
+
+const median = (xs) => {
+	const s = [...xs].sort((a, b) => a - b);
+	const n = s.length;
+	return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+};
+const quantile = (xs, q) => {
+	const s = [...xs].sort((a, b) => a - b);
+	const pos = (s.length - 1) * q;
+	const lo = Math.floor(pos);
+	return s[lo] + (s[Math.min(lo + 1, s.length - 1)] - s[lo]) * (pos - lo);
+};
+const summary = (xs) => ({ medianMs: +median(xs).toFixed(3), iqrPct: +((100 * (quantile(xs, 0.75) - quantile(xs, 0.25))) / median(xs)).toFixed(1), minMs: +Math.min(...xs).toFixed(3), maxMs: +Math.max(...xs).toFixed(3), runs: xs.length });
+
+const KINDS = ["reference", "curlWork", "curlAll", "fetchWork", "fetchAll"];
+const results = [];
+for (const file of files) {
+	const text = fs.readFileSync(file, "utf8");
+	const name = path.basename(file, ".jsonl");
+	const bytes = Buffer.byteLength(text);
+	process.stderr.write(`${name} (${(bytes / 1e6).toFixed(2)} MB): `);
+	// The same work on both sides: the serialized history agrees, up to compactd's
+	// documented divergences (docs/algorithm.md), which change a few lines at most.
+	const ref = reference(text);
+	const { answer } = await viaFetch(text, WORK);
+	const [ours, theirs] = [answer.conversation.history.length, ref.history.length];
+	if (Math.abs(ours - theirs) > 0.02 * theirs) throw new Error(`${name}: history of ${ours} chars, the reference's ${theirs}`);
+	const same = answer.conversation.history === ref.history;
+	process.stderr.write(same ? "same history; " : `history ${ours} chars, reference ${theirs}; `);
+	const times = Object.fromEntries(KINDS.map((k) => [k, []]));
+	const sizes = {};
+	for (let round = 0; round < warmup + rounds; round++) {
+		const keep = round >= warmup;
+		const runs = {
+			reference: () => timed(() => reference(text)).ms,
+			curlWork: () => {
+				const c = viaCurl(file, WORK);
+				sizes.work = c.bytes;
+				return c.ms;
+			},
+			curlAll: () => {
+				const c = viaCurl(file, "");
+				sizes.all = c.bytes;
+				return c.ms;
+			},
+			fetchWork: async () => (await viaFetch(text, WORK)).ms,
+			fetchAll: async () => (await viaFetch(text, "")).ms,
+		};
+		// Rotate the order every round, so no kind always follows the same one.
+		for (let k = 0; k < KINDS.length; k++) {
+			const kind = KINDS[(k + round) % KINDS.length];
+			const ms = await runs[kind]();
+			if (keep) times[kind].push(ms);
+		}
+		process.stderr.write(".");
+	}
+	process.stderr.write("\n");
+	results.push({ name, bytes, answerBytes: sizes, ...Object.fromEntries(KINDS.map((k) => [k, summary(times[k])])) });
+}
+
+console.log(JSON.stringify({ reference: `@mariozechner/pi-coding-agent@${REF_VERSION}`, node: process.versions.node, rounds, warmup, results }, null, 2));

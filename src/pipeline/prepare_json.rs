@@ -1,0 +1,273 @@
+//! The `/v1/prepare` answer written in one pass into the response buffer: the same
+//! bytes as `serde_json::to_vec` of the [`PrepareResponse`] (tested on every session
+//! the tests hold), without serde's per-byte escaping or its re-reading of stored text.
+//!
+//! Design decisions:
+//! * Stored messages are copied as they were sent (the parser validated them).
+//! * Long strings are escaped a word at a time (`json::write`).
+//! * A conversation text is escaped once: the requests' prompts embed it, and copy its
+//!   escaped bytes from where `conversation` wrote them (`extend_from_within`).
+//! * The buffer is sized up front from what the answer holds, so it never grows.
+//! * Small and rare values (numbers, built messages, file lists) go through serde_json:
+//!   there is nothing to win there and it keeps the formatting of numbers identical.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use crate::json::write::{write_str, write_str_contents, write_value, Object};
+use crate::summarize::CONVERSATION_OPEN;
+
+use super::prepare::{Compactable, MessageJson, PrepareResponse, PreparedRequest, SharedText};
+
+impl PrepareResponse<'_> {
+    /// The answer as JSON: byte for byte `serde_json::to_vec(self)`.
+    pub fn to_json(&self) -> Vec<u8> {
+        match self {
+            PrepareResponse::NotCompactable(n) => {
+                serde_json::to_vec(n).expect("JSON of a not-compactable answer")
+            }
+            PrepareResponse::Compactable(c) => {
+                let mut out = Vec::with_capacity(size_hint(c));
+                write_compactable(c, &mut out);
+                out
+            }
+        }
+    }
+}
+
+/// Where a conversation text's escaped bytes are in the buffer already.
+#[derive(Default)]
+struct Written(Vec<(Arc<String>, Range<usize>)>);
+
+impl Written {
+    /// Writes the escaped contents of `text`, or copies them from where they were
+    /// written before.
+    fn text(&mut self, out: &mut Vec<u8>, text: &SharedText) {
+        if let Some((_, range)) = self.0.iter().find(|(t, _)| Arc::ptr_eq(t, &text.0)) {
+            out.extend_from_within(range.clone());
+            return;
+        }
+        let start = out.len();
+        write_str_contents(out, text.as_str());
+        self.0.push((text.0.clone(), start..out.len()));
+    }
+}
+
+fn write_compactable(c: &Compactable, out: &mut Vec<u8>) {
+    let mut o = Object::new(out);
+    o.value("compactable", &c.compactable);
+    o.str("firstKeptEntryId", &c.first_kept_entry_id);
+    o.value("firstKeptEntryIndex", &c.first_kept_entry_index);
+    o.value("firstKeptEntryInputIndex", &c.first_kept_entry_input_index);
+    o.value("isSplitTurn", &c.is_split_turn);
+    o.value("turnStartEntryId", &c.turn_start_entry_id);
+    o.value("turnStartIndex", &c.turn_start_index);
+    o.value("tokensBefore", &c.tokens_before);
+    if let Some(should) = c.should_compact {
+        o.value("shouldCompact", &should);
+    }
+    if let Some(previous) = c.previous_summary.kept() {
+        o.value("previousSummary", previous);
+    }
+    if let Some(ids) = &c.summarized_entry_ids {
+        let out = o.key("summarizedEntryIds");
+        list(out, ids, |out, id| write_str(out, id));
+    }
+    for (key, messages) in [
+        ("messagesToSummarize", &c.messages_to_summarize),
+        ("turnPrefixMessages", &c.turn_prefix_messages),
+    ] {
+        if let Some(messages) = messages {
+            list(o.key(key), messages, |out, m| match m {
+                MessageJson::Raw(raw) => out.extend_from_slice(raw.get().as_bytes()),
+                MessageJson::Built(v) => write_value(out, v),
+            });
+        }
+    }
+    if let Some(details) = &c.details {
+        o.value("details", details);
+    }
+    let mut written = Written::default();
+    if let Some(conv) = &c.conversation {
+        let out = o.key("conversation");
+        let mut inner = Object::new(out);
+        shared(inner.key("history"), &conv.history, &mut written);
+        match &conv.turn_prefix {
+            Some(text) => shared(inner.key("turnPrefix"), text, &mut written),
+            None => inner.key("turnPrefix").extend_from_slice(b"null"),
+        }
+        inner.end();
+    }
+    if let Some(requests) = &c.requests {
+        list(o.key("requests"), requests, |out, r| {
+            request(out, r, &mut written)
+        });
+    }
+    o.value("settings", &c.settings);
+    o.end();
+}
+
+fn shared(out: &mut Vec<u8>, text: &SharedText, written: &mut Written) {
+    out.push(b'"');
+    written.text(out, text);
+    out.push(b'"');
+}
+
+/// A `SummaryRequest`: its prompt is `<conversation>\n`, the shared text, the tail.
+fn request(out: &mut Vec<u8>, r: &PreparedRequest, written: &mut Written) {
+    let mut o = Object::new(out);
+    o.value("kind", &r.kind);
+    o.str("systemPrompt", &r.system_prompt);
+    let out = o.key("prompt");
+    out.push(b'"');
+    write_str_contents(out, CONVERSATION_OPEN);
+    written.text(out, &r.conversation);
+    write_str_contents(out, &r.tail);
+    out.push(b'"');
+    o.value("maxTokens", &r.max_tokens);
+    o.end();
+}
+
+fn list<T>(out: &mut Vec<u8>, items: &[T], mut each: impl FnMut(&mut Vec<u8>, &T)) {
+    out.push(b'[');
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        each(out, item);
+    }
+    out.push(b']');
+}
+
+/// A little more than the answer's length (escapes add a few percent), so the buffer
+/// is allocated once.
+fn size_hint(c: &Compactable) -> usize {
+    let messages: usize = [&c.messages_to_summarize, &c.turn_prefix_messages]
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|m| match m {
+            MessageJson::Raw(raw) => raw.get().len(),
+            MessageJson::Built(_) => 256,
+        })
+        .sum();
+    let conversation = c.conversation.as_ref().map_or(0, |conv| {
+        conv.history.as_str().len() + conv.turn_prefix.as_ref().map_or(0, |t| t.as_str().len())
+    });
+    let requests: usize = c
+        .requests
+        .iter()
+        .flatten()
+        .map(|r| r.system_prompt.len() + r.conversation.as_str().len() + r.tail.len() + 64)
+        .sum();
+    let ids = c
+        .summarized_entry_ids
+        .as_ref()
+        .map_or(0, |ids| ids.len() * 16);
+    let text = conversation + requests;
+    messages + text + text / 16 + ids + 4096
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use crate::compaction::Settings;
+    use crate::pipeline::include::Include;
+    use crate::pipeline::{prepare_response, BodyFormat, PrepareOptions, SessionInput};
+    use crate::summarize::Prompts;
+
+    /// Every session the tests hold: the real ones and the conformance corpus.
+    fn sessions() -> Vec<(String, Vec<u8>)> {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests");
+        let mut files = Vec::new();
+        for dir in ["fixtures/pi-sessions", "conformance/corpus"] {
+            for f in std::fs::read_dir(root.join(dir)).unwrap() {
+                let p = f.unwrap().path();
+                if p.extension().is_some_and(|e| e == "jsonl") {
+                    files.push((p.display().to_string(), std::fs::read(&p).unwrap()));
+                }
+            }
+        }
+        assert!(files.len() > 300, "the corpus is there");
+        files
+    }
+
+    fn options(include: Option<&str>, keep: Option<u64>) -> PrepareOptions {
+        PrepareOptions {
+            include: include.map(|i| serde_json::from_value(i.into()).unwrap()),
+            keep_recent_tokens: keep,
+            custom_instructions: keep.map(|_| "Say \"why\"\n\tand \u{1} how".into()),
+            additional_context: vec!["a \\ b".into()],
+            ..PrepareOptions::default()
+        }
+    }
+
+    #[test]
+    fn the_one_pass_answer_is_serde_jsons_answer_byte_for_byte() {
+        let prompts = Prompts::builtin();
+        let includes = [
+            None,
+            Some("cut"),
+            Some("cut,files,conversation"),
+            Some("requests"),
+            Some("messages,requests,files"),
+        ];
+        let mut compactable = 0;
+        for (name, bytes) in sessions() {
+            for include in includes {
+                for keep in [None, Some(300)] {
+                    let o = options(include, keep);
+                    let Ok(input) = SessionInput::parse(&bytes, BodyFormat::Jsonl, o) else {
+                        continue;
+                    };
+                    let Ok(answer) = prepare_response(&input, &prompts, Settings::default(), None)
+                    else {
+                        continue;
+                    };
+                    compactable +=
+                        matches!(answer, super::PrepareResponse::Compactable(_)) as usize;
+                    let ours = answer.to_json();
+                    let serde = serde_json::to_vec(&answer).unwrap();
+                    assert!(ours == serde, "{name} include={include:?} keep={keep:?}");
+                }
+            }
+        }
+        assert!(
+            compactable > 1000,
+            "{compactable} compactable answers compared"
+        );
+    }
+
+    #[test]
+    fn a_cut_only_answer_is_small_and_has_only_the_cut() {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/pi-sessions/before-compaction.jsonl");
+        let bytes = std::fs::read(path).unwrap();
+        let o = PrepareOptions {
+            include: Some(Include::CUT),
+            ..PrepareOptions::default()
+        };
+        let input = SessionInput::parse(&bytes, BodyFormat::Jsonl, o).unwrap();
+        let answer = prepare_response(&input, &Prompts::builtin(), Settings::default(), None)
+            .unwrap()
+            .to_json();
+        assert!(answer.len() < 400, "{} bytes", answer.len());
+        let v: serde_json::Value = serde_json::from_slice(&answer).unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "compactable",
+                "firstKeptEntryId",
+                "firstKeptEntryIndex",
+                "firstKeptEntryInputIndex",
+                "isSplitTurn",
+                "turnStartEntryId",
+                "turnStartIndex",
+                "tokensBefore",
+                "settings"
+            ]
+        );
+    }
+}
