@@ -107,26 +107,31 @@ impl Application {
         let grace = state.config.shutdown_grace;
         let limiter = state.limiter.clone();
         let limit = state.config.max_concurrency;
-        let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
+        // Signals are counted from start-up by one listener, so a second signal sent
+        // right after the first is never missed.
+        let signals = count_signals()?;
+        let mut first = signals.clone();
         let server = axum::serve(listener, router).with_graceful_shutdown(async move {
-            shutdown_signal().await;
+            if first.wait_for(|&n| n >= 1).await.is_err() {
+                // No signal can come any more: serve on.
+                return std::future::pending().await;
+            }
             tracing::info!(
                 in_flight = limit.saturating_sub(limiter.available_permits()),
                 grace_secs = grace.as_secs_f64(),
                 "shutdown signal received; finishing in-flight requests"
             );
-            let _ = stopping_tx.send(());
         });
+        let mut second = signals;
         let deadline = async move {
-            if stopping_rx.await.is_err() {
-                // The server ended without a signal.
+            if second.wait_for(|&n| n >= 1).await.is_err() {
                 return std::future::pending().await;
             }
             tokio::select! {
                 _ = tokio::time::sleep(grace) => {
                     tracing::warn!("shutdown grace period over; abandoning in-flight requests");
                 }
-                _ = shutdown_signal() => {
+                _ = second.wait_for(|&n| n >= 2) => {
                     tracing::warn!("second shutdown signal; abandoning in-flight requests");
                 }
             }
@@ -138,24 +143,30 @@ impl Application {
     }
 }
 
-/// SIGINT or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// The number of SIGINT and SIGTERM signals received so far. The listeners are installed
+/// before this returns and stay installed, so no signal between two waits is lost.
+fn count_signals() -> std::io::Result<tokio::sync::watch::Receiver<u32>> {
+    let (tx, rx) = tokio::sync::watch::channel(0u32);
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = signal(SignalKind::terminate())?;
+        let mut int = signal(SignalKind::interrupt())?;
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = term.recv() => {},
+                    _ = int.recv() => {},
+                }
+                tx.send_modify(|n| *n += 1);
             }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
+        });
     }
+    #[cfg(not(unix))]
+    tokio::spawn(async move {
+        while tokio::signal::ctrl_c().await.is_ok() {
+            tx.send_modify(|n| *n += 1);
+        }
+    });
+    Ok(rx)
 }
