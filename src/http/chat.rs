@@ -60,6 +60,10 @@ pub struct ChatCompletion {
     /// summary (absent for one model).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub moa: Option<MoaReport>,
+    /// compactd's extension: what the client should know, e.g. an upstream that cut the
+    /// prompt silently (absent when there is nothing to say).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -169,7 +173,16 @@ pub async fn post_chat_completions(
     ))?;
     let summarizer = state.summarizer.as_ref();
     let silent = crate::summarize::progress::Silent;
-    let fitting = |model| summarize_fitting(summarizer, &state.prompts, &request, model, &silent);
+    let fitting = |model| {
+        summarize_fitting(
+            summarizer,
+            &state.prompts,
+            &request,
+            model,
+            &silent,
+            "summary",
+        )
+    };
     let summary = match fitting(req.model.as_deref()).await {
         // Clients send the model name of their own configuration: the default answers.
         Err(SummarizeError::UnknownModel(_)) => fitting(None).await,
@@ -200,6 +213,7 @@ pub async fn post_chat_completions(
         }],
         usage: summary.usage.into(),
         moa: summary.moa,
+        warnings: summary.warnings,
     })
     .into_response())
 }

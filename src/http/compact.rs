@@ -186,6 +186,7 @@ async fn summarize_remote(
                     &request,
                     req.model.as_deref(),
                     &*sink,
+                    "summary",
                 )
                 .await?
                 .summary;

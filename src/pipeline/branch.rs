@@ -14,7 +14,7 @@ use crate::compaction::serialize_conversation;
 use crate::config::Checking;
 use crate::session::{truncate_for_message, InputError, Violation};
 use crate::summarize::{
-    MoaReport, Prepared, ProgressEvent, ProgressSink, Scoped, Silent, Summarize, SummarizeError,
+    MoaReport, Prepared, ProgressEvent, ProgressSink, Silent, Summarize, SummarizeError,
     SummarizerKind, SummaryRequest, Usage,
 };
 
@@ -279,10 +279,18 @@ pub async fn run_branch_summary_observed(
             None,
         ),
         Some(req) => {
-            let scoped = Scoped::new(sink, "branch", None);
-            let s = summarizer
-                .summarize_observed(req, plan.model.as_deref(), &scoped)
-                .await?;
+            // Folded when the branch does not fit the model after all (a context
+            // overflow: the real window is smaller than the one planned for).
+            let s = super::fold::summarize_fitting(
+                summarizer,
+                prompts,
+                req,
+                plan.model.as_deref(),
+                sink,
+                "branch",
+            )
+            .await?
+            .summary;
             let text = without_secrets(format!(
                 "{}{}{}",
                 prompts.branch_preamble,

@@ -98,6 +98,7 @@ pub async fn summarize_fitting(
     req: &SummaryRequest,
     model: Option<&str>,
     sink: &dyn ProgressSink,
+    part: &'static str,
 ) -> Result<Folded, SummarizeError> {
     let mut spent = Spent::default();
     let ctx = Ctx {
@@ -106,6 +107,7 @@ pub async fn summarize_fitting(
         req,
         model,
         sink,
+        part,
     };
     let mut window = summarizer.context_window_for(model, req.strategy);
     for _ in 0..MAX_REPLANS {
@@ -139,6 +141,8 @@ struct Ctx<'a> {
     req: &'a SummaryRequest,
     model: Option<&'a str>,
     sink: &'a dyn ProgressSink,
+    /// The part the calls are reported as (`summary`, `branch`).
+    part: &'static str,
 }
 
 /// Usage and retries of the calls made so far.
@@ -171,12 +175,13 @@ async fn fold_once(
         req,
         model,
         sink,
+        part,
     } = *ctx;
-    // Passes are reported as chunks of the `summary` part (the final call is the last).
+    // Passes are reported as chunks of the part (the final call is the last).
     let call = |r: &SummaryRequest, chunk: Option<u32>| {
         let r = r.clone();
         async move {
-            let scoped = Scoped::new(sink, "summary", chunk);
+            let scoped = Scoped::new(sink, part, chunk);
             let result = if splittable {
                 summarizer
                     .summarize_splittable_observed(&r, model, &scoped)

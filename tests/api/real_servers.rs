@@ -130,3 +130,61 @@ async fn a_silently_cut_prompt_is_reported_in_the_answer_and_counted() {
     let body: Value = res.json().await.unwrap();
     assert!(body.get("warnings").is_none(), "{body}");
 }
+
+#[tokio::test]
+async fn a_branch_summary_over_the_real_window_is_folded_after_the_overflow() {
+    let server = MockServer::start().await;
+    let model = OpenAiServer::new(8_000);
+    let answered = model.answered.clone();
+    Mock::given(method("POST"))
+        .respond_with(model)
+        .mount(&server)
+        .await;
+    // compactd is told 64,000 tokens; the server has 8,000.
+    let llm = config(vec![openai("openai", &server)]);
+    let app = crate::helpers::spawn_app_with(move |c| c.llm = llm).await;
+    let res = app
+        .post_jsonl(
+            "/v1/branch-summary?oldLeafId=m0039&targetId=m0000",
+            long_session(20, "b"),
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 200);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["summarizer"], "llm", "{body}");
+    let answered = answered.load(std::sync::atomic::Ordering::SeqCst);
+    let received = server.received_requests().await.unwrap().len();
+    assert!(
+        answered >= 2 && received > answered,
+        "{answered} of {received}"
+    );
+}
+
+#[tokio::test]
+async fn the_chat_facade_reports_a_silently_cut_prompt() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(OpenAiServer::new(2_048).truncating())
+        .mount(&server)
+        .await;
+    let llm = config(vec![openai("ollama", &server)]);
+    let app = crate::helpers::spawn_app_with(move |c| c.llm = llm).await;
+    let prompt = format!(
+        "<conversation>\n{}\n</conversation>",
+        "[User]: let x = 1;\n".repeat(3_000)
+    );
+    let body: Value = app
+        .post_json(
+            "/v1/chat/completions",
+            &serde_json::json!({"messages": [{"role": "user", "content": prompt}]}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let warnings = body["warnings"].as_array().expect("warnings");
+    assert!(
+        warnings[0].as_str().unwrap().contains("ollama/gpt-test"),
+        "{body}"
+    );
+}
