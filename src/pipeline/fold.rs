@@ -332,21 +332,28 @@ fn plan_fold(req: &SummaryRequest, window: u64) -> Option<FoldPlan<'_>> {
 /// As many turns as fit `room_units` (at least one; a turn larger than the room keeps its
 /// beginning), joined by blank lines.
 fn next_chunk(turns: &[&str], room_units: usize) -> (usize, String) {
+    let take = chunk_take(turns, room_units);
+    let mut chunk = turns[..take].join("\n\n");
+    if utf16_len(&chunk) > room_units {
+        chunk = truncate_units(&chunk, room_units.max(400));
+    }
+    (take, chunk)
+}
+
+/// How many of `parts` one pass takes: as many as fit in `room_units` UTF-16 units
+/// joined by blank lines, at least one.
+pub(crate) fn chunk_take(parts: &[impl AsRef<str>], room_units: usize) -> usize {
     let mut take = 0;
     let mut units = 0usize;
-    for turn in turns {
-        let add = utf16_len(turn) + if take > 0 { 2 } else { 0 };
+    for part in parts {
+        let add = utf16_len(part.as_ref()) + if take > 0 { 2 } else { 0 };
         if take > 0 && units + add > room_units {
             break;
         }
         units += add;
         take += 1;
     }
-    let mut chunk = turns[..take].join("\n\n");
-    if utf16_len(&chunk) > room_units {
-        chunk = truncate_units(&chunk, room_units.max(400));
-    }
-    (take, chunk)
+    take
 }
 
 /// Byte offsets of the turns of a serialized conversation: lines that open with a

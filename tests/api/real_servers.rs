@@ -30,8 +30,13 @@ pub fn long_session(turns: usize, salt: &str) -> String {
     lines.join("\n") + "\n"
 }
 
-#[tokio::test]
-async fn a_context_overflow_replans_the_compaction_in_smaller_chunks() {
+/// compactd told 64,000 tokens in front of a server that has 8,000; the server's count of
+/// the requests it answered.
+async fn smaller_than_told() -> (
+    MockServer,
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    crate::helpers::TestApp,
+) {
     let server = MockServer::start().await;
     let model = OpenAiServer::new(8_000);
     let answered = model.answered.clone();
@@ -39,9 +44,14 @@ async fn a_context_overflow_replans_the_compaction_in_smaller_chunks() {
         .respond_with(model)
         .mount(&server)
         .await;
-    // compactd is told 64,000 tokens; the server has 8,000.
     let llm = config(vec![openai("openai", &server)]);
     let app = crate::helpers::spawn_app_with(move |c| c.llm = llm).await;
+    (server, answered, app)
+}
+
+#[tokio::test]
+async fn a_context_overflow_replans_the_compaction_in_smaller_chunks() {
+    let (server, answered, app) = smaller_than_told().await;
     let res = app
         .post_jsonl(
             "/v1/compact?keepRecentTokens=1&reserveTokens=1000",
@@ -133,16 +143,7 @@ async fn a_silently_cut_prompt_is_reported_in_the_answer_and_counted() {
 
 #[tokio::test]
 async fn a_branch_summary_over_the_real_window_is_folded_after_the_overflow() {
-    let server = MockServer::start().await;
-    let model = OpenAiServer::new(8_000);
-    let answered = model.answered.clone();
-    Mock::given(method("POST"))
-        .respond_with(model)
-        .mount(&server)
-        .await;
-    // compactd is told 64,000 tokens; the server has 8,000.
-    let llm = config(vec![openai("openai", &server)]);
-    let app = crate::helpers::spawn_app_with(move |c| c.llm = llm).await;
+    let (server, answered, app) = smaller_than_told().await;
     let res = app
         .post_jsonl(
             "/v1/branch-summary?oldLeafId=m0039&targetId=m0000",

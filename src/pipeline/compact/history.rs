@@ -9,7 +9,7 @@ use crate::summarize::{
 };
 
 use super::super::checked::verify;
-use super::super::fold::{tokens_of, truncate_units};
+use super::super::fold::{chunk_take, tokens_of, truncate_units};
 use super::{CompactPlan, Tally};
 
 /// Re-plans after a context overflow, at most: each halves the window planned for, so
@@ -111,21 +111,6 @@ pub(super) async fn summarize_history(
         });
     }
     Ok((previous.unwrap_or_default(), passes))
-}
-
-/// How many of `rest` one pass takes: as many as fit in `room_units`, at least one.
-fn chunk_take(rest: &[String], room_units: usize) -> usize {
-    let mut take = 0;
-    let mut units = 0usize;
-    for part in rest {
-        let add = utf16_len(part) + if take > 0 { 2 } else { 0 };
-        if take > 0 && units + add > room_units {
-            break;
-        }
-        units += add;
-        take += 1;
-    }
-    take
 }
 
 /// The history passes `prepared` announces: 1 when the history fits the summarizer's
