@@ -522,3 +522,26 @@ async fn finished_jobs_and_their_keys_expire_after_the_ttl() {
     let again = start_job(&a, "ttl", Some("ttl-1")).await;
     assert_ne!(again, id);
 }
+
+#[tokio::test]
+async fn identical_requests_on_two_replicas_share_one_upstream_call() {
+    let Some(redis) = RedisServer::start("identical_requests_on_two_replicas…") else {
+        return;
+    };
+    let model = slow_model(Duration::from_millis(1000), "one flight").await;
+    let (a, b) = two_replicas(&redis, &model_base(&model)).await;
+    let same = body("at the same moment");
+    let (on_a, on_b) = tokio::join!(
+        a.send(Method::POST, "/v1/summarize", &[], Some(&same)),
+        b.send(Method::POST, "/v1/summarize", &[], Some(&same)),
+    );
+    assert_eq!((on_a.status().as_u16(), on_b.status().as_u16()), (200, 200));
+    let (on_a, on_b): (Value, Value) = (on_a.json().await.unwrap(), on_b.json().await.unwrap());
+    assert_eq!(on_a["summary"], "one flight");
+    assert_eq!(on_b["summary"], "one flight");
+    assert_eq!(
+        calls(&model).await,
+        1,
+        "one replica called, the other waited"
+    );
+}
