@@ -94,7 +94,10 @@ fn assert_deltas_between(items: &[Item]) {
                 i.json()
             })
             .collect();
-        assert!(deltas.len() >= 2, "the first count and the server's: {deltas:?}");
+        assert!(
+            deltas.len() >= 2,
+            "the first count and the server's: {deltas:?}"
+        );
         for d in &deltas {
             assert_eq!(d["model"], "local/m", "{d}");
             assert_eq!(d["attempt"], 1, "{d}");

@@ -35,7 +35,12 @@ impl ProgressSink for Log {
 
 impl Log {
     fn events(&self) -> Vec<ProgressEvent> {
-        self.0.lock().unwrap().iter().map(|(_, e)| e.clone()).collect()
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(_, e)| e.clone())
+            .collect()
     }
 
     fn names(&self) -> Vec<&'static str> {
@@ -102,7 +107,10 @@ async fn both(c: ModelConfig, req: &SummaryRequest) -> (Summary, Summary, Log) {
         .unwrap();
     let mut plain = c;
     plain.options.stream = Some(false);
-    let plain = engine(&llm(vec![plain])).summarize(req, None).await.unwrap();
+    let plain = engine(&llm(vec![plain]))
+        .summarize(req, None)
+        .await
+        .unwrap();
     (streamed, plain, log)
 }
 
@@ -119,7 +127,10 @@ fn assert_counts_grow_to(deltas: &[(Instant, u32, u64, u64, bool)], last: (u64, 
     }
     let &(_, _, output, reasoning, estimated) = deltas.last().unwrap();
     assert_eq!((output, reasoning, estimated), (last.0, last.1, false));
-    assert!(deltas[..deltas.len() - 1].iter().all(|d| d.4), "estimated until the end");
+    assert!(
+        deltas[..deltas.len() - 1].iter().all(|d| d.4),
+        "estimated until the end"
+    );
 }
 
 #[tokio::test]
@@ -146,7 +157,11 @@ async fn an_openai_stream_gives_the_plain_answer_usage_and_reasoning_tokens() {
         (&plain.text, &plain.usage, &plain.warnings)
     );
     assert_eq!(streamed.usage.reasoning, 64);
-    assert_eq!(streamed_count.load(Ordering::SeqCst), 1, "one streamed answer");
+    assert_eq!(
+        streamed_count.load(Ordering::SeqCst),
+        1,
+        "one streamed answer"
+    );
     let sent = requests(&server).await;
     let (first, second) = (body(&sent[0]), body(&sent[1]));
     assert_eq!(first["stream"], true);
@@ -235,7 +250,10 @@ async fn a_streamed_answer_cut_at_the_output_cap_fails_as_a_plain_one() {
     let server = MockServer::start().await;
     let mut model = OpenAiServer::new(200_000);
     model.finish_reason = "length";
-    Mock::given(method("POST")).respond_with(model).mount(&server).await;
+    Mock::given(method("POST"))
+        .respond_with(model)
+        .mount(&server)
+        .await;
     let mut messages = Vec::new();
     for stream in [None, Some(false)] {
         let mut c = candidate(
@@ -332,7 +350,9 @@ async fn a_candidate_that_always_stalls_gives_way_to_the_next() {
         .unwrap();
     assert_eq!(fallback.0.as_deref(), Some("first/m"));
     assert!(
-        fallback.1.contains("stalled: the stream sent nothing for 200 ms (2 attempts)"),
+        fallback
+            .1
+            .contains("stalled: the stream sent nothing for 200 ms (2 attempts)"),
         "{}",
         fallback.1
     );
@@ -374,7 +394,11 @@ async fn an_error_event_mid_stream_is_retried() {
             .summarize_with(&request("p"), None, &log)
             .await
             .unwrap();
-        assert_eq!((s.summarizer, s.retries), (SummarizerKind::Llm, 1), "{reason}");
+        assert_eq!(
+            (s.summarizer, s.retries),
+            (SummarizerKind::Llm, 1),
+            "{reason}"
+        );
         assert_eq!(log.retry_reasons(), [reason]);
         assert_eq!(streamed.load(Ordering::SeqCst), 2);
     }
@@ -385,8 +409,16 @@ async fn a_server_refusing_stream_options_is_asked_plainly_from_then_on() {
     let server = MockServer::start().await;
     let model = OpenAiServer::new(200_000).refusing_stream_options();
     let answered = model.answered.clone();
-    Mock::given(method("POST")).respond_with(model).mount(&server).await;
-    let c = candidate("vllm", ModelKind::Openai, "m", format!("{}/v1", server.uri()));
+    Mock::given(method("POST"))
+        .respond_with(model)
+        .mount(&server)
+        .await;
+    let c = candidate(
+        "vllm",
+        ModelKind::Openai,
+        "m",
+        format!("{}/v1", server.uri()),
+    );
     let engine = engine(&llm(vec![c]));
     let s = engine.summarize(&request("one"), None).await.unwrap();
     assert_eq!((s.summarizer, s.retries), (SummarizerKind::Llm, 0));
@@ -432,7 +464,12 @@ async fn deltas_are_throttled() {
     // 35 frames, 40 ms apart: 1.4 s at least of streaming.
     model.stream.pace = Duration::from_millis(40);
     let served = serve(model).await;
-    let c = candidate("local", ModelKind::Openai, "m", format!("{}/v1", served.uri));
+    let c = candidate(
+        "local",
+        ModelKind::Openai,
+        "m",
+        format!("{}/v1", served.uri),
+    );
     let log = Log::default();
     let s = engine(&llm(vec![c]))
         .summarize_with(&request("p"), None, &log)
@@ -440,7 +477,10 @@ async fn deltas_are_throttled() {
         .unwrap();
     assert_eq!(s.summarizer, SummarizerKind::Llm);
     let deltas = log.deltas();
-    assert!(deltas.len() >= 3, "first, at least one between, last: {deltas:?}");
+    assert!(
+        deltas.len() >= 3,
+        "first, at least one between, last: {deltas:?}"
+    );
     // Never two within the interval, except the final count.
     for pair in deltas[..deltas.len() - 1].windows(2) {
         assert!(pair[1].0 - pair[0].0 >= DELTA_INTERVAL, "{deltas:?}");

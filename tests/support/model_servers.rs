@@ -363,9 +363,12 @@ impl Fake for AnthropicServer {
         let usage = json!({"input_tokens": prompt, "output_tokens": 300,
                            "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0});
         if body.get("stream").and_then(Value::as_bool) == Some(true) {
-            return self
-                .stream
-                .events(anthropic_stream(&body["model"], &content, "end_turn", &usage));
+            return self.stream.events(anthropic_stream(
+                &body["model"],
+                &content,
+                "end_turn",
+                &usage,
+            ));
         }
         Reply::json(
             200,

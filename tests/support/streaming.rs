@@ -166,9 +166,11 @@ pub fn openai_stream(model: &Value, answer: &str, finish: &str, usage: Option<Va
         json!([{"index": 0, "delta": {}, "logprobs": null, "finish_reason": finish}]),
     ));
     if let Some(u) = usage {
-        list.push(data(&json!({"id": "chatcmpl-1", "object": "chat.completion.chunk",
+        list.push(data(
+            &json!({"id": "chatcmpl-1", "object": "chat.completion.chunk",
                                "created": 1_700_000_000, "model": model,
-                               "system_fingerprint": "fp_1", "choices": [], "usage": u})));
+                               "system_fingerprint": "fp_1", "choices": [], "usage": u}),
+        ));
     }
     list.push("data: [DONE]\n\n".into());
     Frames {
@@ -218,7 +220,9 @@ pub fn anthropic_stream(model: &Value, content: &[Value], stop: &str, usage: &Va
                 }
             }
             Some("thinking") => {
-                list.push(start(json!({"type": "thinking", "thinking": "", "signature": ""})));
+                list.push(start(
+                    json!({"type": "thinking", "thinking": "", "signature": ""}),
+                ));
                 for p in pieces(block["thinking"].as_str().unwrap_or("")) {
                     list.push(delta(json!({"type": "thinking_delta", "thinking": p})));
                 }

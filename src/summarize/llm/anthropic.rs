@@ -329,7 +329,7 @@ impl Streamed {
                     kind: error.kind.chars().take(64).collect(),
                     // Scrubbed of keys and shortened by the reader.
                     message: error.message,
-                })
+                });
             }
             StreamEvent::Other => {}
         }

@@ -179,7 +179,11 @@ pub(super) fn parse(bytes: &[u8]) -> Result<Answer, Failure> {
 }
 
 /// A finished answer, streamed or not: complete (`finish_reason`), not empty.
-fn answer(finish_reason: Option<&str>, text: &str, u: Option<WireUsage>) -> Result<Answer, Failure> {
+fn answer(
+    finish_reason: Option<&str>,
+    text: &str,
+    u: Option<WireUsage>,
+) -> Result<Answer, Failure> {
     match finish_reason {
         None | Some("stop") | Some("end_turn") | Some("eos") => {}
         Some(other) => {
@@ -480,8 +484,13 @@ mod tests {
             e.to_string(),
             "the stream broke off with an error (InternalServerError: boom)"
         );
-        let (_, e) = streamed(&[r#"{"error":{"message":"bad","type":"invalid_request_error","code":"invalid_value"}}"#]);
-        assert!(e.unwrap_err().is_transient(), "an unknown code is a server error");
+        let (_, e) = streamed(&[
+            r#"{"error":{"message":"bad","type":"invalid_request_error","code":"invalid_value"}}"#,
+        ]);
+        assert!(
+            e.unwrap_err().is_transient(),
+            "an unknown code is a server error"
+        );
         let (_, e) = streamed(&["{not json"]);
         assert!(matches!(e, Err(Failure::Unparsable(_))));
     }

@@ -135,8 +135,14 @@ mod tests {
     #[test]
     fn events_lines_and_comments() {
         assert_eq!(
-            decode(&[b": keep-alive\n\ndata: {\"a\":1}\n\nevent: ping\ndata: {}\n\ndata:x\ndata:  y\n\n"]),
-            vec![ev("message", "{\"a\":1}"), ev("ping", "{}"), ev("message", "x\n y")]
+            decode(&[
+                b": keep-alive\n\ndata: {\"a\":1}\n\nevent: ping\ndata: {}\n\ndata:x\ndata:  y\n\n"
+            ]),
+            vec![
+                ev("message", "{\"a\":1}"),
+                ev("ping", "{}"),
+                ev("message", "x\n y")
+            ]
         );
         // No data: nothing dispatched; the name does not carry over.
         assert_eq!(
@@ -151,7 +157,10 @@ mod tests {
         let whole = decode(&[text.as_bytes()]);
         assert_eq!(
             whole,
-            vec![ev("message_start", "{\"é\":\"ü\"}"), ev("message", "[DONE]")]
+            vec![
+                ev("message_start", "{\"é\":\"ü\"}"),
+                ev("message", "[DONE]")
+            ]
         );
         let bytes = text.as_bytes();
         for i in 0..bytes.len() {
