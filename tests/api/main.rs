@@ -23,6 +23,7 @@ mod moa_fakes;
 mod model_servers;
 mod openapi;
 mod prepare;
+mod prepare_cli;
 mod prune;
 mod prune_cli;
 mod real_servers;
