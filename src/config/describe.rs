@@ -26,6 +26,11 @@ pub struct ConfigDescription<S> {
     pub shutdown_grace_secs: u64,
     pub heartbeat_ms: u64,
     pub job_ttl_secs: u64,
+    /// Where jobs, idempotency keys and cached summaries live: `memory` (this process)
+    /// or `redis` (shared by replicas; the URL is never shown).
+    pub state: &'static str,
+    pub job_lease_ms: u64,
+    pub state_timeout_ms: u64,
     pub keep_recent_tokens: u64,
     pub reserve_tokens: u64,
     pub branch_reserve_tokens: u64,
@@ -143,6 +148,13 @@ impl Config {
             shutdown_grace_secs: self.shutdown_grace.as_secs(),
             heartbeat_ms: millis(self.heartbeat),
             job_ttl_secs: self.job_ttl.as_secs(),
+            state: if self.redis_url.is_some() {
+                "redis"
+            } else {
+                "memory"
+            },
+            job_lease_ms: millis(self.job_lease),
+            state_timeout_ms: millis(self.state_timeout),
             keep_recent_tokens: self.keep_recent_tokens,
             reserve_tokens: self.reserve_tokens,
             branch_reserve_tokens: self.branch_reserve_tokens,
@@ -246,6 +258,9 @@ mod tests {
                 "shutdownGraceSecs",
                 "heartbeatMs",
                 "jobTtlSecs",
+                "state",
+                "jobLeaseMs",
+                "stateTimeoutMs",
                 "keepRecentTokens",
                 "reserveTokens",
                 "branchReserveTokens",

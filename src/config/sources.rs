@@ -54,6 +54,15 @@ pub(super) struct Settings {
     pub heartbeat_ms: u64,
     /// How long a finished job's record and result are kept.
     pub job_ttl_secs: u64,
+    /// Shared state for replicas (issue 13): `redis://` or `rediss://` (Valkey speaks
+    /// the same protocol). Unset: everything stays in this process. Never shown: it may
+    /// carry a password.
+    #[serde(skip_serializing)]
+    pub redis_url: Option<SecretString>,
+    /// How long a job's lease lives without renewal; the runner renews it every third.
+    pub job_lease_ms: u64,
+    /// The most any one call to the shared state may take.
+    pub state_timeout_ms: u64,
     pub keep_recent_tokens: u64,
     pub reserve_tokens: u64,
     pub branch_reserve_tokens: u64,
@@ -121,6 +130,9 @@ impl Default for Settings {
             // Below the 60 s idle timeout of common proxies.
             heartbeat_ms: 15_000,
             job_ttl_secs: 3600,
+            redis_url: None,
+            job_lease_ms: 10_000,
+            state_timeout_ms: 1_000,
             keep_recent_tokens: 20_000,
             reserve_tokens: 16_384,
             branch_reserve_tokens: 16_384,

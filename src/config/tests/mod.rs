@@ -94,6 +94,13 @@ const EVERY_SETTING: &[(&str, &str, &str)] = &[
     ("shutdown_grace_secs", "5", "5"),
     ("heartbeat_ms", "250", "250"),
     ("job_ttl_secs", "60", "60"),
+    (
+        "redis_url",
+        r#""redis://:pw@127.0.0.1:6399/1""#,
+        "redis://:pw@127.0.0.1:6399/1",
+    ),
+    ("job_lease_ms", "3000", "3000"),
+    ("state_timeout_ms", "500", "500"),
     ("keep_recent_tokens", "1000", "1000"),
     ("reserve_tokens", "2000", "2000"),
     ("branch_reserve_tokens", "3000", "3000"),

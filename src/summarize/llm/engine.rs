@@ -373,7 +373,7 @@ impl Engine {
         self.shared(key, sink, || async move {
             let answered = self.attempt_models(candidates, req, sink).await;
             if let Ok(summary) = &answered {
-                self.cache.insert(key, summary.clone());
+                self.cache.insert(key, summary.clone()).await;
             }
             answered
         })
@@ -393,7 +393,7 @@ impl Engine {
         Fut: std::future::Future<Output = Result<Summary, Exhausted>>,
     {
         let lead = loop {
-            if let Some(hit) = self.cached(&key) {
+            if let Some(hit) = self.cached(&key).await {
                 sink.emit(cached_step(&hit.model));
                 return Ok(hit);
             }
@@ -419,7 +419,7 @@ impl Engine {
             }
         };
         // The previous leader may have filled the cache since we looked.
-        if let Some(hit) = self.cached(&key) {
+        if let Some(hit) = self.cached(&key).await {
             lead.finish(Ok(hit.clone()));
             sink.emit(cached_step(&hit.model));
             return Ok(hit);
@@ -437,12 +437,17 @@ impl Engine {
         self.deadline
     }
 
-    pub(super) fn cache_insert(&self, key: super::cache::Key, summary: Summary) {
-        self.cache.insert(key, summary);
+    pub(super) async fn cache_insert(&self, key: super::cache::Key, summary: Summary) {
+        self.cache.insert(key, summary).await;
     }
 
-    pub(super) fn cached(&self, key: &super::cache::Key) -> Option<Summary> {
-        let hit = self.cache.get(key)?;
+    /// Adds the summary cache's tier shared by the replicas (`COMPACTD_REDIS_URL`).
+    pub fn share_cache(&mut self, shared: crate::state::SharedCache) {
+        self.cache.share(shared);
+    }
+
+    pub(super) async fn cached(&self, key: &super::cache::Key) -> Option<Summary> {
+        let hit = self.cache.get(key).await?;
         tracing::debug!(model = %hit.model, "summary served from the cache");
         Some(Summary {
             retries: 0,
