@@ -4,8 +4,7 @@
 //! those of the plain request; `delta` events count the tokens as they come, throttled;
 //! a stream that falls silent is abandoned as `stalled` and retried, then the next
 //! candidate; an error event mid-stream and a stream cut before its end are retried; a
-//! server that refuses
-//! `stream_options` is asked plainly from then on.
+//! server that refuses `stream_options` is asked plainly from then on.
 
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
