@@ -424,7 +424,22 @@ impl Engine {
             sink.emit(cached_step(&hit.model));
             return Ok(hit);
         }
+        // Another replica may be making this very call (shared state only).
+        let claim = match self.cache.claim(&key, self.deadline).await {
+            Some(claim) => claim,
+            None => match self.cached(&key).await {
+                Some(hit) => {
+                    metrics::counter!("compactd_single_flight_joins_total").increment(1);
+                    lead.finish(Ok(hit.clone()));
+                    sink.emit(cached_step(&hit.model));
+                    return Ok(hit);
+                }
+                None => None,
+            },
+        };
         let answered = run().await;
+        // `run` cached a success before the claim goes, so waiting replicas find it.
+        drop(claim);
         lead.finish(answered.clone());
         answered
     }
