@@ -3,8 +3,8 @@
 //! (`tests/support/streaming.rs`). The answer, usage, reasoning tokens and warnings are
 //! those of the plain request; `delta` events count the tokens as they come, throttled;
 //! a stream that falls silent is abandoned as `stalled` and retried, then the next
-//! candidate; an error event mid-stream is retried; a server that refuses
-//! `stream_options` is asked plainly from then on.
+//! candidate; an error event mid-stream and a stream cut before its end are retried; a
+//! server that refuses `stream_options` is asked plainly from then on.
 
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
@@ -400,6 +400,54 @@ async fn an_error_event_mid_stream_is_retried() {
             "{reason}"
         );
         assert_eq!(log.retry_reasons(), [reason]);
+        assert_eq!(streamed.load(Ordering::SeqCst), 2);
+    }
+}
+
+#[tokio::test]
+async fn a_stream_cut_before_its_end_is_retried() {
+    for kind in [ModelKind::Openai, ModelKind::Anthropic] {
+        let server = MockServer::start().await;
+        let streamed = match kind {
+            ModelKind::Anthropic => {
+                let model = AnthropicServer::new(200_000, 64_000);
+                model.stream.cuts.store(1, Ordering::SeqCst);
+                let streamed = model.stream.streamed.clone();
+                Mock::given(method("POST"))
+                    .respond_with(model)
+                    .mount(&server)
+                    .await;
+                streamed
+            }
+            _ => {
+                let model = OpenAiServer::new(200_000);
+                model.stream.cuts.store(1, Ordering::SeqCst);
+                let streamed = model.stream.streamed.clone();
+                Mock::given(method("POST"))
+                    .respond_with(model)
+                    .mount(&server)
+                    .await;
+                streamed
+            }
+        };
+        let base = match kind {
+            ModelKind::Anthropic => server.uri(),
+            _ => format!("{}/v1", server.uri()),
+        };
+        let log = Log::default();
+        let s = engine(&llm(vec![candidate("c", kind, "m", base)]))
+            .summarize_with(&request("p"), None, &log)
+            .await
+            .unwrap();
+        assert_eq!(
+            (s.summarizer, s.retries),
+            (SummarizerKind::Llm, 1),
+            "{kind:?}"
+        );
+        assert_eq!(
+            log.retry_reasons(),
+            ["transport error (the stream ended before the answer was complete)"]
+        );
         assert_eq!(streamed.load(Ordering::SeqCst), 2);
     }
 }

@@ -90,6 +90,9 @@ pub struct StreamScript {
     /// The next this many streams break off with the server's mid-stream error after
     /// their first content delta.
     pub errors: Arc<AtomicUsize>,
+    /// The next this many streams end after their first content delta, the connection
+    /// closed without an end marker (a broken transfer).
+    pub cuts: Arc<AtomicUsize>,
     /// Streams answered (whatever they then did).
     pub streamed: Arc<AtomicUsize>,
 }
@@ -113,6 +116,8 @@ impl StreamScript {
         } else if Self::take(&self.errors) {
             list.truncate(frames.cut);
             list.push(frames.error);
+        } else if Self::take(&self.cuts) {
+            list.truncate(frames.cut);
         }
         Reply::Events {
             frames: list,
