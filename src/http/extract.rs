@@ -1,11 +1,10 @@
 //! The session-input extractor: content type, body limit, query options.
 
 use axum::body::Bytes;
-use bytes::BytesMut;
 use axum::extract::{FromRequest, Query, Request};
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 
-use crate::pipeline::arriving::Piece;
+use crate::pipeline::arriving::{LineCutter, Piece};
 use crate::pipeline::options::{Options, QueryOptions};
 use crate::pipeline::{BodyFormat, SessionInput};
 use crate::session::InputError;
@@ -113,10 +112,6 @@ pub async fn read_body(req: Request, state: &AppState) -> Result<Bytes, ApiError
 /// The body within `COMPACTD_MAX_BODY_BYTES`, sent on as it arrives in pieces that end
 /// at a line break (`pipeline::arriving`), then [`Piece::End`]. On an error nothing more
 /// is sent and the sender is dropped, so the parser stops.
-///
-/// The chunks are copied into one buffer of the declared length, and each piece is a
-/// view of it (`split_to` + `freeze`: no copy), so the body is held once. Only the new
-/// chunk is searched for the last line break, so a long line costs no rescans.
 pub async fn send_lines(
     req: Request,
     state: &AppState,
@@ -125,7 +120,7 @@ pub async fn send_lines(
     use futures_util::StreamExt;
     let limit = state.config.max_body_bytes;
     let declared = declared_length(&req, limit)?;
-    let mut pending = BytesMut::with_capacity(declared.unwrap_or(0));
+    let mut cutter = LineCutter::with_capacity(declared.unwrap_or(0));
     let mut received = 0usize;
     let mut chunks = req.into_body().into_data_stream();
     while let Some(chunk) = chunks.next().await {
@@ -134,15 +129,13 @@ pub async fn send_lines(
         if received > limit {
             return Err(ApiError::BodyTooLarge { limit });
         }
-        pending.extend_from_slice(&chunk);
-        if let Some(nl) = memchr::memrchr(b'\n', &chunk) {
-            let end = pending.len() - (chunk.len() - nl - 1);
+        if let Some(piece) = cutter.push(&chunk) {
             // A parser that is gone has panicked; its task reports that.
-            let _ = pieces.send(Piece::Lines(pending.split_to(end).freeze()));
+            let _ = pieces.send(Piece::Lines(piece));
         }
     }
-    if !pending.is_empty() {
-        let _ = pieces.send(Piece::Lines(pending.freeze()));
+    if let Some(piece) = cutter.finish() {
+        let _ = pieces.send(Piece::Lines(piece));
     }
     let _ = pieces.send(Piece::End);
     Ok(())

@@ -7,7 +7,9 @@ use axum::response::{IntoResponse, Response};
 use axum::extract::Request;
 
 use crate::pipeline::arriving::parse_arriving;
-use crate::pipeline::{prepare_response, BodyFormat, PrepareOptions, PrepareResponse, SessionInput};
+use crate::pipeline::{
+    prepare_response, BodyFormat, PrepareOptions, PrepareResponse, SessionInput,
+};
 
 use super::examples;
 use super::extract::{read_body, send_lines, session_head, SessionBody};

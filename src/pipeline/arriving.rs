@@ -24,6 +24,8 @@
 use std::sync::mpsc::Receiver;
 use std::sync::OnceLock;
 
+use bytes::{Bytes, BytesMut};
+
 use crate::session::{self, InputError, Origin};
 
 use super::input::{BodyFormat, SessionInput};
@@ -36,6 +38,37 @@ pub enum Piece<P> {
     Lines(P),
     /// The body is complete.
     End,
+}
+
+/// Cuts the chunks of a body, as they arrive, into pieces that end at a line break.
+///
+/// The chunks are copied into one buffer (of the declared length, when there is one) and
+/// each piece is a view of it (`split_to` + `freeze`: no copy), so the body is held
+/// once. Only the new chunk is searched for the last line break, so a long line costs no
+/// rescans.
+pub struct LineCutter {
+    pending: BytesMut,
+}
+
+impl LineCutter {
+    pub fn with_capacity(body_len: usize) -> Self {
+        LineCutter {
+            pending: BytesMut::with_capacity(body_len),
+        }
+    }
+
+    /// The next piece, once `chunk` brings a line break.
+    pub fn push(&mut self, chunk: &[u8]) -> Option<Bytes> {
+        self.pending.extend_from_slice(chunk);
+        let nl = memchr::memrchr(b'\n', chunk)?;
+        let end = self.pending.len() - (chunk.len() - nl - 1);
+        Some(self.pending.split_to(end).freeze())
+    }
+
+    /// What is left after the last line break, if anything.
+    pub fn finish(self) -> Option<Bytes> {
+        (!self.pending.is_empty()).then(|| self.pending.freeze())
+    }
 }
 
 /// Receives the pieces of a JSONL body, parses them as they come, and calls `then` with
@@ -193,21 +226,14 @@ mod tests {
     use super::*;
     use crate::pipeline::PrepareOptions;
 
-    /// What the receiving side does: pieces end after the last line break of what has
-    /// arrived; the rest waits for the next chunk.
-    fn pieces_of(body: &[u8], chunk: usize) -> Vec<Vec<u8>> {
-        let mut out = Vec::new();
-        let mut pending = Vec::new();
-        for c in body.chunks(chunk.max(1)) {
-            pending.extend_from_slice(c);
-            if let Some(nl) = memchr::memrchr(b'\n', c) {
-                let at = pending.len() - (c.len() - nl - 1);
-                let rest = pending.split_off(at);
-                out.push(std::mem::replace(&mut pending, rest));
-            }
-        }
-        if !pending.is_empty() {
-            out.push(pending);
+    /// The receiving side's pieces for a body arriving in chunks of `chunk` bytes.
+    fn pieces_of(body: &[u8], chunk: usize) -> Vec<Bytes> {
+        let mut cutter = LineCutter::with_capacity(body.len());
+        let mut out: Vec<Bytes> = body.chunks(chunk).filter_map(|c| cutter.push(c)).collect();
+        out.extend(cutter.finish());
+        assert_eq!(out.concat(), body, "the pieces are the body");
+        for p in &out[..out.len().saturating_sub(1)] {
+            assert_eq!(p.last(), Some(&b'\n'), "pieces end at a line break");
         }
         out
     }
@@ -233,7 +259,7 @@ mod tests {
         }
     }
 
-    fn arriving(pieces: Vec<Vec<u8>>, max_entries: usize) -> String {
+    fn arriving(pieces: Vec<Bytes>, max_entries: usize) -> String {
         let (tx, rx) = std::sync::mpsc::channel();
         for p in pieces {
             tx.send(Piece::Lines(p)).unwrap();
@@ -302,7 +328,8 @@ mod tests {
     #[test]
     fn a_body_that_stops_early_gives_nothing() {
         let (tx, rx) = std::sync::mpsc::channel();
-        tx.send(Piece::Lines(V3.as_bytes().to_vec())).unwrap();
+        tx.send(Piece::Lines(Bytes::from_static(V3.as_bytes())))
+            .unwrap();
         drop(tx);
         assert!(parse_arriving(rx, PrepareOptions::default(), usize::MAX, outcome).is_none());
     }
@@ -310,10 +337,10 @@ mod tests {
     #[test]
     fn a_long_chain_drops_without_recursion() {
         let (tx, rx) = std::sync::mpsc::channel();
-        tx.send(Piece::Lines(b"{\"type\":\"session\",\"version\":3}\n".to_vec()))
-            .unwrap();
+        let header = b"{\"type\":\"session\",\"version\":3}\n";
+        tx.send(Piece::Lines(Bytes::from_static(header))).unwrap();
         for _ in 0..200_000 {
-            tx.send(Piece::Lines(b"\n".to_vec())).unwrap();
+            tx.send(Piece::Lines(Bytes::from_static(b"\n"))).unwrap();
         }
         tx.send(Piece::End).unwrap();
         let got = parse_arriving(rx, PrepareOptions::default(), usize::MAX, outcome).unwrap();

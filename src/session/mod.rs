@@ -125,9 +125,9 @@ impl<'a> Builder<'a> {
         self.pushed += 1;
         match parse_entry(raw, index, origin) {
             Ok(Parsed::Header(h)) if index == 0 => self.header = Some(h),
-            Ok(Parsed::Header(_)) => self.violations.push(
-                origin.violation("/type", "a `session` header may only be the first entry"),
-            ),
+            Ok(Parsed::Header(_)) => self
+                .violations
+                .push(origin.violation("/type", "a `session` header may only be the first entry")),
             Ok(Parsed::Entry(e)) => self.entries.push(e),
             Err(EntryError::Invalid(v)) => self.violations.push(v),
             Err(EntryError::Syntax(message, column)) => {
