@@ -13,5 +13,6 @@ pub mod json;
 pub mod pipeline;
 pub mod session;
 pub mod startup;
+pub mod state;
 pub mod summarize;
 pub mod telemetry;

@@ -15,6 +15,7 @@ use tokio::net::TcpListener;
 
 use crate::config::Config;
 use crate::http::{self, AppState};
+use crate::state::State;
 use crate::summarize::llm::EngineError;
 use crate::summarize::templates::PromptError;
 use crate::summarize::{backend, Prompts, Summarize};
@@ -28,6 +29,9 @@ pub enum StartupError {
     /// The summarizer configuration is unusable.
     #[error(transparent)]
     Summarizer(#[from] EngineError),
+    /// `COMPACTD_REDIS_URL` cannot be used (never quoted: it may hold a password).
+    #[error(transparent)]
+    State(#[from] crate::state::StateError),
     /// The listen address cannot be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -51,8 +55,9 @@ impl Application {
     /// before listening when the prompts or the summarizer configuration are unusable.
     pub async fn build(config: Config) -> Result<Application, StartupError> {
         let prompts = Prompts::load(config.prompts_dir.as_deref())?;
-        let summarizer = backend::build(&config)?;
-        Application::build_with(config, prompts, summarizer).await
+        let shared = State::open(&config)?;
+        let summarizer = backend::build_shared(&config, shared.cache.clone())?;
+        Application::build_on(config, prompts, summarizer, shared).await
     }
 
     /// [`Application::build`] with the prompts and the summarizer given (tests bring
@@ -61,6 +66,16 @@ impl Application {
         config: Config,
         prompts: Prompts,
         summarizer: Arc<dyn Summarize>,
+    ) -> Result<Application, StartupError> {
+        let shared = State::open(&config)?;
+        Application::build_on(config, prompts, summarizer, shared).await
+    }
+
+    async fn build_on(
+        config: Config,
+        prompts: Prompts,
+        summarizer: Arc<dyn Summarize>,
+        shared: State,
     ) -> Result<Application, StartupError> {
         let listener =
             TcpListener::bind(config.listen)
@@ -77,7 +92,11 @@ impl Application {
                 "serving WITHOUT authentication on a non-loopback address: anyone who can reach it can use it (set COMPACTD_API_KEYS or COMPACTD_API_KEYS_FILE)"
             );
         }
-        let state = AppState::new(config, prompts, summarizer);
+        tracing::info!(
+            state = shared.kind(),
+            "jobs, idempotency keys and cached summaries"
+        );
+        let state = AppState::with_state(config, prompts, summarizer, shared);
         Ok(Application {
             listener,
             address,

@@ -6,11 +6,12 @@
 //!    serialization);
 //! 4. `config`: the service's configuration and where each setting comes from;
 //! 5. `telemetry`: logging;
-//! 6. `summarize`: the prompts and the summarizers (extractive, model engine);
-//! 7. `pipeline`: one request from input to answer, shared by the server and the CLI;
-//! 8. `http`: the axum handlers, their errors and the OpenAPI document;
-//! 9. `startup`: the wiring of the application (`Application::build`);
-//! 10. `cli`: the command line, whose `serve` runs what `startup` builds.
+//! 6. `state`: jobs, idempotency keys and the shared cache, in process or in Redis;
+//! 7. `summarize`: the prompts and the summarizers (extractive, model engine);
+//! 8. `pipeline`: one request from input to answer, shared by the server and the CLI;
+//! 9. `http`: the axum handlers, their errors and the OpenAPI document;
+//! 10. `startup`: the wiring of the application (`Application::build`);
+//! 11. `cli`: the command line, whose `serve` runs what `startup` builds.
 //!
 //! A module may use its own layer and the layers below it, never one above it; the crate
 //! root (`lib.rs`, `main.rs`) sits above everything. Inside a module, the files of one
@@ -33,6 +34,7 @@ const LAYERS: &[&str] = &[
     "hermes",
     "config",
     "telemetry",
+    "state",
     "summarize",
     "pipeline",
     "http",

@@ -8,7 +8,7 @@ use crate::pipeline::{prepare_response, CompactOptions};
 use crate::summarize::Prompts;
 
 use super::error::CliError;
-use super::input::{block_on, offline, parse_strategy, write_json, InputArgs};
+use super::input::{block_on, offline, parse_strategy, write_json, write_prepared, InputArgs};
 
 #[derive(Debug, Args)]
 pub struct CompactArgs {
@@ -52,7 +52,7 @@ pub fn run(args: CompactArgs, config: &Config, prompts: &Prompts) -> Result<(), 
     offline(&input, options, |inp, out| {
         if dry_run {
             let answer = prepare_response(inp, prompts, config.settings(), None)?;
-            return write_json(out, &answer, input.pretty);
+            return write_prepared(out, &answer, input.pretty);
         }
         let plan = plan_compaction(inp, prompts, config.settings(), config.checking())?;
         let result = block_on(run_compaction(

@@ -74,6 +74,10 @@ impl From<StartupError> for CliError {
             StartupError::Prompts(e) => CliError::Prompts(e),
             StartupError::Summarizer(e) => CliError::Summarizer(e),
             StartupError::Bind { addr, source } => CliError::Listen { addr, source },
+            StartupError::State(e) => CliError::Config(crate::config::ConfigError::Value {
+                name: "COMPACTD_REDIS_URL".into(),
+                message: e.reason,
+            }),
         }
     }
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 
 use crate::pipeline::options::Options;
-use crate::pipeline::{BodyFormat, PrepareOptions, SessionInput};
+use crate::pipeline::{BodyFormat, PrepareOptions, PrepareResponse, SessionInput};
 
 use super::error::{CliError, RequestError};
 
@@ -102,6 +102,23 @@ pub fn write_json<T: serde::Serialize>(
         serde_json::to_writer(&mut *out, v)
     };
     r.and_then(|()| out.write_all(b"\n").map_err(serde_json::Error::io))
+        .map_err(|e| RequestError::Internal(format!("cannot write the answer: {e}")))
+}
+
+/// A prepare answer (`compactd prepare`, `compact --dry-run`): compact JSON from
+/// [`PrepareResponse::to_json`], the same bytes as serde's and faster on large sessions;
+/// pretty printing stays serde's.
+pub fn write_prepared(
+    out: &mut dyn Write,
+    answer: &PrepareResponse<'_>,
+    pretty: bool,
+) -> Result<(), RequestError> {
+    if pretty {
+        return write_json(out, answer, true);
+    }
+    let mut json = answer.to_json();
+    json.push(b'\n');
+    out.write_all(&json)
         .map_err(|e| RequestError::Internal(format!("cannot write the answer: {e}")))
 }
 

@@ -7,7 +7,7 @@ use crate::pipeline::prepare_response;
 use crate::summarize::Prompts;
 
 use super::error::CliError;
-use super::input::{offline, write_json, InputArgs};
+use super::input::{offline, write_prepared, InputArgs};
 
 #[derive(Debug, Args)]
 pub struct PrepareArgs {
@@ -26,6 +26,6 @@ pub fn run(args: PrepareArgs, config: &Config, prompts: &Prompts) -> Result<(), 
     }
     offline(&input, options, |inp, out| {
         let answer = prepare_response(inp, prompts, config.settings(), None)?;
-        write_json(out, &answer, input.pretty)
+        write_prepared(out, &answer, input.pretty)
     })
 }

@@ -26,6 +26,11 @@ pub struct ConfigDescription<S> {
     pub shutdown_grace_secs: u64,
     pub heartbeat_ms: u64,
     pub job_ttl_secs: u64,
+    /// Where jobs, idempotency keys and cached summaries live: `memory` (this process)
+    /// or `redis` (shared by replicas; the URL is never shown).
+    pub state: &'static str,
+    pub job_lease_ms: u64,
+    pub state_timeout_ms: u64,
     pub keep_recent_tokens: u64,
     pub reserve_tokens: u64,
     pub branch_reserve_tokens: u64,
@@ -48,6 +53,8 @@ pub struct LlmDescription {
     pub fallback: FallbackPolicy,
     pub candidates: Vec<CandidateDescription>,
     pub upstream_timeout_ms: u64,
+    /// Silence that abandons a streaming attempt (0: never).
+    pub model_stall_ms: u64,
     pub deadline_ms: u64,
     pub retries: u32,
     pub backoff: BackoffDescription,
@@ -100,6 +107,10 @@ pub struct CandidateDescription {
     pub deployment: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stall_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -137,6 +148,13 @@ impl Config {
             shutdown_grace_secs: self.shutdown_grace.as_secs(),
             heartbeat_ms: millis(self.heartbeat),
             job_ttl_secs: self.job_ttl.as_secs(),
+            state: if self.redis_url.is_some() {
+                "redis"
+            } else {
+                "memory"
+            },
+            job_lease_ms: millis(self.job_lease),
+            state_timeout_ms: millis(self.state_timeout),
             keep_recent_tokens: self.keep_recent_tokens,
             reserve_tokens: self.reserve_tokens,
             branch_reserve_tokens: self.branch_reserve_tokens,
@@ -160,6 +178,7 @@ impl LlmConfig {
             fallback: self.fallback,
             candidates: self.models.iter().map(ModelConfig::describe).collect(),
             upstream_timeout_ms: millis(self.upstream_timeout),
+            model_stall_ms: millis(self.stall),
             deadline_ms: millis(self.deadline),
             retries: self.retries,
             backoff: BackoffDescription {
@@ -202,6 +221,8 @@ impl ModelConfig {
             query: o.query.iter().map(|(n, _)| n.clone()).collect(),
             deployment: o.deployment.clone(),
             api_version: o.api_version.clone(),
+            stream: o.stream,
+            stall_ms: o.stall_ms,
         }
     }
 }
@@ -237,6 +258,9 @@ mod tests {
                 "shutdownGraceSecs",
                 "heartbeatMs",
                 "jobTtlSecs",
+                "state",
+                "jobLeaseMs",
+                "stateTimeoutMs",
                 "keepRecentTokens",
                 "reserveTokens",
                 "branchReserveTokens",

@@ -76,6 +76,12 @@ pub struct Config {
     pub heartbeat: Duration,
     /// How long a finished job's record and result are kept.
     pub job_ttl: Duration,
+    /// The shared state of replicas (`COMPACTD_REDIS_URL`); `None`: in process.
+    pub redis_url: Option<secrecy::SecretString>,
+    /// A job's lease without renewal (`COMPACTD_JOB_LEASE_MS`).
+    pub job_lease: Duration,
+    /// The most one call to the shared state may take (`COMPACTD_STATE_TIMEOUT_MS`).
+    pub state_timeout: Duration,
     pub keep_recent_tokens: u64,
     pub reserve_tokens: u64,
     pub branch_reserve_tokens: u64,
@@ -187,6 +193,16 @@ impl Config {
         positive(s.request_timeout_secs, "request_timeout_secs")?;
         positive(s.heartbeat_ms, "heartbeat_ms")?;
         positive(s.job_ttl_secs, "job_ttl_secs")?;
+        positive(s.job_lease_ms, "job_lease_ms")?;
+        positive(s.state_timeout_ms, "state_timeout_ms")?;
+        if let Some(url) = &s.redis_url {
+            url::check_redis_url(secrecy::ExposeSecret::expose_secret(url)).map_err(|message| {
+                ConfigError::Value {
+                    name: name("redis_url"),
+                    message,
+                }
+            })?;
+        }
         let share = |value: f64, key: &str| {
             if (0.0..=1.0).contains(&value) {
                 Ok(())
@@ -217,6 +233,9 @@ impl Config {
             shutdown_grace: Duration::from_secs(s.shutdown_grace_secs),
             heartbeat: Duration::from_millis(s.heartbeat_ms),
             job_ttl: Duration::from_secs(s.job_ttl_secs),
+            redis_url: s.redis_url.clone(),
+            job_lease: Duration::from_millis(s.job_lease_ms),
+            state_timeout: Duration::from_millis(s.state_timeout_ms),
             keep_recent_tokens: s.keep_recent_tokens,
             reserve_tokens: s.reserve_tokens,
             branch_reserve_tokens: s.branch_reserve_tokens,

@@ -54,6 +54,15 @@ pub(super) struct Settings {
     pub heartbeat_ms: u64,
     /// How long a finished job's record and result are kept.
     pub job_ttl_secs: u64,
+    /// Shared state for replicas (issue 13): `redis://` or `rediss://` (Valkey speaks
+    /// the same protocol). Unset: everything stays in this process. Never shown: it may
+    /// carry a password.
+    #[serde(skip_serializing)]
+    pub redis_url: Option<SecretString>,
+    /// How long a job's lease lives without renewal; the runner renews it every third.
+    pub job_lease_ms: u64,
+    /// The most any one call to the shared state may take.
+    pub state_timeout_ms: u64,
     pub keep_recent_tokens: u64,
     pub reserve_tokens: u64,
     pub branch_reserve_tokens: u64,
@@ -81,6 +90,9 @@ pub(super) struct Settings {
     /// with the keys of a `[[models]]` table's options).
     pub model_options: Option<OptionsSource>,
     pub upstream_timeout_secs: u64,
+    /// A streaming answer silent this long is abandoned and retried (0: never); a
+    /// candidate's `stall_ms` overrides it.
+    pub model_stall_ms: u64,
     pub retries: u32,
     pub backoff_base_ms: u64,
     pub backoff_cap_ms: u64,
@@ -118,6 +130,9 @@ impl Default for Settings {
             // Below the 60 s idle timeout of common proxies.
             heartbeat_ms: 15_000,
             job_ttl_secs: 3600,
+            redis_url: None,
+            job_lease_ms: 10_000,
+            state_timeout_ms: 1_000,
             keep_recent_tokens: 20_000,
             reserve_tokens: 16_384,
             branch_reserve_tokens: 16_384,
@@ -135,6 +150,11 @@ impl Default for Settings {
             model_context_window: None,
             model_options: None,
             upstream_timeout_secs: 60,
+            // Anthropic pings every few seconds and a model writes several tokens a
+            // second: a minute of silence is a hung connection, not a slow model. Equal
+            // to the default attempt timeout, so it only shortens what a raised
+            // `upstream_timeout_secs` would wait.
+            model_stall_ms: 60_000,
             retries: 2,
             backoff_base_ms: 250,
             backoff_cap_ms: 8_000,
@@ -182,6 +202,8 @@ pub(super) struct ModelSource {
     pub query: BTreeMap<String, String>,
     pub deployment: Option<String>,
     pub api_version: Option<String>,
+    pub stream: Option<bool>,
+    pub stall_ms: Option<u64>,
 }
 
 impl ModelSource {
@@ -199,6 +221,8 @@ impl ModelSource {
             query: self.query.clone(),
             deployment: self.deployment.clone(),
             api_version: self.api_version.clone(),
+            stream: self.stream,
+            stall_ms: self.stall_ms,
         }
     }
 }

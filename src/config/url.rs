@@ -28,6 +28,23 @@ pub fn check_base_url(url: &str) -> Result<(), String> {
     }
 }
 
+/// A Redis/Valkey URL: `redis://` or `rediss://` (TLS), `valkey://` or `valkeys://`, with
+/// a host. The message never quotes the URL (it may carry a password).
+pub fn check_redis_url(url: &str) -> Result<(), String> {
+    match reqwest::Url::parse(url) {
+        Ok(u)
+            if matches!(u.scheme(), "redis" | "rediss" | "valkey" | "valkeys") && u.has_host() =>
+        {
+            Ok(())
+        }
+        Ok(u) => Err(format!(
+            "expected a redis:// or rediss:// URL with a host, got the scheme {:?}",
+            u.scheme()
+        )),
+        Err(e) => Err(format!("not a URL: {e}")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -47,5 +64,14 @@ mod tests {
         let err = check_base_url("ftp://user:hunter2@host/").unwrap_err();
         assert!(!err.contains("hunter2"), "{err}");
         assert!(check_base_url("nope").is_err());
+    }
+
+    #[test]
+    fn redis_urls_are_checked_without_echoing_them() {
+        assert!(check_redis_url("redis://127.0.0.1:6379/0").is_ok());
+        assert!(check_redis_url("rediss://:pw@cache.internal:6380").is_ok());
+        let err = check_redis_url("http://user:hunter2@host/").unwrap_err();
+        assert!(!err.contains("hunter2"), "{err}");
+        assert!(check_redis_url("redis-host:6379").is_err());
     }
 }

@@ -9,10 +9,19 @@ pub async fn healthz() -> Json<Value> {
     Json(json!({"status": "ok"}))
 }
 
-/// Configuration and prompts are loaded (the state exists only once they are).
-#[utoipa::path(get, path = "/readyz", tag = "operations", responses((status = 200, description = "Ready")))]
-pub async fn readyz() -> Json<Value> {
-    Json(json!({"status": "ready"}))
+/// Configuration and prompts are loaded (the state exists only once they are), and the
+/// shared state (Redis, when configured) answers within `COMPACTD_STATE_TIMEOUT_MS`.
+#[utoipa::path(get, path = "/readyz", tag = "operations", responses(
+    (status = 200, description = "Ready"),
+    (status = 503, description = "The shared state (Redis) is unreachable (`state-unavailable`)", body = super::problem::Problem, content_type = "application/problem+json"),
+))]
+pub async fn readyz(
+    axum::extract::State(state): axum::extract::State<super::AppState>,
+) -> Result<Json<Value>, super::ApiError> {
+    state.shared.ready().await?;
+    Ok(Json(
+        json!({"status": "ready", "state": state.shared.kind()}),
+    ))
 }
 
 /// The effective non-secret settings.

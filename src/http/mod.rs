@@ -52,15 +52,35 @@ pub struct AppState {
     pub limiter: Arc<tokio::sync::Semaphore>,
     /// Jobs (`Prefer: respond-async`, `Idempotency-Key`) and their events.
     pub jobs: Arc<jobs::Jobs>,
+    /// Where the jobs live, in this process or in Redis (readiness asks it).
+    pub shared: crate::state::State,
 }
 
 impl AppState {
+    /// The state with the store `config` names (Redis when `COMPACTD_REDIS_URL` is set;
+    /// the summarizer brings its own cache tiers).
     pub fn new(config: Config, prompts: Prompts, summarizer: Arc<dyn Summarize>) -> Self {
+        let shared = crate::state::State::open(&config).unwrap_or_else(|e| {
+            tracing::error!(error = %e, "the shared state cannot be used: jobs stay in this process");
+            crate::state::State::memory(&config)
+        });
+        AppState::with_state(config, prompts, summarizer, shared)
+    }
+
+    /// [`AppState::new`] with the state given (start-up opens it once for the
+    /// summarizer's cache and the jobs).
+    pub fn with_state(
+        config: Config,
+        prompts: Prompts,
+        summarizer: Arc<dyn Summarize>,
+        shared: crate::state::State,
+    ) -> Self {
         // Install the metrics recorder before the first request records anything.
         crate::telemetry::metrics();
         AppState {
             limiter: guard::limiter(config.max_concurrency),
-            jobs: Arc::new(jobs::Jobs::new(config.job_ttl)),
+            jobs: Arc::clone(&shared.jobs),
+            shared,
             api_keys: Arc::new(ApiKeys::new(&config.api_keys)),
             config: Arc::new(config),
             prompts: Arc::new(prompts),

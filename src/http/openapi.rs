@@ -203,7 +203,7 @@ fn guard_responses(operation: &mut Operation, has_body: bool, openai: bool) {
     );
     add(
         "503",
-        problem("At the concurrency limit (COMPACTD_MAX_CONCURRENCY); retry after Retry-After")
+        problem("At the concurrency limit (COMPACTD_MAX_CONCURRENCY, `overloaded`), or the shared state (Redis) is unavailable (`state-unavailable`); retry after Retry-After")
             .header(
                 "Retry-After",
                 HeaderBuilder::new()

@@ -47,6 +47,14 @@ pub enum ApiError {
     /// An `Idempotency-Key` already used for another request.
     #[error("idempotency key reused")]
     IdempotencyKeyReused,
+    /// The shared state (Redis) did not answer in time: jobs and idempotency keys
+    /// cannot be used now (503 with `Retry-After`).
+    #[error("shared state unavailable")]
+    StateUnavailable,
+    /// A job whose runner stopped renewing its lease (its `error` event, written by the
+    /// state store: `state::redis::jobs::JOB_LOST`).
+    #[error("job lost")]
+    JobLost,
     #[error("method not allowed")]
     MethodNotAllowed,
     /// A bug: logged, answered without details.
@@ -239,6 +247,18 @@ impl ApiError {
                 "Idempotency-Key reused",
                 "this Idempotency-Key was used for a different request (path, query or body); use a new key",
             ),
+            ApiError::StateUnavailable => row(
+                S::SERVICE_UNAVAILABLE,
+                "state-unavailable",
+                "State unavailable",
+                "the shared state (Redis) did not answer in time; retry after the Retry-After delay",
+            ),
+            ApiError::JobLost => row(
+                S::SERVICE_UNAVAILABLE,
+                "job-lost",
+                "Job lost",
+                "the replica running this job stopped before it finished (its lease expired); send the request again",
+            ),
             ApiError::MethodNotAllowed => row(
                 S::METHOD_NOT_ALLOWED,
                 "method-not-allowed",
@@ -310,7 +330,19 @@ impl IntoResponse for ApiError {
         if let ApiError::Internal(msg) = &self {
             tracing::error!(error = %msg, "internal error");
         }
-        problem_response(self.status(), &self.problem())
+        let mut res = problem_response(self.status(), &self.problem());
+        if let ApiError::StateUnavailable = self {
+            res.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        res
+    }
+}
+
+impl From<crate::state::StateError> for ApiError {
+    fn from(_: crate::state::StateError) -> Self {
+        // Counted and logged (rate-limited) where it happened.
+        ApiError::StateUnavailable
     }
 }
 
@@ -322,4 +354,18 @@ pub fn problem_response(status: StatusCode, problem: &Problem) -> Response {
         HeaderValue::from_static("application/problem+json"),
     );
     res
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The state store writes the `job-lost` document itself (it sits below this layer).
+    #[test]
+    fn the_stores_job_lost_document_is_this_one() {
+        let ours = serde_json::to_value(ApiError::JobLost.problem()).unwrap();
+        let theirs: serde_json::Value =
+            serde_json::from_str(crate::state::redis::jobs::JOB_LOST).unwrap();
+        assert_eq!(ours, theirs);
+    }
 }

@@ -4,6 +4,7 @@ mod branch;
 mod chat;
 mod checked;
 mod compact;
+mod deltas;
 mod errors;
 mod events;
 #[path = "../support/fixtures.rs"]
@@ -22,6 +23,7 @@ mod moa_fakes;
 mod model_servers;
 mod openapi;
 mod prepare;
+mod prepare_cli;
 mod prune;
 mod prune_cli;
 mod real_servers;

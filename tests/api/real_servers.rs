@@ -2,10 +2,14 @@
 //! (`tests/support/model_servers.rs`): a model whose real window is smaller than the one
 //! configured (a context overflow re-plans the compaction in smaller chunks).
 
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+
 use serde_json::Value;
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer};
 
+use crate::helpers::{spawn_app_with, TestApp};
 use crate::model_servers::OpenAiServer;
 use crate::upstreams::{config, openai};
 
@@ -30,23 +34,40 @@ pub fn long_session(turns: usize, salt: &str) -> String {
     lines.join("\n") + "\n"
 }
 
-/// compactd told 64,000 tokens in front of a server that has 8,000; the server's count of
-/// the requests it answered.
-async fn smaller_than_told() -> (
-    MockServer,
-    std::sync::Arc<std::sync::atomic::AtomicUsize>,
-    crate::helpers::TestApp,
-) {
+/// compactd with one OpenAI-compatible model, `name`, served by the fake `model`.
+async fn in_front_of(model: OpenAiServer, name: &str) -> (MockServer, TestApp) {
     let server = MockServer::start().await;
-    let model = OpenAiServer::new(8_000);
-    let answered = model.answered.clone();
     Mock::given(method("POST"))
         .respond_with(model)
         .mount(&server)
         .await;
-    let llm = config(vec![openai("openai", &server)]);
-    let app = crate::helpers::spawn_app_with(move |c| c.llm = llm).await;
+    let llm = config(vec![openai(name, &server)]);
+    let app = spawn_app_with(move |c| c.llm = llm).await;
+    (server, app)
+}
+
+/// compactd told 64,000 tokens in front of a server that has 8,000; the server's count of
+/// the requests it answered.
+async fn smaller_than_told() -> (MockServer, Arc<AtomicUsize>, TestApp) {
+    let model = OpenAiServer::new(8_000);
+    let answered = model.answered.clone();
+    let (server, app) = in_front_of(model, "openai").await;
     (server, answered, app)
+}
+
+/// compactd in front of a model `ollama` that cuts prompts over 2,048 tokens silently.
+async fn silently_cutting() -> TestApp {
+    in_front_of(OpenAiServer::new(2_048).truncating(), "ollama")
+        .await
+        .1
+}
+
+/// A conversation far longer than the 2,048 tokens the cutting server keeps.
+fn long_prompt() -> String {
+    format!(
+        "<conversation>\n{}\n</conversation>",
+        "[User]: let x = 1;\n".repeat(3_000)
+    )
 }
 
 #[tokio::test]
@@ -89,13 +110,7 @@ async fn a_context_overflow_replans_the_compaction_in_smaller_chunks() {
 
 #[tokio::test]
 async fn a_silently_cut_prompt_is_reported_in_the_answer_and_counted() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(OpenAiServer::new(2_048).truncating())
-        .mount(&server)
-        .await;
-    let llm = config(vec![openai("ollama", &server)]);
-    let app = crate::helpers::spawn_app_with(move |c| c.llm = llm).await;
+    let app = silently_cutting().await;
     let res = app
         .post_jsonl(
             "/v1/compact?keepRecentTokens=1&reserveTokens=1000",
@@ -119,10 +134,7 @@ async fn a_silently_cut_prompt_is_reported_in_the_answer_and_counted() {
         "{metrics}"
     );
     // /v1/summarize carries it too; an answer without one has no `warnings`.
-    let prompt = format!(
-        "<conversation>\n{}\n</conversation>",
-        "[User]: let x = 1;\n".repeat(3_000)
-    );
+    let prompt = long_prompt();
     let res = app
         .post_json(
             "/v1/summarize",
@@ -163,17 +175,8 @@ async fn a_branch_summary_over_the_real_window_is_folded_after_the_overflow() {
 
 #[tokio::test]
 async fn the_chat_facade_reports_a_silently_cut_prompt() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(OpenAiServer::new(2_048).truncating())
-        .mount(&server)
-        .await;
-    let llm = config(vec![openai("ollama", &server)]);
-    let app = crate::helpers::spawn_app_with(move |c| c.llm = llm).await;
-    let prompt = format!(
-        "<conversation>\n{}\n</conversation>",
-        "[User]: let x = 1;\n".repeat(3_000)
-    );
+    let app = silently_cutting().await;
+    let prompt = long_prompt();
     let body: Value = app
         .post_json(
             "/v1/chat/completions",

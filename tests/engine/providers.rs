@@ -7,38 +7,57 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use compactd::config::{Config, LlmConfig};
+use compactd::config::{Config, ConfigError, LlmConfig};
 use compactd::summarize::llm::Engine;
 use compactd::summarize::{SummarizerKind, SummaryRequest};
 use serde_json::Value;
 use wiremock::matchers::{header, method, path, query_param};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use wiremock::{Mock, MockServer, Respond, ResponseTemplate};
 
 use crate::helpers::*;
 use crate::model_servers::{openai_error, AnthropicServer, OpenAiServer};
 
-/// The summarizer settings of a config file (and environment), with test timeouts.
-fn load(toml: &str, env: &[(&str, &str)]) -> LlmConfig {
+/// `Config::load_from` on `toml` written to a file of its own, with `env` as the environment.
+fn load_config(toml: &str, env: &[(&str, &str)]) -> Result<Config, ConfigError> {
     let file = std::env::temp_dir().join(format!(
         "compactd-providers-{}-{}.toml",
         std::process::id(),
         fastrand::u64(..)
     ));
     std::fs::write(&file, toml).unwrap();
-    let env: Vec<(String, String)> = env
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
     let loaded = Config::load_from(Some(&file), |k| {
-        env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
+        env.iter()
+            .find(|(n, _)| *n == k)
+            .map(|(_, v)| v.to_string())
     });
     let _ = std::fs::remove_file(&file);
-    let mut llm = loaded.expect("the configuration loads").llm;
+    loaded
+}
+
+/// The summarizer settings of a config file (and environment), with test timeouts.
+fn load(toml: &str, env: &[(&str, &str)]) -> LlmConfig {
+    let mut llm = load_config(toml, env).expect("the configuration loads").llm;
     llm.upstream_timeout = Duration::from_secs(3);
     llm.deadline = Duration::from_secs(10);
     llm.backoff_base = Duration::from_millis(5);
     llm.backoff_cap = Duration::from_millis(20);
     llm
+}
+
+/// The settings of one `[[models]]` entry whose URLs name the fake `server` as `{server}`.
+fn config_for(server: &MockServer, entry: &str, env: &[(&str, &str)]) -> LlmConfig {
+    let entry = entry.replace("{server}", &server.uri());
+    load(&format!("[[models]]\n{entry}\n"), env)
+}
+
+/// A fake model server that answers every POST, whatever its path, with `responder`.
+async fn serve(responder: impl Respond + 'static) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(responder)
+        .mount(&server)
+        .await;
+    server
 }
 
 fn body(r: &wiremock::Request) -> Value {
@@ -55,20 +74,17 @@ async fn an_openai_reasoning_model_gets_max_completion_tokens_and_no_temperature
         .respond_with(model)
         .mount(&server)
         .await;
-    let llm = load(
-        &format!(
-            r#"
-            [[models]]
+    let llm = config_for(
+        &server,
+        r#"
             kind = "openai"
             model = "o4-mini"
-            base_url = "{}/v1"
+            base_url = "{server}/v1"
             api_key_env = "OPENAI_API_KEY"
             context_window = 200000
             reasoning_effort = "high"
             temperature = 0.2
             "#,
-            server.uri()
-        ),
         &[("OPENAI_API_KEY", "sk-test-openai")],
     );
     let engine = engine(&llm);
@@ -90,23 +106,16 @@ async fn an_openai_reasoning_model_gets_max_completion_tokens_and_no_temperature
 
 #[tokio::test]
 async fn an_unknown_reasoning_model_is_learned_from_its_400s_once() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(OpenAiServer::new(200_000).reasoning())
-        .mount(&server)
-        .await;
+    let server = serve(OpenAiServer::new(200_000).reasoning()).await;
     // A gateway's own id: nothing says it is a reasoning model.
-    let llm = load(
-        &format!(
-            r#"
-            [[models]]
+    let llm = config_for(
+        &server,
+        r#"
             kind = "openai"
             model = "house-reasoner"
-            base_url = "{}/v1"
+            base_url = "{server}/v1"
             temperature = 0.2
             "#,
-            server.uri()
-        ),
         &[],
     );
     let engine = engine(&llm);
@@ -129,21 +138,14 @@ async fn an_unknown_reasoning_model_is_learned_from_its_400s_once() {
 
 #[tokio::test]
 async fn a_server_without_max_completion_tokens_gets_max_tokens_back() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(OpenAiServer::new(200_000).legacy())
-        .mount(&server)
-        .await;
-    let llm = load(
-        &format!(
-            r#"
-            [[models]]
+    let server = serve(OpenAiServer::new(200_000).legacy()).await;
+    let llm = config_for(
+        &server,
+        r#"
             kind = "openai"
             model = "o3-mini"
-            base_url = "{}/v1"
+            base_url = "{server}/v1"
             "#,
-            server.uri()
-        ),
         &[],
     );
     let engine = engine(&llm);
@@ -157,20 +159,15 @@ async fn a_server_without_max_completion_tokens_gets_max_tokens_back() {
 #[tokio::test]
 async fn the_token_parameter_is_switched_only_once() {
     // A server that refuses both: compactd does not flip back and forth.
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(openai_error(
-            "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
-            Some("max_tokens"),
-            Some("unsupported_parameter"),
-        ))
-        .mount(&server)
-        .await;
-    let llm = load(
-        &format!(
-            "[[models]]\nkind = \"openai\"\nmodel = \"m\"\nbase_url = \"{}/v1\"\n",
-            server.uri()
-        ),
+    let refusal = openai_error(
+        "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+        Some("max_tokens"),
+        Some("unsupported_parameter"),
+    );
+    let server = serve(refusal).await;
+    let llm = config_for(
+        &server,
+        "kind = \"openai\"\nmodel = \"m\"\nbase_url = \"{server}/v1\"",
         &[],
     );
     let engine = engine(&llm);
@@ -190,20 +187,17 @@ async fn anthropic_extended_thinking_follows_the_budget_rules() {
         .respond_with(model)
         .mount(&server)
         .await;
-    let llm = load(
-        &format!(
-            r#"
-            [[models]]
+    let llm = config_for(
+        &server,
+        r#"
             kind = "anthropic"
             model = "claude-sonnet-4-5"
-            base_url = "{}"
+            base_url = "{server}"
             api_key_env = "ANTHROPIC_API_KEY"
             context_window = 200000
             thinking_budget = 4096
             max_output_tokens = 32000
             "#,
-            server.uri()
-        ),
         &[("ANTHROPIC_API_KEY", "sk-ant-test")],
     );
     let engine = engine(&llm);
@@ -238,17 +232,8 @@ fn anthropic_thinking_rules_are_refused_at_start_up() {
         ("thinking_budget = 2048\ntemperature = 0.5", "temperature"),
         ("thinking_budget = 2048\ntop_p = 0.5", "top_p"),
     ] {
-        let file =
-            std::env::temp_dir().join(format!("compactd-thinking-{}.toml", fastrand::u64(..)));
-        std::fs::write(
-            &file,
-            format!("[[models]]\nkind = \"anthropic\"\nmodel = \"claude-x\"\n{toml}\n"),
-        )
-        .unwrap();
-        let err = Config::load_from(Some(&file), |_| None)
-            .unwrap_err()
-            .to_string();
-        let _ = std::fs::remove_file(&file);
+        let entry = format!("[[models]]\nkind = \"anthropic\"\nmodel = \"claude-x\"\n{toml}\n");
+        let err = load_config(&entry, &[]).unwrap_err().to_string();
         assert!(err.contains(&format!("models[0].{named}")), "{toml}: {err}");
     }
 }
@@ -264,20 +249,17 @@ async fn azure_openai_url_and_key_header() {
         .expect(1)
         .mount(&server)
         .await;
-    let llm = load(
-        &format!(
-            r#"
-            [[models]]
+    let llm = config_for(
+        &server,
+        r#"
             name = "azure"
             kind = "azure-openai"
             model = "gpt-4o"
             deployment = "summarizer-4o"
             api_version = "2024-10-21"
-            base_url = "{}"
+            base_url = "{server}"
             api_key_env = "AZURE_OPENAI_API_KEY"
             "#,
-            server.uri()
-        ),
         &[("AZURE_OPENAI_API_KEY", "azure-test-key")],
     );
     let engine = engine(&llm);
@@ -306,20 +288,17 @@ async fn a_gateway_gets_its_headers_and_query_and_its_key_never_shows() {
         })))
         .mount(&server)
         .await;
-    let llm = load(
-        &format!(
-            r#"
-            [[models]]
+    let llm = config_for(
+        &server,
+        r#"
             name = "openrouter"
             kind = "openai"
             model = "anthropic/claude-haiku-4.5"
-            base_url = "{}/api/v1"
-            headers = {{ "HTTP-Referer" = "https://github.com/example/compactd", "X-Title" = "compactd" }}
-            headers_env = {{ "X-Gateway-Key" = "GATEWAY_KEY" }}
-            query = {{ route = "fallback" }}
+            base_url = "{server}/api/v1"
+            headers = { "HTTP-Referer" = "https://github.com/example/compactd", "X-Title" = "compactd" }
+            headers_env = { "X-Gateway-Key" = "GATEWAY_KEY" }
+            query = { route = "fallback" }
             "#,
-            server.uri()
-        ),
         &[("GATEWAY_KEY", "gw-SECRET-777")],
     );
     assert!(!format!("{llm:?}").contains("gw-SECRET-777"));
@@ -343,23 +322,16 @@ async fn a_gateway_gets_its_headers_and_query_and_its_key_never_shows() {
 
 #[tokio::test]
 async fn a_silently_truncating_server_is_noticed() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(OpenAiServer::new(4_096).truncating())
-        .mount(&server)
-        .await;
-    let llm = load(
-        &format!(
-            r#"
-            [[models]]
+    let server = serve(OpenAiServer::new(4_096).truncating()).await;
+    let llm = config_for(
+        &server,
+        r#"
             name = "local"
             kind = "openai"
             model = "qwen2.5-coder:7b"
-            base_url = "{}/v1"
+            base_url = "{server}/v1"
             context_window = 32768
             "#,
-            server.uri()
-        ),
         &[],
     );
     let engine = engine(&llm);

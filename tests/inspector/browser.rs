@@ -158,6 +158,28 @@ impl Browser {
             .expect("text")
     }
 
+    /// Types `keys` into the element with this id.
+    pub async fn type_into(&self, id: &str, keys: &str) {
+        self.client
+            .find(Locator::Id(id))
+            .await
+            .unwrap_or_else(|e| panic!("#{id}: {e}"))
+            .send_keys(keys)
+            .await
+            .unwrap_or_else(|e| panic!("typing into #{id}: {e}"));
+    }
+
+    /// Clicks the element `css` selects.
+    pub async fn click(&self, css: &str) {
+        self.client
+            .find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("{css}: {e}"))
+            .click()
+            .await
+            .unwrap_or_else(|e| panic!("clicking {css}: {e}"));
+    }
+
     /// Saves a screenshot as a test artefact under target/tmp/inspector/.
     pub async fn screenshot(&self, name: &str) -> PathBuf {
         let png = self.client.screenshot().await.expect("screenshot");

@@ -86,16 +86,26 @@ async fn cut_x(b: &Browser) -> f64 {
     x.as_str().unwrap().parse().unwrap()
 }
 
+/// The page of the compactd at `address`, loaded and waiting for a session.
+async fn open_page(b: &Browser, address: &str) {
+    b.client.goto(&format!("{address}/")).await.unwrap();
+    b.until("the page", "return document.body.dataset.ready === '0'")
+        .await;
+}
+
+/// Chooses the real pi session in the page and waits until it is drawn.
 async fn upload(b: &Browser) {
     upload_file(b, &fixture()).await;
 }
 
+/// Chooses `file` in the page and waits until it is drawn.
 async fn upload_file(b: &Browser, file: &std::path::Path) {
-    let input = b.client.find(Locator::Id("file")).await.unwrap();
-    input
-        .send_keys(file.to_str().unwrap())
-        .await
-        .expect("the file is chosen");
+    b.type_into("file", file.to_str().unwrap()).await;
+    b.until(
+        "the session drawn",
+        "return document.body.dataset.ready >= '1'",
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -107,15 +117,8 @@ async fn the_page_draws_the_cut_follows_the_settings_and_compacts() {
     let expected = api(&address, "/v1/prepare?messages=false", None).await;
     let outline = api(&address, "/v1/inspect/outline", None).await;
     let b = Browser::start().await;
-    b.client.goto(&format!("{address}/")).await.unwrap();
-    b.until("the page", "return document.body.dataset.ready === '0'")
-        .await;
+    open_page(&b, &address).await;
     upload(&b).await;
-    b.until(
-        "the session drawn",
-        "return document.body.dataset.ready >= '1'",
-    )
-    .await;
 
     // The cut, in words and on the timeline, is the entry /v1/prepare names.
     let id = expected["firstKeptEntryId"].as_str().unwrap();
@@ -134,13 +137,7 @@ async fn the_page_draws_the_cut_follows_the_settings_and_compacts() {
         "{line}"
     );
     // Keyboard: C jumps to the cut and announces it.
-    b.client
-        .find(Locator::Id("timeline"))
-        .await
-        .unwrap()
-        .send_keys("c")
-        .await
-        .unwrap();
+    b.type_into("timeline", "c").await;
     let announced = b
         .until(
             "the announcement",
@@ -170,13 +167,7 @@ async fn the_page_draws_the_cut_follows_the_settings_and_compacts() {
     let shown = b.text("#entry").await;
     assert!(shown.contains("tokens"), "{shown}");
     // Arrow keys move the focus one entry.
-    b.client
-        .find(Locator::Id("timeline"))
-        .await
-        .unwrap()
-        .send_keys("\u{E014}") // ArrowRight
-        .await
-        .unwrap();
+    b.type_into("timeline", "\u{E014}").await; // ArrowRight
     let focus = b
         .js(
             "return document.getElementById('timeline').dataset.focus",
@@ -214,24 +205,12 @@ async fn the_page_draws_the_cut_follows_the_settings_and_compacts() {
         "{line}"
     );
     // The marker moved too: C jumps to it and the pointer finds the new entry there.
-    b.client
-        .find(Locator::Id("timeline"))
-        .await
-        .unwrap()
-        .send_keys("c")
-        .await
-        .unwrap();
+    b.type_into("timeline", "c").await;
     hover_timeline(&b, cut_x(&b).await + 2.0).await;
     assert_eq!(hovered_id(&b).await, new_id);
 
     // Compact: the summary, tokensAfter and madeProgress appear.
-    b.client
-        .find(Locator::Id("compact"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    b.click("#compact").await;
     let summary = b
         .until(
             "the summary",
@@ -265,20 +244,8 @@ async fn the_page_draws_the_cut_follows_the_settings_and_compacts() {
     let target = outline["ids"][path[900].as_u64().unwrap() as usize]
         .as_str()
         .unwrap();
-    b.client
-        .find(Locator::Id("branch-to"))
-        .await
-        .unwrap()
-        .send_keys(target)
-        .await
-        .unwrap();
-    b.client
-        .find(Locator::Css("#branch-form button"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    b.type_into("branch-to", target).await;
+    b.click("#branch-form button").await;
     let preview = b
         .until(
             "the branch preview",
@@ -310,26 +277,9 @@ async fn the_page_asks_for_the_key_once_and_sends_it() {
         )
         .await;
     assert_eq!(asked, json!(true));
-    b.client
-        .find(Locator::Id("api-key"))
-        .await
-        .unwrap()
-        .send_keys("inspector-key")
-        .await
-        .unwrap();
-    b.client
-        .find(Locator::Css("#key-form button"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    b.type_into("api-key", "inspector-key").await;
+    b.click("#key-form button").await;
     upload(&b).await;
-    b.until(
-        "the session drawn",
-        "return document.body.dataset.ready >= '1'",
-    )
-    .await;
     let kept = b
         .js("return sessionStorage.getItem('compactd.apiKey')", vec![])
         .await;
@@ -407,13 +357,7 @@ async fn the_report_file_shows_the_same_view_offline() {
     );
     // Hovering shows an entry's text from the embedded previews.
     let x = cut_x(&b).await;
-    b.client
-        .find(Locator::Id("timeline"))
-        .await
-        .unwrap()
-        .send_keys("c")
-        .await
-        .unwrap();
+    b.type_into("timeline", "c").await;
     hover_timeline(&b, cut_x(&b).await + 2.0).await;
     assert_eq!(hovered_id(&b).await, id);
     assert!(x > 0.0);
@@ -488,15 +432,8 @@ async fn measure(file: &std::path::Path) {
     assert!(res.status().is_success());
     let expected: Value = res.json().await.unwrap();
     let b = Browser::start().await;
-    b.client.goto(&format!("{address}/")).await.unwrap();
-    b.until("the page", "return document.body.dataset.ready === '0'")
-        .await;
+    open_page(&b, &address).await;
     upload_file(&b, file).await;
-    b.until(
-        "the session drawn",
-        "return document.body.dataset.ready >= '1'",
-    )
-    .await;
     let line = b.text("#cut-line").await;
     let id = expected["firstKeptEntryId"].as_str().unwrap();
     assert!(line.contains(&format!("Cut before entry {id}")), "{line}");
@@ -549,12 +486,10 @@ async fn picking_a_leaf_in_the_tree_shows_its_path() {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/corpus/gen-017.jsonl");
     let address = spawn(|_| {}).await;
     let b = Browser::start().await;
-    b.client.goto(&format!("{address}/")).await.unwrap();
-    b.until("the page", "return document.body.dataset.ready === '0'")
-        .await;
+    open_page(&b, &address).await;
     upload_file(&b, &file).await;
     b.until(
-        "the session drawn",
+        "the first path only",
         "return document.body.dataset.ready === '1'",
     )
     .await;

@@ -21,8 +21,14 @@
 //!   without `Prefer` or a key, and is not remembered under the key.
 //! * Jobs are visible only to the API key that created it (its SHA-256 digest is kept,
 //!   never the key); anyone else gets 404, as for an unknown id.
-
-pub mod store;
+//! * The records, events and keys live in `crate::state::Jobs`: in this process, or in
+//!   Redis so that every replica can read, follow and cancel a job (see `state`). The
+//!   runner reads its work's progress from a channel and logs it in order; it
+//!   [`Jobs::hold`]s the job meanwhile and drops the work when another replica (or a
+//!   `DELETE` here) ended it.
+//! * The store failing is a 503 `state-unavailable` with `Retry-After` before anything
+//!   starts; a follower whose store fails mid-stream is closed (reconnect with
+//!   `Last-Event-ID`).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -42,7 +48,7 @@ use super::guard::Permit;
 use super::problem::{ApiError, Problem};
 use super::stream::{Delivery, Work};
 use super::AppState;
-pub use store::{Begin, Jobs, Logged, Owner, Snapshot, Status};
+pub use crate::state::{Begin, Jobs, Logged, Owner, Snapshot, Status, Waiter};
 
 /// How a summarizing request wants to be answered, read from its headers.
 #[derive(Debug, Clone)]
@@ -151,7 +157,15 @@ pub(super) async fn run(
     work: impl FnOnce(Arc<dyn ProgressSink>) -> Work,
 ) -> Response {
     let key = intent.idempotency_key.as_deref().zip(intent.fingerprint);
-    let id = match state.jobs.begin(intent.owner, intent.operation(), key) {
+    let begun = match state
+        .jobs
+        .begin(intent.owner, intent.operation(), key)
+        .await
+    {
+        Ok(b) => b,
+        Err(e) => return ApiError::from(e).into_response(),
+    };
+    let id = match begun {
         Begin::Mismatch => return ApiError::IdempotencyKeyReused.into_response(),
         Begin::Existing(id) => {
             metrics::counter!("compactd_jobs_joined_total").increment(1);
@@ -163,8 +177,10 @@ pub(super) async fn run(
         }
     };
     if intent.respond_async {
-        let Some(snapshot) = state.jobs.get(intent.owner, &id) else {
-            return ApiError::JobNotFound.into_response();
+        let snapshot = match state.jobs.get(intent.owner, &id).await {
+            Ok(Some(s)) => s,
+            Ok(None) => return ApiError::JobNotFound.into_response(),
+            Err(e) => return ApiError::from(e).into_response(),
         };
         let location = format!("/v1/jobs/{id}");
         let mut res = (StatusCode::ACCEPTED, Json(view(&snapshot))).into_response();
@@ -180,27 +196,21 @@ pub(super) async fn run(
         return res;
     }
     match intent.delivery {
-        Delivery::Events => follow(state, intent.owner, &id, 0),
+        Delivery::Events => follow(state, intent.owner, &id, 0).await,
         Delivery::Plain => wait(state, intent.owner, &id).await,
     }
 }
 
-/// Logs a job's progress.
+/// Hands a job's progress to its runner, which logs it in order.
 struct JobSink {
-    jobs: Arc<Jobs>,
-    id: String,
+    tx: tokio::sync::mpsc::UnboundedSender<Logged>,
 }
 
 impl ProgressSink for JobSink {
     fn emit(&self, event: ProgressEvent) {
         let data = serde_json::to_string(&event).unwrap_or_else(|_| "{}".into());
-        self.jobs.push(
-            &self.id,
-            Logged {
-                name: event.name(),
-                data: Arc::from(data),
-            },
-        );
+        // The runner is gone only once the job has ended: nothing to log then.
+        let _ = self.tx.send(Logged::new(event.name(), data));
     }
 }
 
@@ -211,26 +221,39 @@ fn spawn(
     work: impl FnOnce(Arc<dyn ProgressSink>) -> Work,
 ) {
     let jobs = Arc::clone(&state.jobs);
-    let run = work(Arc::new(JobSink {
-        jobs: Arc::clone(&jobs),
-        id: id.to_string(),
-    }));
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let run = work(Arc::new(JobSink { tx }));
     let timeout = state.config.request_timeout;
     let job = id.to_string();
     metrics::counter!("compactd_jobs_total").increment(1);
-    let task = tokio::spawn(async move {
+    tokio::spawn(async move {
         let _permit = permit;
-        let result = tokio::time::timeout(timeout, run)
-            .await
-            .unwrap_or(Err(ApiError::RequestTimeout));
+        let work = async {
+            let run = tokio::time::timeout(timeout, run);
+            tokio::pin!(run);
+            let result = loop {
+                tokio::select! {
+                    biased;
+                    Some(event) = rx.recv() => log(&jobs, &job, event).await,
+                    r = &mut run => break r.unwrap_or(Err(ApiError::RequestTimeout)),
+                }
+            };
+            // What the work emitted last is logged before its outcome.
+            while let Ok(event) = rx.try_recv() {
+                log(&jobs, &job, event).await;
+            }
+            result
+        };
+        let result = tokio::select! {
+            r = work => r,
+            // Ended elsewhere (cancelled, lost): the work is dropped, its calls closed.
+            () = jobs.hold(&job) => return,
+        };
         let (status, http, event) = match result {
             Ok(json) => (
                 Status::Succeeded,
                 200,
-                Logged {
-                    name: "result",
-                    data: Arc::from(String::from_utf8_lossy(&json).as_ref()),
-                },
+                Logged::new("result", String::from_utf8_lossy(&json).as_ref()),
             ),
             Err(e) => (Status::Failed, e.status().as_u16(), error_logged(&e)),
         };
@@ -239,10 +262,25 @@ fn spawn(
         } else {
             "failed"
         };
-        metrics::counter!("compactd_jobs_finished_total", "status" => outcome).increment(1);
-        jobs.finish(&job, status, http, event);
+        // A store that fails now loses the outcome: retried briefly, then the job ends
+        // as its lease says (`job-lost` with Redis).
+        for _ in 0..3 {
+            match jobs.finish(&job, status, http, event.clone()).await {
+                Ok(true) => {
+                    metrics::counter!("compactd_jobs_finished_total", "status" => outcome)
+                        .increment(1);
+                    break;
+                }
+                Ok(false) => break,
+                Err(_) => tokio::time::sleep(std::time::Duration::from_millis(200)).await,
+            }
+        }
     });
-    state.jobs.set_abort(id, task.abort_handle());
+}
+
+/// Logs one progress event; a store that fails drops it (counted where it failed).
+async fn log(jobs: &Jobs, id: &str, event: Logged) {
+    let _ = jobs.push(id, event).await;
 }
 
 fn error_logged(e: &ApiError) -> Logged {
@@ -250,26 +288,29 @@ fn error_logged(e: &ApiError) -> Logged {
         tracing::error!(error = %msg, "internal error");
     }
     let data = serde_json::to_string(&e.problem()).unwrap_or_else(|_| "{}".into());
-    Logged {
-        name: "error",
-        data: Arc::from(data),
-    }
+    Logged::new("error", data)
 }
 
 /// Waits for a job to end and answers as the plain request would have.
 async fn wait(state: &AppState, owner: Owner, id: &str) -> Response {
-    let Some((_, _, mut rx)) = state.jobs.read(owner, id, 0) else {
-        return ApiError::JobNotFound.into_response();
-    };
+    let mut waiter = Waiter::default();
+    let mut from = 0;
     loop {
-        match state.jobs.get(owner, id) {
-            Some(s) if s.status.is_done() => return outcome_response(&s),
-            Some(_) => {}
-            None => return ApiError::JobNotFound.into_response(),
+        match state
+            .jobs
+            .events(owner, id, from, state.jobs.poll(), &mut waiter)
+            .await
+        {
+            Ok(Some(batch)) if batch.done => break,
+            Ok(Some(batch)) => from += batch.events.len(),
+            Ok(None) => return ApiError::JobNotFound.into_response(),
+            Err(e) => return ApiError::from(e).into_response(),
         }
-        if rx.changed().await.is_err() {
-            return ApiError::JobNotFound.into_response();
-        }
+    }
+    match state.jobs.get(owner, id).await {
+        Ok(Some(s)) => outcome_response(&s),
+        Ok(None) => ApiError::JobNotFound.into_response(),
+        Err(e) => ApiError::from(e).into_response(),
     }
 }
 
@@ -278,10 +319,9 @@ fn outcome_response(s: &Snapshot) -> Response {
     let status = StatusCode::from_u16(s.http_status.unwrap_or(500))
         .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let (ct, body) = match &s.outcome {
-        Some(Logged {
-            name: "result",
-            data,
-        }) => ("application/json", data.to_string()),
+        Some(Logged { name, data }) if &**name == "result" => {
+            ("application/json", data.to_string())
+        }
         Some(Logged { data, .. }) => ("application/problem+json", data.to_string()),
         None => {
             return ApiError::Internal("a finished job without an outcome".into()).into_response()
@@ -292,9 +332,17 @@ fn outcome_response(s: &Snapshot) -> Response {
 
 /// A job's events from index `from`: the logged ones, then live ones until it ends. The
 /// job goes on when the client leaves.
-fn follow(state: &AppState, owner: Owner, id: &str, from: usize) -> Response {
-    let Some((first, done, rx)) = state.jobs.read(owner, id, from) else {
-        return ApiError::JobNotFound.into_response();
+async fn follow(state: &AppState, owner: Owner, id: &str, from: usize) -> Response {
+    let mut waiter = Waiter::default();
+    // The first read answers 404 or 503 as an HTTP error, before the stream starts.
+    let first = match state
+        .jobs
+        .events(owner, id, from, std::time::Duration::ZERO, &mut waiter)
+        .await
+    {
+        Ok(Some(batch)) => batch,
+        Ok(None) => return ApiError::JobNotFound.into_response(),
+        Err(e) => return ApiError::from(e).into_response(),
     };
     struct Follow {
         jobs: Arc<Jobs>,
@@ -303,33 +351,40 @@ fn follow(state: &AppState, owner: Owner, id: &str, from: usize) -> Response {
         next: usize,
         pending: VecDeque<Logged>,
         done: bool,
-        rx: tokio::sync::watch::Receiver<usize>,
+        waiter: Waiter,
     }
     let f = Follow {
         jobs: Arc::clone(&state.jobs),
         owner,
         id: id.to_string(),
         next: from,
-        pending: first.into(),
-        done,
-        rx,
+        pending: first.events.into(),
+        done: first.done,
+        waiter,
     };
     let stream = futures_util::stream::unfold(f, |mut f| async move {
         loop {
             if let Some(e) = f.pending.pop_front() {
                 let event = Event::default()
-                    .event(e.name)
+                    .event(&*e.name)
                     .data(&*e.data)
                     .id(f.next.to_string());
                 f.next += 1;
                 return Some((Ok::<_, std::convert::Infallible>(event), f));
             }
-            if f.done || f.rx.changed().await.is_err() {
+            if f.done {
                 return None;
             }
-            let (more, done, _) = f.jobs.read(f.owner, &f.id, f.next)?;
-            f.pending.extend(more);
-            f.done = done;
+            let wait = f.jobs.poll();
+            // Gone (expired) or the store failed: the stream ends; a client resumes
+            // with `Last-Event-ID`.
+            let batch = f
+                .jobs
+                .events(f.owner, &f.id, f.next, wait, &mut f.waiter)
+                .await
+                .ok()??;
+            f.pending.extend(batch.events);
+            f.done = batch.done;
         }
     });
     let mut res = Sse::new(stream)
@@ -392,19 +447,19 @@ fn view(s: &Snapshot) -> JobView {
         events: s.events,
         progress: s.progress.as_ref().map(|p| {
             serde_json::json!({
-                "event": p.name,
+                "event": &*p.name,
                 "data": serde_json::from_str::<serde_json::Value>(&p.data).unwrap_or_default(),
             })
         }),
         result: s
             .outcome
             .as_ref()
-            .filter(|o| o.name == "result")
+            .filter(|o| &*o.name == "result")
             .and_then(raw),
         error: s
             .outcome
             .as_ref()
-            .filter(|o| o.name == "error")
+            .filter(|o| &*o.name == "error")
             .and_then(raw),
     }
 }
@@ -433,6 +488,7 @@ pub async fn get_job(
     let s = state
         .jobs
         .get(owner_of(owner), &id)
+        .await?
         .ok_or(ApiError::JobNotFound)?;
     Ok(Json(view(&s)).into_response())
 }
@@ -464,7 +520,7 @@ pub async fn get_job_events(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<usize>().ok())
         .map_or(0, |n| n.saturating_add(1));
-    follow(&state, owner_of(owner), &id, from)
+    follow(&state, owner_of(owner), &id, from).await
 }
 
 /// Cancels a job (its model calls stop); a finished job is left as it is.
@@ -493,6 +549,7 @@ pub async fn delete_job(
             error_logged(&cancelled),
             cancelled.status().as_u16(),
         )
+        .await?
         .ok_or(ApiError::JobNotFound)?;
     Ok(Json(view(&s)).into_response())
 }

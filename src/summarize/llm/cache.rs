@@ -1,19 +1,33 @@
-//! The in-memory cache of identical summarizer requests.
+//! The cache of identical summarizer requests: in memory, and shared by the replicas
+//! through Redis when `COMPACTD_REDIS_URL` is set (issue 13).
 //!
 //! Keys are SHA-256 digests of (strategy, candidates, system prompt, prompt, output
 //! budget), so a
 //! prompt of megabytes is not kept a second time and two different requests cannot share
-//! an entry. Only model answers are stored; the cache is bounded by entries and bytes.
+//! an entry. Only model answers are stored; the in-memory tier is bounded by entries and
+//! bytes.
+//!
+//! Design decisions:
+//! * Two tiers: this process's first (no round trip), then the shared one; a shared hit
+//!   is copied into the local tier. Writes go to both, before the answer is returned, so
+//!   the next identical request on any replica is a hit.
+//! * Single flight reaches across replicas through the shared tier ([`SummaryCache::claim`],
+//!   see `state::SharedCache`).
+//! * The shared tier stores [`Stored`] as JSON: the answer without what describes this
+//!   call (`retries`, `cached`). A Redis that fails is a miss (see `state::SharedCache`).
 
 use std::sync::Arc;
 
 use quick_cache::sync::Cache;
 use quick_cache::Weighter;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::candidates::Candidate;
 use crate::config::Strategy;
-use crate::summarize::{Summary, SummaryRequest};
+use crate::state::redis::cache::{Claim, FLIGHT_POLL};
+use crate::state::SharedCache;
+use crate::summarize::{MoaReport, SummarizerKind, Summary, SummaryRequest, Usage};
 
 pub(super) type Key = [u8; 32];
 
@@ -35,6 +49,46 @@ impl Weighter<Key, Arc<Summary>> for SizeWeighter {
 
 pub(super) struct SummaryCache {
     inner: Option<Cache<Key, Arc<Summary>, SizeWeighter>>,
+    shared: Option<SharedCache>,
+}
+
+/// A summary as the shared tier keeps it.
+#[derive(Serialize, Deserialize)]
+struct Stored {
+    text: String,
+    usage: Usage,
+    model: String,
+    summarizer: SummarizerKind,
+    #[serde(default)]
+    moa: Option<MoaReport>,
+    #[serde(default)]
+    warnings: Vec<String>,
+}
+
+impl Stored {
+    fn of(s: &Summary) -> Self {
+        Stored {
+            text: s.text.clone(),
+            usage: s.usage,
+            model: s.model.clone(),
+            summarizer: s.summarizer,
+            moa: s.moa.clone(),
+            warnings: s.warnings.clone(),
+        }
+    }
+
+    fn summary(self) -> Summary {
+        Summary {
+            text: self.text,
+            usage: self.usage,
+            model: self.model,
+            summarizer: self.summarizer,
+            retries: 0,
+            cached: true,
+            moa: self.moa,
+            warnings: self.warnings,
+        }
+    }
 }
 
 impl SummaryCache {
@@ -46,7 +100,15 @@ impl SummaryCache {
             };
             Cache::with_weighter(entries, bytes, weighter)
         });
-        SummaryCache { inner }
+        SummaryCache {
+            inner,
+            shared: None,
+        }
+    }
+
+    /// Adds the tier the replicas share.
+    pub fn share(&mut self, shared: SharedCache) {
+        self.shared = Some(shared);
     }
 
     /// `candidates`: the list tried in order (`single`), or the proposers then the
@@ -72,11 +134,52 @@ impl SummaryCache {
         h.finalize().into()
     }
 
-    pub fn get(&self, key: &Key) -> Option<Arc<Summary>> {
-        self.inner.as_ref()?.get(key)
+    /// This process's answer, else the shared one (then kept here too).
+    pub async fn get(&self, key: &Key) -> Option<Arc<Summary>> {
+        if let Some(hit) = self.inner.as_ref().and_then(|c| c.get(key)) {
+            return Some(hit);
+        }
+        let bytes = self.shared.as_ref()?.get(key).await?;
+        // An entry this version cannot read is a miss (it is overwritten on the answer).
+        let stored: Stored = serde_json::from_slice(&bytes).ok()?;
+        let summary = Arc::new(stored.summary());
+        if let Some(cache) = &self.inner {
+            cache.insert(*key, Arc::clone(&summary));
+        }
+        Some(summary)
     }
 
-    pub fn insert(&self, key: Key, summary: Summary) {
+    /// Single flight across replicas: `None` when another replica answered `key` while
+    /// we waited (it is in the cache now); else the claim to make the call (nothing
+    /// held without a shared tier).
+    pub async fn claim(&self, key: &Key, lease: std::time::Duration) -> Option<Option<Claim>> {
+        let Some(shared) = &self.shared else {
+            return Some(None);
+        };
+        loop {
+            if let Some(claim) = shared.claim(key, lease).await {
+                return Some(Some(claim));
+            }
+            // Another replica is calling: its answer lands in the shared tier, or its
+            // claim goes (failed, cancelled, or expired with a dead replica).
+            loop {
+                tokio::time::sleep(FLIGHT_POLL).await;
+                if self.get(key).await.is_some() {
+                    return None;
+                }
+                if !shared.claimed(key).await {
+                    break;
+                }
+            }
+        }
+    }
+
+    pub async fn insert(&self, key: Key, summary: Summary) {
+        if let Some(shared) = &self.shared {
+            if let Ok(bytes) = serde_json::to_vec(&Stored::of(&summary)) {
+                shared.set(&key, bytes).await;
+            }
+        }
         if let Some(cache) = &self.inner {
             cache.insert(key, Arc::new(summary));
         }
@@ -90,7 +193,6 @@ impl SummaryCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::summarize::{SummarizerKind, Usage};
 
     fn summary(text: &str) -> Summary {
         Summary {
@@ -105,22 +207,51 @@ mod tests {
         }
     }
 
-    #[test]
-    fn bounded_by_entries_and_bytes() {
+    #[tokio::test]
+    async fn bounded_by_entries_and_bytes() {
         let cache = SummaryCache::new(4, 1 << 20);
         for i in 0..20u8 {
-            cache.insert([i; 32], summary("short"));
+            cache.insert([i; 32], summary("short")).await;
         }
         assert!(cache.len() <= 4, "{}", cache.len());
 
         let cache = SummaryCache::new(1000, 10_000);
         for i in 0..20u8 {
-            cache.insert([i; 32], summary(&"x".repeat(2_000)));
+            cache.insert([i; 32], summary(&"x".repeat(2_000))).await;
         }
         assert!(cache.len() <= 5, "{}", cache.len());
 
         let off = SummaryCache::new(0, 10_000);
-        off.insert([1; 32], summary("a"));
-        assert!(off.get(&[1; 32]).is_none());
+        off.insert([1; 32], summary("a")).await;
+        assert!(off.get(&[1; 32]).await.is_none());
+    }
+}
+
+#[cfg(test)]
+mod stored_tests {
+    use super::*;
+
+    #[test]
+    fn the_shared_form_reads_back_as_a_cached_answer() {
+        let s = Summary {
+            text: "t".into(),
+            usage: Usage::default(),
+            model: "openai/m".into(),
+            summarizer: SummarizerKind::Llm,
+            retries: 2,
+            cached: false,
+            moa: None,
+            warnings: vec!["w".into()],
+        };
+        let bytes = serde_json::to_vec(&Stored::of(&s)).unwrap();
+        let back = serde_json::from_slice::<Stored>(&bytes).unwrap().summary();
+        assert_eq!(
+            back,
+            Summary {
+                retries: 0,
+                cached: true,
+                ..s
+            }
+        );
     }
 }

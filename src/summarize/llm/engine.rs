@@ -19,7 +19,7 @@ use super::candidates::{Candidate, Candidates, Selection};
 use super::error::EngineError;
 use super::flight::{follow, Flights, Role};
 use super::metrics::record;
-use super::outcome::{Answer, Failure};
+use super::outcome::{Answer, Failure, Written};
 use super::retry::Backoff;
 use super::{attempt, overflow, truncation};
 use super::{FallbackPolicy, LlmConfig, Secrets, SummarizerChoice};
@@ -41,6 +41,9 @@ pub struct Engine {
     retries: u32,
     backoff: Backoff,
     upstream_timeout: Duration,
+    /// The longest silence of a streamed answer (zero: unbounded), unless a candidate
+    /// sets its own.
+    stall: Duration,
     deadline: Duration,
     cache: SummaryCache,
     /// Identical calls in progress share one upstream call (issue 13).
@@ -62,6 +65,7 @@ impl fmt::Debug for Engine {
             .field("retries", &self.retries)
             .field("backoff", &self.backoff)
             .field("upstream_timeout", &self.upstream_timeout)
+            .field("stall", &self.stall)
             .field("deadline", &self.deadline)
             .field("cached_answers", &self.cache.len())
             .finish_non_exhaustive()
@@ -173,6 +177,7 @@ impl Engine {
                 cap: config.backoff_cap.max(config.backoff_base),
             },
             upstream_timeout: config.upstream_timeout,
+            stall: config.stall,
             deadline: config.deadline,
             cache: SummaryCache::new(config.cache_entries, config.cache_bytes),
             flights: Flights::default(),
@@ -368,7 +373,7 @@ impl Engine {
         self.shared(key, sink, || async move {
             let answered = self.attempt_models(candidates, req, sink).await;
             if let Ok(summary) = &answered {
-                self.cache.insert(key, summary.clone());
+                self.cache.insert(key, summary.clone()).await;
             }
             answered
         })
@@ -388,7 +393,7 @@ impl Engine {
         Fut: std::future::Future<Output = Result<Summary, Exhausted>>,
     {
         let lead = loop {
-            if let Some(hit) = self.cached(&key) {
+            if let Some(hit) = self.cached(&key).await {
                 sink.emit(cached_step(&hit.model));
                 return Ok(hit);
             }
@@ -414,12 +419,27 @@ impl Engine {
             }
         };
         // The previous leader may have filled the cache since we looked.
-        if let Some(hit) = self.cached(&key) {
+        if let Some(hit) = self.cached(&key).await {
             lead.finish(Ok(hit.clone()));
             sink.emit(cached_step(&hit.model));
             return Ok(hit);
         }
+        // Another replica may be making this very call (shared state only).
+        let claim = match self.cache.claim(&key, self.deadline).await {
+            Some(claim) => claim,
+            None => match self.cached(&key).await {
+                Some(hit) => {
+                    metrics::counter!("compactd_single_flight_joins_total").increment(1);
+                    lead.finish(Ok(hit.clone()));
+                    sink.emit(cached_step(&hit.model));
+                    return Ok(hit);
+                }
+                None => None,
+            },
+        };
         let answered = run().await;
+        // `run` cached a success before the claim goes, so waiting replicas find it.
+        drop(claim);
         lead.finish(answered.clone());
         answered
     }
@@ -432,12 +452,17 @@ impl Engine {
         self.deadline
     }
 
-    pub(super) fn cache_insert(&self, key: super::cache::Key, summary: Summary) {
-        self.cache.insert(key, summary);
+    pub(super) async fn cache_insert(&self, key: super::cache::Key, summary: Summary) {
+        self.cache.insert(key, summary).await;
     }
 
-    pub(super) fn cached(&self, key: &super::cache::Key) -> Option<Summary> {
-        let hit = self.cache.get(key)?;
+    /// Adds the summary cache's tier shared by the replicas (`COMPACTD_REDIS_URL`).
+    pub fn share_cache(&mut self, shared: crate::state::SharedCache) {
+        self.cache.share(shared);
+    }
+
+    pub(super) async fn cached(&self, key: &super::cache::Key) -> Option<Summary> {
+        let hit = self.cache.get(key).await?;
         tracing::debug!(model = %hit.model, "summary served from the cache");
         Some(Summary {
             retries: 0,

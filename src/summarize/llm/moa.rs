@@ -279,7 +279,7 @@ impl Engine {
                 }),
                 warnings,
             };
-            self.cache_insert(key, summary.clone());
+            self.cache_insert(key, summary.clone()).await;
             return Ok(summary);
         }
         let best = best_draft(&texts, req.max_tokens);

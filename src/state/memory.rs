@@ -1,12 +1,11 @@
-//! The job records, their event logs and the Idempotency-Key table, in process memory.
+//! The job records, their event logs and the Idempotency-Key table, in process memory
+//! (the default store; nothing to install).
 //!
 //! Design decisions:
-//! * A job's events are one append-only log; the event id is the index in it, the same
-//!   ids a plain event stream sends. The last event is the terminal one (`result` or
-//!   `error`); a job's result is the data of its `result` event, kept once.
 //! * Followers wait on a `watch` channel carrying the log's length, so a slow follower
 //!   never holds up the job and sees every event (it reads from the log, not from the
-//!   channel).
+//!   channel). The runner's [`MemoryJobs::hold`] waits on the same channel for the job to
+//!   end without it (a `DELETE`).
 //! * Records expire `job_ttl` after they finish; running jobs do not expire (their work is
 //!   bounded by the request deadline). Expired records and their idempotency keys are
 //!   swept when jobs are created or read, at most once a second.
@@ -14,57 +13,12 @@
 //!   job of another owner is reported as not found, so ids cannot be probed.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
-use serde::Serialize;
 use tokio::sync::watch;
 
-/// Who created a job: the digest of its API key (all zeros without authentication).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct Owner(pub [u8; 32]);
-
-/// A job's state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    Queued,
-    Running,
-    Succeeded,
-    Failed,
-    Cancelled,
-}
-
-impl Status {
-    pub fn is_done(self) -> bool {
-        matches!(self, Status::Succeeded | Status::Failed | Status::Cancelled)
-    }
-}
-
-/// One logged event: its SSE name and JSON data.
-#[derive(Debug, Clone)]
-pub struct Logged {
-    pub name: &'static str,
-    pub data: Arc<str>,
-}
-
-/// What a reader sees of a job.
-#[derive(Debug, Clone)]
-pub struct Snapshot {
-    pub id: String,
-    pub operation: String,
-    pub status: Status,
-    pub created: SystemTime,
-    pub finished: Option<SystemTime>,
-    pub expires: Option<SystemTime>,
-    pub events: usize,
-    /// The newest progress event (not the terminal one).
-    pub progress: Option<Logged>,
-    /// The terminal event, when done.
-    pub outcome: Option<Logged>,
-    /// The HTTP status the plain request would have answered (when done).
-    pub http_status: Option<u16>,
-}
+use super::job::{new_id, Batch, Begin, Logged, Owner, Snapshot, Status};
 
 struct Job {
     owner: Owner,
@@ -75,20 +29,8 @@ struct Job {
     events: Vec<Logged>,
     http_status: Option<u16>,
     length: watch::Sender<usize>,
-    abort: Option<tokio::task::AbortHandle>,
     /// The idempotency key that names this job, to forget it with the job.
     idempotency: Option<(Owner, String)>,
-}
-
-/// What `begin` decided.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Begin {
-    /// A new job: run the work.
-    New(String),
-    /// The same key and body: join this job.
-    Existing(String),
-    /// The same key with another body (422).
-    Mismatch,
 }
 
 #[derive(Default)]
@@ -100,14 +42,14 @@ struct Inner {
 }
 
 /// The jobs of this process.
-pub struct Jobs {
+pub struct MemoryJobs {
     inner: Mutex<Inner>,
     ttl: Duration,
 }
 
-impl Jobs {
+impl MemoryJobs {
     pub fn new(ttl: Duration) -> Self {
-        Jobs {
+        MemoryJobs {
             inner: Mutex::new(Inner::default()),
             ttl,
         }
@@ -151,21 +93,10 @@ impl Jobs {
                 events: Vec::new(),
                 http_status: None,
                 length: watch::channel(0).0,
-                abort: None,
                 idempotency,
             },
         );
         Begin::New(id)
-    }
-
-    /// Remembers how to cancel a job's work.
-    pub fn set_abort(&self, id: &str, abort: tokio::task::AbortHandle) {
-        let mut inner = self.lock();
-        match inner.jobs.get_mut(id) {
-            Some(job) if !job.status.is_done() => job.abort = Some(abort),
-            // Cancelled before its task was known.
-            _ => abort.abort(),
-        }
     }
 
     /// Appends a progress event (ignored once the job is done).
@@ -191,14 +122,14 @@ impl Jobs {
         job.status = status;
         job.http_status = Some(http_status);
         job.finished = Some((SystemTime::now(), Instant::now()));
-        job.abort = None;
         job.events.push(event);
         job.length.send_replace(job.events.len());
         true
     }
 
-    /// Cancels a running job (its work is aborted) and ends it with `event`. Returns the
-    /// job as it is now; `None` when the owner has no such job.
+    /// Cancels a running job and ends it with `event` (its runner's `hold` ends, and it
+    /// drops the work). Returns the job as it is now; `None` when the owner has no such
+    /// job.
     pub fn cancel(
         &self,
         owner: Owner,
@@ -209,9 +140,6 @@ impl Jobs {
         let mut inner = self.lock();
         let job = inner.jobs.get_mut(id).filter(|j| j.owner == owner)?;
         if !job.status.is_done() {
-            if let Some(abort) = job.abort.take() {
-                abort.abort();
-            }
             job.status = Status::Cancelled;
             job.http_status = Some(http_status);
             job.finished = Some((SystemTime::now(), Instant::now()));
@@ -231,12 +159,7 @@ impl Jobs {
 
     /// Events from index `from` on, whether the job is done, and a receiver that changes
     /// when more are logged.
-    pub fn read(
-        &self,
-        owner: Owner,
-        id: &str,
-        from: usize,
-    ) -> Option<(Vec<Logged>, bool, watch::Receiver<usize>)> {
+    fn read(&self, owner: Owner, id: &str, from: usize) -> Option<(Batch, watch::Receiver<usize>)> {
         let inner = self.lock();
         let job = inner.jobs.get(id).filter(|j| j.owner == owner)?;
         let events = job
@@ -244,7 +167,51 @@ impl Jobs {
             .get(from..)
             .map(<[Logged]>::to_vec)
             .unwrap_or_default();
-        Some((events, job.status.is_done(), job.length.subscribe()))
+        let batch = Batch {
+            events,
+            done: job.status.is_done(),
+        };
+        Some((batch, job.length.subscribe()))
+    }
+
+    /// Events from index `from` on, waiting up to `wait` when there are none yet.
+    pub async fn events(
+        &self,
+        owner: Owner,
+        id: &str,
+        from: usize,
+        wait: Duration,
+    ) -> Option<Batch> {
+        let (batch, mut rx) = self.read(owner, id, from)?;
+        if !batch.events.is_empty() || batch.done {
+            return Some(batch);
+        }
+        // The receiver was taken with the read: a push after it marks it changed.
+        match tokio::time::timeout(wait, rx.changed()).await {
+            Ok(Ok(())) => self.read(owner, id, from).map(|(b, _)| b),
+            Ok(Err(_)) => None,
+            Err(_) => Some(batch),
+        }
+    }
+
+    /// Ends when the job has ended without its runner (cancelled) or is gone.
+    pub async fn hold(&self, id: &str) {
+        let mut rx = {
+            let inner = self.lock();
+            match inner.jobs.get(id) {
+                Some(job) if !job.status.is_done() => job.length.subscribe(),
+                _ => return,
+            }
+        };
+        loop {
+            if rx.changed().await.is_err() {
+                return;
+            }
+            let inner = self.lock();
+            if inner.jobs.get(id).is_none_or(|j| j.status.is_done()) {
+                return;
+            }
+        }
     }
 
     fn snapshot(&self, id: &str, job: &Job) -> Snapshot {
@@ -307,37 +274,17 @@ impl Jobs {
     }
 }
 
-/// 128 random bits from the operating system, as 32 hex digits.
-fn new_id() -> String {
-    let mut bytes = [0u8; 16];
-    // Failing to read the OS's randomness is not something to recover from: an id that
-    // could be guessed would expose another client's job.
-    getrandom::fill(&mut bytes).expect("the operating system's random source works");
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn event(name: &'static str) -> Logged {
-        Logged {
-            name,
-            data: Arc::from("{}"),
-        }
-    }
-
-    #[test]
-    fn ids_are_128_random_bits() {
-        let a = new_id();
-        assert_eq!(a.len(), 32);
-        assert!(a.bytes().all(|b| b.is_ascii_hexdigit()));
-        assert_ne!(a, new_id());
+        Logged::new(name, "{}")
     }
 
     #[test]
     fn keys_join_the_same_body_and_refuse_another() {
-        let jobs = Jobs::new(Duration::from_secs(60));
+        let jobs = MemoryJobs::new(Duration::from_secs(60));
         let me = Owner([1; 32]);
         let Begin::New(id) = jobs.begin(me, "/v1/compact", Some(("k", [7; 32]))) else {
             panic!()
@@ -362,7 +309,7 @@ mod tests {
 
     #[test]
     fn finished_jobs_expire_with_their_keys() {
-        let jobs = Jobs::new(Duration::ZERO);
+        let jobs = MemoryJobs::new(Duration::ZERO);
         let me = Owner::default();
         let Begin::New(id) = jobs.begin(me, "/v1/compact", Some(("k", [7; 32]))) else {
             panic!()
@@ -375,8 +322,8 @@ mod tests {
         );
         let s = jobs.get(me, &id).unwrap();
         assert_eq!(s.status, Status::Succeeded);
-        assert_eq!(s.progress.unwrap().name, "prepared");
-        assert_eq!(s.outcome.unwrap().name, "result");
+        assert_eq!(&*s.progress.unwrap().name, "prepared");
+        assert_eq!(&*s.outcome.unwrap().name, "result");
         std::thread::sleep(Duration::from_millis(1100));
         assert!(jobs.get(me, &id).is_none());
         assert!(matches!(
