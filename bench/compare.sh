@@ -60,16 +60,18 @@ curl -fs "http://127.0.0.1:$PORT/healthz" >/dev/null || {
 	exit 1
 }
 
-echo "==> node bench/http.mjs (rounds ${ROUNDS:-15}, warm-up ${WARMUP:-3})" >&2
+LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
+echo "==> node bench/http.mjs (rounds ${ROUNDS:-15}, warm-up ${WARMUP:-3}; load average $LOAD_BEFORE)" >&2
 node bench/http.mjs --url "http://127.0.0.1:$PORT" --rounds "${ROUNDS:-15}" --warmup "${WARMUP:-3}" "${FILES[@]}" >"$DATA/http.json"
 
+LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
 REV="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 if [[ -n "$(git -C "$ROOT" status --porcelain -- src Cargo.toml Cargo.lock 2>/dev/null)" ]]; then
 	REV="$REV+dirty"
 fi
-node - "$DATA/http.json" "$REV" <<'EOF'
+node - "$DATA/http.json" "$REV" "$(nproc 2>/dev/null || echo '?')" "$LOAD_BEFORE" "$LOAD_AFTER" <<'EOF'
 const fs = require("node:fs");
-const [json, rev] = process.argv.slice(2);
+const [json, rev, cores, loadBefore, loadAfter] = process.argv.slice(2);
 const run = JSON.parse(fs.readFileSync(json, "utf8"));
 const ms = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2)) + " ms";
 const row = (cells) => "| " + cells.join(" | ") + " |";
@@ -88,4 +90,11 @@ for (const r of run.results) {
 	const kb = (b) => (b / 1e3).toFixed(1) + " kB";
 	console.log(row([r.name, ...["reference", "curlWork", "curlAll", "fetchWork", "fetchAll"].map((k) => r[k].iqrPct + " %"), `${kb(r.answerBytes.work)} / ${kb(r.answerBytes.all)}`]));
 }
+console.log(`\n${cores} cores; load average (1, 5, 15 min) ${loadBefore} before the timed rounds, ${loadAfter} after.`);
+const busy = Number(loadBefore.split(" ")[0]) > 0.5 || Number(loadAfter.split(" ")[0]) > 1.5;
+console.log(
+	busy
+		? "The machine was busy: both sides shared the cores with other work, unevenly, so these ratios can be off by more than the spread above. Re-run on a quiet machine before quoting them."
+		: "Quiet machine. The spread above is this run's noise; between runs a ratio moves about as much (IQR / median of its two columns), so quote one decimal at most.",
+);
 EOF

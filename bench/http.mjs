@@ -14,8 +14,12 @@
 //   curl       `curl --data-binary @FILE` to /v1/prepare, curl's own time_total (the whole
 //              exchange, without curl's process start), answer written to /dev/null;
 //              with include=cut,files,conversation and with the default (whole) answer.
-//   fetch      Node's fetch (undici, keep-alive) with the text as body, then res.json():
-//              what a pi-family client in Node does; the same two includes.
+//   fetch      Node's fetch (undici, keep-alive) with the file's bytes as body (a Buffer read
+//              once from disk, as an agent holds the session file it appends to), then
+//              res.json(), which a client needs to use the answer: what a pi-family client
+//              in Node does; the same two includes. (A string body would cost the client a
+//              UTF-8 encoding of the whole session on every request: 4-12 ms of its own CPU
+//              for 1-2.4 MB here, before a byte is sent.)
 // Medians of the rounds; the spread printed is the interquartile range over the median.
 //
 // Prints one JSON document on stdout; progress on stderr.
@@ -124,9 +128,9 @@ function viaCurl(file, include) {
 	return { ms: seconds * 1000, bytes };
 }
 
-async function viaFetch(text, include) {
+async function viaFetch(bytes, include) {
 	const t = performance.now();
-	const res = await fetch(endpoint(include), { method: "POST", headers: { "content-type": "application/x-ndjson" }, body: text });
+	const res = await fetch(endpoint(include), { method: "POST", headers: { "content-type": "application/x-ndjson" }, body: bytes });
 	if (!res.ok) throw new Error(`compactd answered ${res.status}: ${await res.text()}`);
 	const answer = await res.json();
 	const ms = performance.now() - t;
@@ -156,14 +160,17 @@ const summary = (xs) => ({ medianMs: +median(xs).toFixed(3), iqrPct: +((100 * (q
 const KINDS = ["reference", "curlWork", "curlAll", "fetchWork", "fetchAll"];
 const results = [];
 for (const file of files) {
-	const text = fs.readFileSync(file, "utf8");
+	// Both sides start from the file in memory: the reference from its text (what pi's
+	// loader reads), the HTTP clients from its bytes.
+	const body = fs.readFileSync(file);
+	const text = body.toString("utf8");
 	const name = path.basename(file, ".jsonl");
-	const bytes = Buffer.byteLength(text);
+	const bytes = body.length;
 	process.stderr.write(`${name} (${(bytes / 1e6).toFixed(2)} MB): `);
 	// The same work on both sides: the serialized history agrees, up to compactd's
 	// documented divergences (docs/algorithm.md), which change a few lines at most.
 	const ref = reference(text);
-	const { answer } = await viaFetch(text, WORK);
+	const { answer } = await viaFetch(body, WORK);
 	const [ours, theirs] = [answer.conversation.history.length, ref.history.length];
 	if (Math.abs(ours - theirs) > 0.02 * theirs) throw new Error(`${name}: history of ${ours} chars, the reference's ${theirs}`);
 	const same = answer.conversation.history === ref.history;
@@ -184,8 +191,8 @@ for (const file of files) {
 				sizes.all = c.bytes;
 				return c.ms;
 			},
-			fetchWork: async () => (await viaFetch(text, WORK)).ms,
-			fetchAll: async () => (await viaFetch(text, "")).ms,
+			fetchWork: async () => (await viaFetch(body, WORK)).ms,
+			fetchAll: async () => (await viaFetch(body, "")).ms,
 		};
 		// Rotate the order every round, so no kind always follows the same one.
 		for (let k = 0; k < KINDS.length; k++) {

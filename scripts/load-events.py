@@ -18,6 +18,12 @@ front of it, then:
         followed on GET /v1/jobs/{id}/events to its `result`: every submission 202, every
         job succeeded, and the model called once per job.
 
+With --replicas 2 (needs redis-server on the PATH; scripts/install-redis), a
+redis-server is started on a free port without persistence and every compactd gets
+COMPACTD_REDIS_URL: the sse clients alternate between the replicas, and each job is
+submitted to one replica, retried on the other and followed on the other, so the retry
+joins and the events are read across replicas.
+
 Prints RESULT lines and a table; exits non-zero when an expectation fails.
 """
 
@@ -119,6 +125,8 @@ def main():
     ap.add_argument("--delay-ms", type=int, default=1000)
     ap.add_argument("--heartbeat-ms", type=int, default=250)
     ap.add_argument("--out", default="target/load-test")
+    ap.add_argument("--replicas", type=int, default=1,
+                    help="compactd processes; more than one share a redis-server")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
 
@@ -131,34 +139,58 @@ def main():
     threading.Thread(target=model.serve_forever, daemon=True).start()
     model_port = model.server_address[1]
 
-    port = free_port()
-    env = dict(os.environ,
-               COMPACTD_LISTEN=f"127.0.0.1:{port}",
-               COMPACTD_SUMMARIZER="openai",
-               COMPACTD_MODEL="load-model",
-               COMPACTD_BASE_URL=f"http://127.0.0.1:{model_port}/v1",
-               OPENAI_API_KEY="sk-load",
-               COMPACTD_MAX_CONCURRENCY=str(a.limit),
-               COMPACTD_HEARTBEAT_MS=str(a.heartbeat_ms),
-               COMPACTD_LOG_FORMAT="json",
-               RUST_LOG="warn")
-    log = open(os.path.join(a.out, "events-server.log"), "w")
-    server = subprocess.Popen([a.bin, "serve"], env=env, stdout=log, stderr=log)
-    failures = 0
-    try:
+    redis = None
+    redis_url = None
+    if a.replicas > 1:
+        redis_port = free_port()
+        redis = subprocess.Popen(["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1",
+                                  "--save", "", "--appendonly", "no"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        redis_url = f"redis://127.0.0.1:{redis_port}/0"
         for _ in range(100):
             try:
-                c = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-                c.request("GET", "/healthz")
-                if c.getresponse().status == 200:
-                    break
+                with socket.create_connection(("127.0.0.1", redis_port), timeout=1) as s:
+                    s.sendall(b"PING\r\n")
+                    if s.recv(16).startswith(b"+PONG"):
+                        break
             except OSError:
+                pass
+            time.sleep(0.05)
+    ports = [free_port() for _ in range(a.replicas)]
+    servers = []
+    log = open(os.path.join(a.out, "events-server.log"), "w")
+    for p in ports:
+        env = dict(os.environ,
+                   COMPACTD_LISTEN=f"127.0.0.1:{p}",
+                   COMPACTD_SUMMARIZER="openai",
+                   COMPACTD_MODEL="load-model",
+                   COMPACTD_BASE_URL=f"http://127.0.0.1:{model_port}/v1",
+                   OPENAI_API_KEY="sk-load",
+                   COMPACTD_MAX_CONCURRENCY=str(a.limit),
+                   COMPACTD_HEARTBEAT_MS=str(a.heartbeat_ms),
+                   COMPACTD_LOG_FORMAT="json",
+                   RUST_LOG="warn")
+        if redis_url:
+            env["COMPACTD_REDIS_URL"] = redis_url
+        servers.append(subprocess.Popen([a.bin, "serve"], env=env, stdout=log, stderr=log))
+    port = ports[0]
+    failures = 0
+    try:
+        for p in ports:
+            for _ in range(100):
+                try:
+                    c = http.client.HTTPConnection("127.0.0.1", p, timeout=1)
+                    c.request("GET", "/readyz")
+                    if c.getresponse().status == 200:
+                        break
+                except OSError:
+                    pass
                 time.sleep(0.1)
-        else:
-            print("compactd did not start", file=sys.stderr)
-            return 1
+            else:
+                print("compactd did not start", file=sys.stderr)
+                return 1
 
-        def post(path, body, headers):
+        def post(path, body, headers, port=port):
             c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
             c.request("POST", path, body=body,
                       headers=dict({"content-type": "application/json"}, **headers))
@@ -168,13 +200,15 @@ def main():
         counter = iter(range(10**9))
         counter_lock = threading.Lock()
 
-        def sse_client(_):
+        def sse_client(i):
+            target = ports[i % len(ports)]
             out = []
             for _ in range(a.rounds):
                 with counter_lock:
                     n = next(counter)
                 start = time.monotonic()
-                c, r = post("/v1/summarize", summarize_body(n), {"accept": "text/event-stream"})
+                c, r = post("/v1/summarize", summarize_body(n), {"accept": "text/event-stream"},
+                            target)
                 if r.status != 200:
                     r.read()
                     out.append((r.status, [], 0, None, time.monotonic() - start))
@@ -204,19 +238,23 @@ def main():
         def job(i):
             key = f"load-job-{i}"
             body = summarize_body(10**8 + i)
+            # Submitted to one replica; retried and followed on the next one.
+            first, other = ports[i % len(ports)], ports[(i + 1) % len(ports)]
             t0 = time.monotonic()
-            c, r = post("/v1/summarize", body, {"prefer": "respond-async", "idempotency-key": key})
+            c, r = post("/v1/summarize", body, {"prefer": "respond-async", "idempotency-key": key},
+                        first)
             r.read()
             submit = time.monotonic() - t0
             location = r.getheader("location")
             c.close()
-            c, retry = post("/v1/summarize", body, {"prefer": "respond-async", "idempotency-key": key})
+            c, retry = post("/v1/summarize", body, {"prefer": "respond-async", "idempotency-key": key},
+                            other)
             retry.read()
             same = retry.getheader("location") == location
             c.close()
             if r.status != 202 or location is None:
                 return (r.status, submit, False, [], 0.0)
-            c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            c = http.client.HTTPConnection("127.0.0.1", other, timeout=60)
             c.request("GET", f"{location}/events")
             names, _, _ = read_events(c.getresponse())
             c.close()
@@ -239,12 +277,13 @@ def main():
               f"done_p99_ms={percentile(totals, 99):.1f} upstream_calls={job_calls}")
 
         peak = 0
-        with open(f"/proc/{server.pid}/status") as f:
-            for line in f:
-                if line.startswith("VmHWM"):
-                    peak = int(line.split()[1]) // 1024
-        alive = server.poll() is None
-        print(f"RESULT events-server peak_rss_mib={peak} alive={alive}")
+        for server in servers:
+            with open(f"/proc/{server.pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmHWM"):
+                        peak = max(peak, int(line.split()[1]) // 1024)
+        alive = all(server.poll() is None for server in servers)
+        print(f"RESULT events-server replicas={len(servers)} peak_rss_mib={peak} alive={alive}")
 
         def expect(what, cond):
             nonlocal failures
@@ -259,10 +298,14 @@ def main():
         expect(f"jobs: every retry joined its job ({joined})", joined == a.jobs)
         expect(f"jobs: every job followed to its result ({done})", done == a.jobs)
         expect(f"jobs: one model call per job ({job_calls} for {a.jobs})", job_calls == a.jobs)
-        expect("server alive", alive)
+        expect("servers alive", alive)
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        for server in servers:
+            server.terminate()
+            server.wait(timeout=30)
+        if redis:
+            redis.kill()
+            redis.wait()
         model.shutdown()
     return 1 if failures else 0
 

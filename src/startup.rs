@@ -10,6 +10,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 
 use crate::config::Config;
@@ -130,6 +131,14 @@ impl Application {
         // right after the first is never missed.
         let signals = count_signals()?;
         let mut first = signals.clone();
+        // TCP_NODELAY on every accepted connection: an answer's last partial segment
+        // leaves at once instead of waiting for the client's ACK of the previous ones
+        // (Nagle); hyper writes each response in one go, so nothing is gained by waiting.
+        let listener = listener.tap_io(|tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!(error = %e, "could not set TCP_NODELAY");
+            }
+        });
         let server = axum::serve(listener, router).with_graceful_shutdown(async move {
             if first.wait_for(|&n| n >= 1).await.is_err() {
                 // No signal can come any more: serve on.

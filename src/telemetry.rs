@@ -79,6 +79,10 @@ fn describe() {
         "model answers reporting far fewer prompt tokens than were sent (a server that cut the prompt), by model candidate"
     );
     describe_counter!(
+        "compactd_upstream_stalls_total",
+        "streamed model answers abandoned because the stream went silent for the stall time, by model candidate"
+    );
+    describe_counter!(
         "compactd_compaction_replans_total",
         "compaction passes planned again in smaller chunks after a context overflow"
     );

@@ -53,6 +53,8 @@ pub struct LlmDescription {
     pub fallback: FallbackPolicy,
     pub candidates: Vec<CandidateDescription>,
     pub upstream_timeout_ms: u64,
+    /// Silence that abandons a streaming attempt (0: never).
+    pub model_stall_ms: u64,
     pub deadline_ms: u64,
     pub retries: u32,
     pub backoff: BackoffDescription,
@@ -105,6 +107,10 @@ pub struct CandidateDescription {
     pub deployment: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stall_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -172,6 +178,7 @@ impl LlmConfig {
             fallback: self.fallback,
             candidates: self.models.iter().map(ModelConfig::describe).collect(),
             upstream_timeout_ms: millis(self.upstream_timeout),
+            model_stall_ms: millis(self.stall),
             deadline_ms: millis(self.deadline),
             retries: self.retries,
             backoff: BackoffDescription {
@@ -214,6 +221,8 @@ impl ModelConfig {
             query: o.query.iter().map(|(n, _)| n.clone()).collect(),
             deployment: o.deployment.clone(),
             api_version: o.api_version.clone(),
+            stream: o.stream,
+            stall_ms: o.stall_ms,
         }
     }
 }

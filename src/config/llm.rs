@@ -71,6 +71,9 @@ pub struct LlmConfig {
     pub models: Vec<ModelConfig>,
     /// Timeout of one upstream attempt.
     pub upstream_timeout: Duration,
+    /// Silence after which a streaming attempt is abandoned (zero: never); a candidate's
+    /// `stall_ms` overrides it.
+    pub stall: Duration,
     /// Overall deadline of one summarize call (a tenth less than the request timeout).
     pub deadline: Duration,
     /// Retries of a transient failure, per candidate.
@@ -221,6 +224,7 @@ impl LlmConfig {
             fallback: s.fallback,
             models,
             upstream_timeout: Duration::from_secs(s.upstream_timeout_secs),
+            stall: Duration::from_millis(s.model_stall_ms),
             // A summarize call must end (with the fallback if need be) before the
             // request's own deadline answers 504.
             deadline: request_timeout.mul_f64(0.9),

@@ -66,6 +66,12 @@ pub(super) struct OptionsSource {
     pub deployment: Option<String>,
     /// Azure: the `api-version` [`DEFAULT_AZURE_API_VERSION`].
     pub api_version: Option<String>,
+    /// Ask the server to stream its answer [true] (`false`: for a server that
+    /// mishandles `stream` or `stream_options`).
+    pub stream: Option<bool>,
+    /// A streaming answer that sends nothing for this long is abandoned and retried
+    /// [`model_stall_ms`]; 0: never.
+    pub stall_ms: Option<u64>,
 }
 
 /// A candidate's options, checked. `Debug` shows header names, never their values.
@@ -87,6 +93,18 @@ pub struct ModelOptions {
     /// Azure only (both set for `azure-openai` once resolved).
     pub deployment: Option<String>,
     pub api_version: Option<String>,
+    /// `Some(false)`: never ask this server to stream (the default streams).
+    pub stream: Option<bool>,
+    /// This candidate's stall time in ms (0: no stall detection); `None`: the global
+    /// `model_stall_ms`.
+    pub stall_ms: Option<u64>,
+}
+
+impl ModelOptions {
+    /// Whether answers are asked for as a stream (the default).
+    pub fn streams(&self) -> bool {
+        self.stream.unwrap_or(true)
+    }
 }
 
 impl std::fmt::Debug for ModelOptions {
@@ -108,6 +126,8 @@ impl std::fmt::Debug for ModelOptions {
             )
             .field("deployment", &self.deployment)
             .field("api_version", &self.api_version)
+            .field("stream", &self.stream)
+            .field("stall_ms", &self.stall_ms)
             .finish()
     }
 }
@@ -309,6 +329,8 @@ impl OptionsSource {
             query: self.query.into_iter().collect(),
             deployment,
             api_version,
+            stream: self.stream,
+            stall_ms: self.stall_ms,
         })
     }
 }

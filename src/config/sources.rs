@@ -90,6 +90,9 @@ pub(super) struct Settings {
     /// with the keys of a `[[models]]` table's options).
     pub model_options: Option<OptionsSource>,
     pub upstream_timeout_secs: u64,
+    /// A streaming answer silent this long is abandoned and retried (0: never); a
+    /// candidate's `stall_ms` overrides it.
+    pub model_stall_ms: u64,
     pub retries: u32,
     pub backoff_base_ms: u64,
     pub backoff_cap_ms: u64,
@@ -147,6 +150,11 @@ impl Default for Settings {
             model_context_window: None,
             model_options: None,
             upstream_timeout_secs: 60,
+            // Anthropic pings every few seconds and a model writes several tokens a
+            // second: a minute of silence is a hung connection, not a slow model. Equal
+            // to the default attempt timeout, so it only shortens what a raised
+            // `upstream_timeout_secs` would wait.
+            model_stall_ms: 60_000,
             retries: 2,
             backoff_base_ms: 250,
             backoff_cap_ms: 8_000,
@@ -194,6 +202,8 @@ pub(super) struct ModelSource {
     pub query: BTreeMap<String, String>,
     pub deployment: Option<String>,
     pub api_version: Option<String>,
+    pub stream: Option<bool>,
+    pub stall_ms: Option<u64>,
 }
 
 impl ModelSource {
@@ -211,6 +221,8 @@ impl ModelSource {
             query: self.query.clone(),
             deployment: self.deployment.clone(),
             api_version: self.api_version.clone(),
+            stream: self.stream,
+            stall_ms: self.stall_ms,
         }
     }
 }

@@ -248,7 +248,7 @@ enum Planned {
     ),
     params(PrepareOptions, CompactOptions),
     responses(
-        (status = 200, description = "A CompactionResult (a remoteEndpoint answer for a `{systemPrompt, prompt}` body; a prepare answer with dryRun). With `Accept: text/event-stream`: Server-Sent Events `prepared`, `summarizing`, `retry`, `fallback`, then `result` (this answer) or `error` (a problem document), with a heartbeat comment after `heartbeat_ms` of silence", body = CompactAnswer),
+        (status = 200, description = "A CompactionResult (a remoteEndpoint answer for a `{systemPrompt, prompt}` body; a prepare answer with dryRun). With `Accept: text/event-stream`: Server-Sent Events `prepared`, `summarizing`, `retry`, `fallback`, `delta` (output tokens so far, from the model's stream), then `result` (this answer) or `error` (a problem document), with a heartbeat comment after `heartbeat_ms` of silence", body = CompactAnswer),
         (status = 202, description = "With `Prefer: respond-async`: the job (`Location: /v1/jobs/{id}`); an `Idempotency-Key` makes the request a job too", body = super::jobs::JobView),
         (status = 400, description = "Not JSON / JSONL, or a bad query parameter", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "Nothing to compact", body = Problem, content_type = "application/problem+json"),

@@ -4,6 +4,7 @@ use axum::body::Bytes;
 use axum::extract::{FromRequest, Query, Request};
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 
+use crate::pipeline::arriving::{LineCutter, Piece};
 use crate::pipeline::options::{Options, QueryOptions};
 use crate::pipeline::{BodyFormat, SessionInput};
 use crate::session::InputError;
@@ -19,6 +20,17 @@ pub struct SessionBody<O> {
     /// Options from the query string (used with JSONL bodies).
     pub query: O,
     max_entries: usize,
+}
+
+impl<O> SessionBody<O> {
+    pub fn new(bytes: Bytes, format: BodyFormat, query: O, state: &AppState) -> Self {
+        SessionBody {
+            bytes,
+            format,
+            query,
+            max_entries: state.config.max_entries,
+        }
+    }
 }
 
 impl<O: Options + Clone> SessionBody<O> {
@@ -56,6 +68,26 @@ pub fn body_format(content_type: Option<&str>) -> Result<BodyFormat, ApiError> {
     }
 }
 
+/// The declared `content-length`, refused with 413 when over `COMPACTD_MAX_BODY_BYTES`.
+fn declared_length(req: &Request, limit: usize) -> Result<Option<usize>, ApiError> {
+    let declared = req
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    match declared {
+        Some(n) if n > limit as u64 => Err(ApiError::BodyTooLarge { limit }),
+        n => Ok(n.map(|n| n as usize)),
+    }
+}
+
+fn unreadable(e: axum::Error) -> ApiError {
+    ApiError::InvalidParameter {
+        message: format!("could not read the body: {e}"),
+        parameter: None,
+    }
+}
+
 /// The body within `COMPACTD_MAX_BODY_BYTES` (413 past it).
 ///
 /// Read into one buffer of the declared `content-length` as the chunks arrive, so the
@@ -64,27 +96,69 @@ pub fn body_format(content_type: Option<&str>) -> Result<BodyFormat, ApiError> {
 pub async fn read_body(req: Request, state: &AppState) -> Result<Bytes, ApiError> {
     use futures_util::StreamExt;
     let limit = state.config.max_body_bytes;
-    let declared = req
-        .headers()
-        .get(CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit as u64) {
-        return Err(ApiError::BodyTooLarge { limit });
-    }
-    let mut buf = Vec::with_capacity(declared.map_or(0, |n| n as usize));
+    let declared = declared_length(&req, limit)?;
+    let mut buf = Vec::with_capacity(declared.unwrap_or(0));
     let mut chunks = req.into_body().into_data_stream();
     while let Some(chunk) = chunks.next().await {
-        let chunk = chunk.map_err(|e| ApiError::InvalidParameter {
-            message: format!("could not read the body: {e}"),
-            parameter: None,
-        })?;
+        let chunk = chunk.map_err(unreadable)?;
         if buf.len() + chunk.len() > limit {
             return Err(ApiError::BodyTooLarge { limit });
         }
         buf.extend_from_slice(&chunk);
     }
     Ok(Bytes::from(buf))
+}
+
+/// The body within `COMPACTD_MAX_BODY_BYTES`, sent on as it arrives in pieces that end
+/// at a line break (`pipeline::arriving`), then [`Piece::End`]. On an error nothing more
+/// is sent and the sender is dropped, so the parser stops.
+pub async fn send_lines(
+    req: Request,
+    state: &AppState,
+    pieces: std::sync::mpsc::Sender<Piece<Bytes>>,
+) -> Result<(), ApiError> {
+    use futures_util::StreamExt;
+    let limit = state.config.max_body_bytes;
+    let declared = declared_length(&req, limit)?;
+    let mut cutter = LineCutter::with_capacity(declared.unwrap_or(0));
+    let mut received = 0usize;
+    let mut chunks = req.into_body().into_data_stream();
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk.map_err(unreadable)?;
+        received += chunk.len();
+        if received > limit {
+            return Err(ApiError::BodyTooLarge { limit });
+        }
+        if let Some(piece) = cutter.push(&chunk) {
+            // A parser that is gone has panicked; its task reports that.
+            let _ = pieces.send(Piece::Lines(piece));
+        }
+    }
+    if let Some(piece) = cutter.finish() {
+        let _ = pieces.send(Piece::Lines(piece));
+    }
+    let _ = pieces.send(Piece::End);
+    Ok(())
+}
+
+/// The content type and the query options of a session request: what is checked before
+/// the body is read.
+pub fn session_head<O: Options>(req: &Request) -> Result<(BodyFormat, O), ApiError> {
+    let format = body_format(
+        req.headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok()),
+    )?;
+    let query = match Query::<QueryOptions<O>>::try_from_uri(req.uri()) {
+        Ok(Query(QueryOptions(options))) => options,
+        Err(e) => {
+            return Err(ApiError::InvalidParameter {
+                message: e.body_text(),
+                parameter: parameter_at_fault::<O>(req.uri().query().unwrap_or("")),
+            })
+        }
+    };
+    Ok((format, query))
 }
 
 /// The query parameter that fails on its own (its name as sent), for the problem's
@@ -101,27 +175,9 @@ impl<O: Options + Send> FromRequest<AppState> for SessionBody<O> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
-        let format = body_format(
-            req.headers()
-                .get(CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok()),
-        )?;
-        let query = match Query::<QueryOptions<O>>::try_from_uri(req.uri()) {
-            Ok(Query(QueryOptions(options))) => options,
-            Err(e) => {
-                return Err(ApiError::InvalidParameter {
-                    message: e.body_text(),
-                    parameter: parameter_at_fault::<O>(req.uri().query().unwrap_or("")),
-                })
-            }
-        };
+        let (format, query) = session_head::<O>(&req)?;
         let bytes = read_body(req, state).await?;
-        Ok(SessionBody {
-            bytes,
-            format,
-            query,
-            max_entries: state.config.max_entries,
-        })
+        Ok(SessionBody::new(bytes, format, query, state))
     }
 }
 

@@ -4,10 +4,15 @@ use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 
-use crate::pipeline::{prepare_response, PrepareOptions, PrepareResponse};
+use axum::extract::Request;
+
+use crate::pipeline::arriving::parse_arriving;
+use crate::pipeline::{
+    prepare_response, BodyFormat, PrepareOptions, PrepareResponse, SessionInput,
+};
 
 use super::examples;
-use super::extract::SessionBody;
+use super::extract::{read_body, send_lines, session_head, SessionBody};
 use super::problem::{ApiError, Problem};
 use super::schemas::PrepareRequest;
 use super::{blocking, AppState};
@@ -38,13 +43,49 @@ use super::{blocking, AppState};
 )]
 pub async fn post_prepare(
     State(state): State<AppState>,
-    body: SessionBody<PrepareOptions>,
+    req: Request,
 ) -> Result<Response, ApiError> {
-    let json = blocking(move || {
-        let input = body.parse()?;
-        let answer = prepare_response(&input, &state.prompts, state.config.settings(), None)?;
-        Ok::<_, ApiError>(answer.to_json())
-    })
-    .await?;
+    let (format, query) = session_head::<PrepareOptions>(&req)?;
+    let json = match format {
+        BodyFormat::Jsonl => prepare_arriving(req, state, query).await?,
+        BodyFormat::Json => {
+            let body = SessionBody::new(read_body(req, &state).await?, format, query, &state);
+            blocking(move || {
+                let input = body.parse()?;
+                answer(&input, &state)
+            })
+            .await?
+        }
+    };
     Ok(([(CONTENT_TYPE, "application/json")], json).into_response())
+}
+
+fn answer(input: &SessionInput<PrepareOptions>, state: &AppState) -> Result<Vec<u8>, ApiError> {
+    let answer = prepare_response(input, &state.prompts, state.config.settings(), None)?;
+    Ok(answer.to_json())
+}
+
+/// A JSONL session parsed while it arrives (`pipeline::arriving`): the parser runs on a
+/// blocking thread from the first piece on, so the upload and the parse overlap. The
+/// thread is one of the request's (`COMPACTD_MAX_CONCURRENCY` bounds them); it stops as
+/// soon as the body fails to arrive.
+async fn prepare_arriving(
+    req: Request,
+    state: AppState,
+    query: PrepareOptions,
+) -> Result<Vec<u8>, ApiError> {
+    let (pieces, arriving) = std::sync::mpsc::channel();
+    let max_entries = state.config.max_entries;
+    let worker_state = state.clone();
+    let worker = tokio::task::spawn_blocking(move || {
+        parse_arriving(arriving, query, max_entries, |input| {
+            answer(&input?, &worker_state)
+        })
+    });
+    send_lines(req, &state, pieces).await?;
+    match worker.await {
+        Ok(Some(answer)) => answer,
+        Ok(None) => Err(ApiError::Internal("the body ended early".into())),
+        Err(e) => Err(ApiError::Internal(format!("worker failed: {e}"))),
+    }
 }

@@ -6,7 +6,7 @@
 //! errors are ordinary HTTP errors. What is left, the summarizer stage, is a [`Work`]: a
 //! future that reports to a [`ProgressSink`] and ends with the JSON bytes of the plain
 //! answer. `respond::deliver` either awaits it (a plain answer), makes it a job (`jobs`), or
-//! runs it on its own task here ([`events`]) and streams `prepared`, `summarizing`, `retry`, `fallback`, then `result` (exactly the
+//! runs it on its own task here ([`events`]) and streams `prepared`, `summarizing`, `retry`, `fallback`, `delta`, then `result` (exactly the
 //! bytes the plain request would get) or `error` (a problem document). Every event has a
 //! sequential `id`.
 //!
@@ -87,7 +87,8 @@ enum Item {
 }
 
 /// Forwards progress to the stream. Unbounded: a compaction reports a handful of events
-/// per summarizer call, and the task ends with the stream.
+/// per summarizer call, plus `delta`s throttled to four a second while a model writes,
+/// and the task ends with the stream.
 struct ChannelSink(mpsc::UnboundedSender<Item>);
 
 impl ProgressSink for ChannelSink {

@@ -7,6 +7,7 @@
 //! `prune::plan_prune`. The `plan_*` steps are synchronous (run off the async runtime);
 //! the `run_*` steps call the summarizer.
 
+pub mod arriving;
 pub mod branch;
 pub mod chat;
 pub mod checked;

@@ -43,7 +43,8 @@ impl<'a> Session<'a> {
     /// Parses a JSONL body (a pi session file). Blank lines are skipped, like pi does;
     /// a line that is not JSON is an error (pi would silently drop it).
     pub fn from_jsonl(body: &'a str) -> Result<Self, InputError> {
-        let mut raws = Vec::new();
+        // A guess (entries are rarely under 1 kB); the vector grows past it.
+        let mut builder = Builder::with_capacity(body.len() / 1024 + 1);
         let mut start = 0;
         let ends = memchr::memchr_iter(b'\n', body.as_bytes()).chain(std::iter::once(body.len()));
         for (n, end) in ends.enumerate() {
@@ -53,49 +54,113 @@ impl<'a> Session<'a> {
             if line.trim().is_empty() {
                 continue;
             }
-            raws.push((line, Origin::Line(n + 1)));
+            if !builder.push(line, Origin::Line(n + 1)) {
+                break;
+            }
         }
-        Self::from_raw_entries(raws)
+        builder.finish()
     }
 
     /// Builds a session from the `entries` array of a JSON body.
     pub fn from_json_entries(entries: &[&'a RawValue]) -> Result<Self, InputError> {
-        Self::from_raw_entries(
-            entries
-                .iter()
-                .enumerate()
-                .map(|(i, r)| (r.get(), Origin::JsonEntry { index: i }))
-                .collect(),
-        )
-    }
-
-    fn from_raw_entries(raws: Vec<(&'a str, Origin)>) -> Result<Self, InputError> {
-        let mut header = None;
-        let mut entries = Vec::with_capacity(raws.len());
-        let mut violations = Vec::new();
-        for (index, (raw, origin)) in raws.into_iter().enumerate() {
-            match parse_entry(raw, index, origin) {
-                Ok(Parsed::Header(h)) if index == 0 => header = Some(h),
-                Ok(Parsed::Header(_)) => violations.push(
-                    origin.violation("/type", "a `session` header may only be the first entry"),
-                ),
-                Ok(Parsed::Entry(e)) => entries.push(e),
-                Err(EntryError::Invalid(v)) => violations.push(v),
-                Err(EntryError::Syntax(message, column)) => {
-                    let line = match origin {
-                        Origin::Line(l) => l,
-                        Origin::JsonEntry { .. } => 1,
-                    };
-                    return Err(InputError::Malformed {
-                        message,
-                        line,
-                        column,
-                    });
-                }
-            }
-            if violations.len() >= MAX_VIOLATIONS {
+        let mut builder = Builder::with_capacity(entries.len());
+        for (i, r) in entries.iter().enumerate() {
+            if !builder.push(r.get(), Origin::JsonEntry { index: i }) {
                 break;
             }
+        }
+        builder.finish()
+    }
+
+    /// Index into `entries` of the entry with this id.
+    pub fn position(&self, id: &str) -> Option<usize> {
+        self.by_id.get(id).copied()
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Entry<'a>> {
+        self.position(id).map(|i| &self.entries[i])
+    }
+
+    /// Every entry id, owned: what a new entry's id must differ from once the body the
+    /// session borrows from is gone (the summarizer stage runs after it).
+    pub fn owned_ids(&self) -> std::collections::HashSet<String> {
+        self.entries
+            .iter()
+            .filter_map(|e| e.id().map(str::to_string))
+            .collect()
+    }
+}
+
+/// A session built entry by entry, as the entries arrive (`Session::from_jsonl` feeds it
+/// a whole body; `/v1/prepare` feeds it the lines of a body still being received).
+///
+/// Entries are parsed as they are pushed; migration and the id index need them all and
+/// run in [`Builder::finish`]. A syntax error, or [`MAX_VIOLATIONS`] violations, end
+/// the build: `push` answers `false` and `finish` reports what a whole-body parse would.
+#[derive(Default)]
+pub struct Builder<'a> {
+    header: Option<Header<'a>>,
+    entries: Vec<Entry<'a>>,
+    violations: Vec<Violation>,
+    /// Entries pushed so far (the header is entry 0).
+    pushed: usize,
+    syntax: Option<InputError>,
+}
+
+impl<'a> Builder<'a> {
+    pub fn with_capacity(entries: usize) -> Self {
+        Builder {
+            entries: Vec::with_capacity(entries),
+            ..Builder::default()
+        }
+    }
+
+    /// Parses the next entry's JSON text. `false`: the session is known to be invalid
+    /// and further entries would change nothing.
+    pub fn push(&mut self, raw: &'a str, origin: Origin) -> bool {
+        if !self.accepts() {
+            return false;
+        }
+        let index = self.pushed;
+        self.pushed += 1;
+        match parse_entry(raw, index, origin) {
+            Ok(Parsed::Header(h)) if index == 0 => self.header = Some(h),
+            Ok(Parsed::Header(_)) => self
+                .violations
+                .push(origin.violation("/type", "a `session` header may only be the first entry")),
+            Ok(Parsed::Entry(e)) => self.entries.push(e),
+            Err(EntryError::Invalid(v)) => self.violations.push(v),
+            Err(EntryError::Syntax(message, column)) => {
+                let line = match origin {
+                    Origin::Line(l) => l,
+                    Origin::JsonEntry { .. } => 1,
+                };
+                self.syntax = Some(InputError::Malformed {
+                    message,
+                    line,
+                    column,
+                });
+            }
+        }
+        self.accepts()
+    }
+
+    /// No syntax error and fewer than [`MAX_VIOLATIONS`] violations so far.
+    pub fn accepts(&self) -> bool {
+        self.syntax.is_none() && self.violations.len() < MAX_VIOLATIONS
+    }
+
+    /// Migrates and indexes the entries pushed: the session, or what is wrong with it.
+    pub fn finish(self) -> Result<Session<'a>, InputError> {
+        let Builder {
+            header,
+            mut entries,
+            mut violations,
+            syntax,
+            ..
+        } = self;
+        if let Some(e) = syntax {
+            return Err(e);
         }
         if !violations.is_empty() {
             return Err(InputError::Invalid(violations));
@@ -140,24 +205,6 @@ impl<'a> Session<'a> {
             entries,
             by_id,
         })
-    }
-
-    /// Index into `entries` of the entry with this id.
-    pub fn position(&self, id: &str) -> Option<usize> {
-        self.by_id.get(id).copied()
-    }
-
-    pub fn get(&self, id: &str) -> Option<&Entry<'a>> {
-        self.position(id).map(|i| &self.entries[i])
-    }
-
-    /// Every entry id, owned: what a new entry's id must differ from once the body the
-    /// session borrows from is gone (the summarizer stage runs after it).
-    pub fn owned_ids(&self) -> std::collections::HashSet<String> {
-        self.entries
-            .iter()
-            .filter_map(|e| e.id().map(str::to_string))
-            .collect()
     }
 }
 

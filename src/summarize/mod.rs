@@ -20,7 +20,7 @@ use std::pin::Pin;
 use serde::{Deserialize, Serialize};
 
 pub use crate::config::Strategy;
-pub use progress::{Part, Prepared, ProgressEvent, ProgressSink, Scoped, Silent};
+pub use progress::{Part, Prepared, ProgressEvent, ProgressSink, Scoped, Silent, DELTA_INTERVAL};
 pub use templates::{PromptOptions, Prompts, RequestKind, SummaryRequest, CONVERSATION_OPEN};
 
 /// Token usage, in pi's shape.

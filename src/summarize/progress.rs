@@ -14,6 +14,9 @@
 //!   every event passing through.
 //! * Upstream error text in `retry` and `fallback` is the engine's scrubbed text (keys
 //!   removed), the same the logs get.
+//! * `delta` carries token counts, never the text being written: the summary arrives
+//!   once, whole and checked, in `result`; a count is what a progress bar needs, and
+//!   a half-written summary is not worth a client's parsing.
 
 use serde::Serialize;
 
@@ -98,6 +101,32 @@ pub enum ProgressEvent {
         to: String,
         reason: String,
     },
+    /// The model is writing: output tokens so far, from the upstream's stream. Throttled
+    /// (the first token, then at most one every [`DELTA_INTERVAL`], and the final count
+    /// when the stream ends), so a fast model does not flood clients and job logs.
+    #[serde(rename_all = "camelCase")]
+    Delta {
+        #[serde(flatten)]
+        part: Part,
+        model: String,
+        /// The attempt writing (a retry starts again from 0).
+        attempt: u32,
+        /// Tokens generated so far, reasoning included.
+        output_tokens: u64,
+        /// Of which reasoning (thinking), when the server streams it.
+        #[serde(skip_serializing_if = "is_zero")]
+        reasoning_tokens: u64,
+        /// Counted from the streamed text with compactd's estimate (UTF-16 units / 4);
+        /// `false` once the server reported its own count (at the end of the stream).
+        estimated: bool,
+    },
+}
+
+/// The shortest time between two `delta` events of one attempt.
+pub const DELTA_INTERVAL: std::time::Duration = std::time::Duration::from_millis(250);
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl ProgressEvent {
@@ -108,6 +137,7 @@ impl ProgressEvent {
             ProgressEvent::Summarizing { .. } => "summarizing",
             ProgressEvent::Retry { .. } => "retry",
             ProgressEvent::Fallback { .. } => "fallback",
+            ProgressEvent::Delta { .. } => "delta",
         }
     }
 
@@ -116,7 +146,8 @@ impl ProgressEvent {
             ProgressEvent::Prepared(_) => None,
             ProgressEvent::Summarizing { part, .. }
             | ProgressEvent::Retry { part, .. }
-            | ProgressEvent::Fallback { part, .. } => Some(part),
+            | ProgressEvent::Fallback { part, .. }
+            | ProgressEvent::Delta { part, .. } => Some(part),
         }
     }
 }

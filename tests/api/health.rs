@@ -88,9 +88,14 @@ async fn metrics_are_prometheus_text() {
     }
     // A Prometheus text-format parser accepts every line…
     use prometheus_parse::{LineInfo, Scrape, Value};
+    // prometheus-parse reads labels up to the first `}`, so a route template's braces
+    // (`route="/v1/jobs/{id}/events"`, valid in the text format, and there whenever a job
+    // test of this binary ran first) are taken out of quoted values for its sake.
+    let quoted = regex::Regex::new(r#""(?:[^"\\]|\\.)*""#).unwrap();
     for line in text.lines() {
+        let line = quoted.replace_all(line, |c: &regex::Captures| c[0].replace(['{', '}'], "_"));
         assert!(
-            !matches!(LineInfo::parse(line), LineInfo::Ignored),
+            !matches!(LineInfo::parse(&line), LineInfo::Ignored),
             "a Prometheus parser does not understand {line:?}"
         );
     }

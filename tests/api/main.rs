@@ -4,6 +4,7 @@ mod branch;
 mod chat;
 mod checked;
 mod compact;
+mod deltas;
 mod errors;
 mod events;
 #[path = "../support/fixtures.rs"]

@@ -276,3 +276,98 @@ async fn unknown_include_parts_are_refused() {
     .await;
     assert_eq!(p["errors"][0]["pointer"], "/include/1", "{p}");
 }
+
+/// Sends a JSONL body to `/v1/prepare` over a raw connection, `parts` written one by one
+/// (each flushed, so the server sees them arrive apart), and returns the answer's status
+/// line and body.
+async fn post_in_parts(address: &str, parts: &[&[u8]]) -> (String, Value) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let host = address.trim_start_matches("http://");
+    let mut tcp = tokio::net::TcpStream::connect(host).await.unwrap();
+    let len: usize = parts.iter().map(|p| p.len()).sum();
+    let head = format!(
+        "POST /v1/prepare?include=cut HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/x-ndjson\r\ncontent-length: {len}\r\nconnection: close\r\n\r\n"
+    );
+    tcp.write_all(head.as_bytes()).await.unwrap();
+    for p in parts {
+        tcp.write_all(p).await.unwrap();
+        tcp.flush().await.unwrap();
+        tokio::task::yield_now().await;
+    }
+    let mut answer = Vec::new();
+    tcp.read_to_end(&mut answer).await.unwrap();
+    let answer = String::from_utf8(answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    let status = head.lines().next().unwrap().to_string();
+    (status, serde_json::from_str(body).unwrap())
+}
+
+#[tokio::test]
+async fn a_jsonl_body_arriving_in_pieces_cut_mid_line_parses_as_a_whole() {
+    let app = spawn_app().await;
+    let body = fixture("before-compaction.jsonl");
+    let whole: Value = app
+        .post_jsonl("/v1/prepare?include=cut", body.clone())
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(whole["compactable"], true);
+    // Cuts inside lines, inside a multi-byte character's neighbourhood and at line ends.
+    let b = body.as_bytes();
+    let cuts = [
+        0,
+        1,
+        100,
+        4097,
+        b.len() / 3,
+        b.len() / 2 + 1,
+        b.len() - 1,
+        b.len(),
+    ];
+    let parts: Vec<&[u8]> = cuts.windows(2).map(|w| &b[w[0]..w[1]]).collect();
+    let (status, answer) = post_in_parts(&app.address, &parts).await;
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    assert_eq!(answer, whole);
+
+    // An error in a later line: the same problem as for the body sent at once.
+    let bad = format!("{}\n{{\"type\": \"message\", oops}}\n", small_session());
+    let at_once: Value = app
+        .post_jsonl("/v1/prepare?include=cut", bad.clone())
+        .await
+        .json()
+        .await
+        .unwrap();
+    let (mid, end) = (bad.len() / 2, bad.len() - 10);
+    let b = bad.as_bytes();
+    let (status, answer) = post_in_parts(&app.address, &[&b[..mid], &b[mid..end], &b[end..]]).await;
+    assert_eq!(status, "HTTP/1.1 400 Bad Request");
+    assert_eq!(answer["line"], at_once["line"]);
+    assert_eq!(answer["column"], at_once["column"]);
+    assert_eq!(answer["detail"], at_once["detail"]);
+}
+
+#[tokio::test]
+async fn a_body_cut_off_midway_leaves_the_server_serving() {
+    use tokio::io::AsyncWriteExt;
+    let app = spawn_app().await;
+    let body = fixture("large-session.jsonl");
+    let host = app.address.trim_start_matches("http://").to_string();
+    let mut tcp = tokio::net::TcpStream::connect(&host).await.unwrap();
+    let head = format!(
+        "POST /v1/prepare HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/x-ndjson\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    );
+    tcp.write_all(head.as_bytes()).await.unwrap();
+    tcp.write_all(&body.as_bytes()[..body.len() / 2])
+        .await
+        .unwrap();
+    drop(tcp);
+    // The parser of the cut-off body stops; the next requests are answered.
+    for _ in 0..3 {
+        let res = app
+            .post_jsonl("/v1/prepare?include=cut", body.clone())
+            .await;
+        assert_eq!(res.status().as_u16(), 200);
+    }
+}

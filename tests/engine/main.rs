@@ -18,6 +18,7 @@ mod providers;
 mod retries;
 mod secrets;
 mod selection;
+mod streaming;
 #[path = "../support/upstreams.rs"]
 mod upstreams;
 mod wire_formats;

@@ -21,7 +21,10 @@ async fn openai_wire_format_and_string_content() {
         .expect(1)
         .mount(&server)
         .await;
-    let engine = engine(&config(vec![openai("openai", &server)]));
+    // Not streamed (`stream = false`): the plain request (`streaming.rs` has the other).
+    let mut candidate = openai("openai", &server);
+    candidate.options.stream = Some(false);
+    let engine = engine(&config(vec![candidate]));
     let s = engine
         .summarize(&request("the conversation"), None)
         .await
@@ -75,7 +78,9 @@ async fn anthropic_wire_format_and_usage() {
         .expect(1)
         .mount(&server)
         .await;
-    let mut cfg = config(vec![anthropic("anthropic", &server)]);
+    let mut candidate = anthropic("anthropic", &server);
+    candidate.options.stream = Some(false);
+    let mut cfg = config(vec![candidate]);
     cfg.summarizer = SummarizerChoice::Anthropic;
     let engine = engine(&cfg);
     let s = engine

@@ -42,19 +42,31 @@ struct Replica {
     child: Child,
     base: String,
     client: reqwest::Client,
+    /// Its standard error (the logs).
+    log: std::path::PathBuf,
 }
 
 impl Drop for Replica {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.log);
     }
 }
 
 impl Replica {
     /// Starts the binary against `redis` and an OpenAI-compatible model at `model_base`.
     async fn start(redis: &str, model_base: &str) -> Replica {
+        Replica::start_with(redis, model_base, &[]).await
+    }
+
+    /// [`Replica::start`] with more settings.
+    async fn start_with(redis: &str, model_base: &str, more: &[(&str, &str)]) -> Replica {
         let port = free_port();
+        let log = std::env::temp_dir().join(format!(
+            "compactd-replica-{}-{port}.log",
+            std::process::id()
+        ));
         let child = Command::new(env!("CARGO_BIN_EXE_compactd"))
             .env_clear()
             .env("COMPACTD_LISTEN", format!("127.0.0.1:{port}"))
@@ -72,12 +84,16 @@ impl Replica {
                 "COMPACTD_PROMPTS_DIR",
                 concat!(env!("CARGO_MANIFEST_DIR"), "/prompts"),
             )
+            .env("COMPACTD_LOG_FORMAT", "json")
+            .env("RUST_LOG", "info")
+            .envs(more.iter().copied())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
             .unwrap();
         let replica = Replica {
             child,
+            log,
             base: format!("http://127.0.0.1:{port}"),
             client: reqwest::Client::builder()
                 .timeout(Duration::from_secs(20))
@@ -409,13 +425,22 @@ async fn the_summary_cache_is_shared_by_the_replicas() {
 
 #[tokio::test]
 async fn without_redis_readiness_and_jobs_fail_fast_and_compactions_answer() {
-    let Some(mut redis) = RedisServer::start("without_redis…") else {
+    let password = "hunter2-redis-password";
+    let Some(mut redis) = RedisServer::start_with("without_redis…", Some(password)) else {
         return;
     };
     let model = slow_model(Duration::ZERO, "still here").await;
     let a = Replica::start(&redis.url(), &model_base(&model)).await;
     let ready = a.send(Method::GET, "/readyz", &[], None).await;
-    assert_eq!(ready.status(), 200);
+    assert_eq!(ready.status(), 200, "the password reaches Redis");
+    let config: Value = a
+        .send(Method::GET, "/v1/config", &[], None)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(config["state"], "redis");
+    assert!(!config.to_string().contains(password));
 
     redis.stop();
     let ready = a.send(Method::GET, "/readyz", &[], None).await;
@@ -462,5 +487,61 @@ async fn without_redis_readiness_and_jobs_fail_fast_and_compactions_answer() {
     assert!(
         metrics.contains("compactd_state_errors_total{op=\"begin\"}"),
         "{metrics}"
+    );
+    // The outage was logged (once: rate-limited), and the URL's password never was.
+    let log = std::fs::read_to_string(&a.log).unwrap();
+    assert!(log.contains("the shared state (Redis) failed"), "{log}");
+    assert!(!log.contains(password), "{log}");
+}
+
+#[tokio::test]
+async fn finished_jobs_and_their_keys_expire_after_the_ttl() {
+    let Some(redis) = RedisServer::start("finished_jobs_expire…") else {
+        return;
+    };
+    let model = slow_model(Duration::ZERO, "short-lived").await;
+    let a = Replica::start_with(
+        &redis.url(),
+        &model_base(&model),
+        &[("COMPACTD_JOB_TTL_SECS", "1")],
+    )
+    .await;
+    let id = start_job(&a, "ttl", Some("ttl-1")).await;
+    until(Duration::from_secs(10), "the job succeeds", || async {
+        a.job(&id).await["status"] == "succeeded"
+    })
+    .await;
+    until(Duration::from_secs(10), "the record expires", || async {
+        a.send(Method::GET, &format!("/v1/jobs/{id}"), &[], None)
+            .await
+            .status()
+            == 404
+    })
+    .await;
+    // Its key went with it: the same key runs a new job.
+    let again = start_job(&a, "ttl", Some("ttl-1")).await;
+    assert_ne!(again, id);
+}
+
+#[tokio::test]
+async fn identical_requests_on_two_replicas_share_one_upstream_call() {
+    let Some(redis) = RedisServer::start("identical_requests_on_two_replicas…") else {
+        return;
+    };
+    let model = slow_model(Duration::from_millis(1000), "one flight").await;
+    let (a, b) = two_replicas(&redis, &model_base(&model)).await;
+    let same = body("at the same moment");
+    let (on_a, on_b) = tokio::join!(
+        a.send(Method::POST, "/v1/summarize", &[], Some(&same)),
+        b.send(Method::POST, "/v1/summarize", &[], Some(&same)),
+    );
+    assert_eq!((on_a.status().as_u16(), on_b.status().as_u16()), (200, 200));
+    let (on_a, on_b): (Value, Value) = (on_a.json().await.unwrap(), on_b.json().await.unwrap());
+    assert_eq!(on_a["summary"], "one flight");
+    assert_eq!(on_b["summary"], "one flight");
+    assert_eq!(
+        calls(&model).await,
+        1,
+        "one replica called, the other waited"
     );
 }

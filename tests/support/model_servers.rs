@@ -4,6 +4,12 @@
 //! generous than compactd's chars/4 estimate (3 characters a token, as for code), and
 //! either refuse a prompt larger than their window or cut it silently (Ollama).
 //! Included with `#[path = "../support/model_servers.rs"] mod model_servers;`.
+//!
+//! A request with `"stream": true` is answered as the real servers stream (see
+//! `streaming.rs` beside this file): errors are ordinary HTTP error bodies before any
+//! stream; a 200 is `text/event-stream`. Under wiremock the events arrive at once (and
+//! a stall is silence before the response head); [`serve`] runs a fake on its own HTTP
+//! server that paces the events and can fall silent in the middle of a stream.
 #![allow(dead_code)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -11,6 +17,10 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 use wiremock::{Request, Respond, ResponseTemplate};
+
+#[path = "streaming.rs"]
+mod streaming;
+pub use streaming::*;
 
 /// Characters per token of the fakes' tokenizer (compactd estimates 4).
 pub const CHARS_PER_TOKEN: u64 = 3;
@@ -42,8 +52,14 @@ pub struct OpenAiServer {
     /// An older server (or Azure api-version) that does not know `max_completion_tokens`.
     pub legacy: bool,
     pub answer: String,
+    /// The `finish_reason` of an answer (`length`: cut at the output cap).
+    pub finish_reason: &'static str,
     /// Answers given (200s).
     pub answered: Arc<AtomicUsize>,
+    /// What a streamed answer does (shared by the clones a test keeps).
+    pub stream: StreamScript,
+    /// An older vLLM or a proxy: `stream_options` is an extra field it refuses.
+    pub refuses_stream_options: bool,
 }
 
 impl OpenAiServer {
@@ -54,8 +70,16 @@ impl OpenAiServer {
             reasoning: false,
             legacy: false,
             answer: "## Goal\nSummarized.".into(),
+            finish_reason: "stop",
             answered: Arc::new(AtomicUsize::new(0)),
+            stream: StreamScript::default(),
+            refuses_stream_options: false,
         }
+    }
+
+    pub fn refusing_stream_options(mut self) -> Self {
+        self.refuses_stream_options = true;
+        self
     }
 
     pub fn reasoning(mut self) -> Self {
@@ -75,15 +99,24 @@ impl OpenAiServer {
 }
 
 /// OpenAI's error body.
-pub fn openai_error(message: &str, param: Option<&str>, code: Option<&str>) -> ResponseTemplate {
-    ResponseTemplate::new(400).set_body_json(json!({
-        "error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}
-    }))
+pub fn openai_error(message: &str, param: Option<&str>, code: Option<&str>) -> Reply {
+    Reply::json(
+        400,
+        json!({
+            "error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}
+        }),
+    )
 }
 
 impl Respond for OpenAiServer {
     fn respond(&self, request: &Request) -> ResponseTemplate {
-        let body: Value = match serde_json::from_slice(&request.body) {
+        self.reply(&request.body).template()
+    }
+}
+
+impl Fake for OpenAiServer {
+    fn reply(&self, request: &[u8]) -> Reply {
+        let body: Value = match serde_json::from_slice(request) {
             Ok(v) => v,
             Err(_) => {
                 return openai_error(
@@ -93,6 +126,31 @@ impl Respond for OpenAiServer {
                 )
             }
         };
+        let stream = body.get("stream").and_then(Value::as_bool) == Some(true);
+        if let Some(o) = body.get("stream_options") {
+            if self.refuses_stream_options {
+                // pydantic's wording, as older vLLM answers an unknown field.
+                return openai_error(
+                    "[{'type': 'extra_forbidden', 'loc': ('body', 'stream_options'), 'msg': 'Extra inputs are not permitted', 'input': {'include_usage': True}}]",
+                    None,
+                    None,
+                );
+            }
+            if !stream {
+                return openai_error(
+                    "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+                    Some("stream_options"),
+                    Some("invalid_value"),
+                );
+            }
+            if o.get("include_usage").is_some_and(|v| !v.is_boolean()) {
+                return openai_error(
+                    "Invalid type for 'stream_options.include_usage': expected a boolean.",
+                    Some("stream_options.include_usage"),
+                    Some("invalid_type"),
+                );
+            }
+        }
         if self.reasoning && body.get("max_tokens").is_some() {
             return openai_error(
                 "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
@@ -161,16 +219,29 @@ impl Respond for OpenAiServer {
         }
         self.answered.fetch_add(1, Ordering::SeqCst);
         let reasoning = if self.reasoning { 64 } else { 0 };
-        ResponseTemplate::new(200).set_body_json(json!({
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
-            "model": body["model"],
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": self.answer}}],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": 20 + reasoning,
-                      "total_tokens": prompt + 20 + reasoning,
-                      "completion_tokens_details": {"reasoning_tokens": reasoning}}
-        }))
+        let usage = json!({"prompt_tokens": prompt, "completion_tokens": 20 + reasoning,
+                           "total_tokens": prompt + 20 + reasoning,
+                           "completion_tokens_details": {"reasoning_tokens": reasoning}});
+        if stream {
+            let include_usage = body["stream_options"]["include_usage"] == true;
+            return self.stream.events(openai_stream(
+                &body["model"],
+                &self.answer,
+                self.finish_reason,
+                include_usage.then_some(usage),
+            ));
+        }
+        Reply::json(
+            200,
+            json!({
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "model": body["model"],
+                "choices": [{"index": 0, "finish_reason": self.finish_reason,
+                             "message": {"role": "assistant", "content": self.answer}}],
+                "usage": usage
+            }),
+        )
     }
 }
 
@@ -181,6 +252,8 @@ pub struct AnthropicServer {
     /// The model's largest `max_tokens`.
     pub max_output: u64,
     pub answered: Arc<AtomicUsize>,
+    /// What a streamed answer does (shared by the clones a test keeps).
+    pub stream: StreamScript,
 }
 
 impl AnthropicServer {
@@ -189,21 +262,31 @@ impl AnthropicServer {
             window,
             max_output,
             answered: Arc::new(AtomicUsize::new(0)),
+            stream: StreamScript::default(),
         }
     }
 }
 
 /// Anthropic's error body.
-pub fn anthropic_error(message: &str) -> ResponseTemplate {
-    ResponseTemplate::new(400).set_body_json(json!({
-        "type": "error",
-        "error": {"type": "invalid_request_error", "message": message}
-    }))
+pub fn anthropic_error(message: &str) -> Reply {
+    Reply::json(
+        400,
+        json!({
+            "type": "error",
+            "error": {"type": "invalid_request_error", "message": message}
+        }),
+    )
 }
 
 impl Respond for AnthropicServer {
     fn respond(&self, request: &Request) -> ResponseTemplate {
-        let Ok(body) = serde_json::from_slice::<Value>(&request.body) else {
+        self.reply(&request.body).template()
+    }
+}
+
+impl Fake for AnthropicServer {
+    fn reply(&self, request: &[u8]) -> Reply {
+        let Ok(body) = serde_json::from_slice::<Value>(request) else {
             return anthropic_error(
                 "There was an issue with your request. Please check your JSON body.",
             );
@@ -277,11 +360,23 @@ impl Respond for AnthropicServer {
             content.push(json!({"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix"}));
         }
         content.push(json!({"type": "text", "text": "## Goal\nThought it through."}));
-        ResponseTemplate::new(200).set_body_json(json!({
-            "id": "msg_1", "type": "message", "role": "assistant", "model": body["model"],
-            "content": content, "stop_reason": "end_turn",
-            "usage": {"input_tokens": prompt, "output_tokens": 300,
-                      "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
-        }))
+        let usage = json!({"input_tokens": prompt, "output_tokens": 300,
+                           "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0});
+        if body.get("stream").and_then(Value::as_bool) == Some(true) {
+            return self.stream.events(anthropic_stream(
+                &body["model"],
+                &content,
+                "end_turn",
+                &usage,
+            ));
+        }
+        Reply::json(
+            200,
+            json!({
+                "id": "msg_1", "type": "message", "role": "assistant", "model": body["model"],
+                "content": content, "stop_reason": "end_turn",
+                "usage": usage
+            }),
+        )
     }
 }

@@ -13,6 +13,7 @@ pub struct RedisServer {
     child: Option<Child>,
     port: u16,
     dir: std::path::PathBuf,
+    password: Option<String>,
 }
 
 fn free_port() -> u16 {
@@ -32,13 +33,19 @@ fn pong(port: u16) -> bool {
     if s.write_all(b"PING\r\n").is_err() {
         return false;
     }
-    let mut buf = [0u8; 16];
-    matches!(s.read(&mut buf), Ok(n) if buf[..n].starts_with(b"+PONG"))
+    let mut buf = [0u8; 64];
+    // With --requirepass, PING answers NOAUTH: the server is up all the same.
+    matches!(s.read(&mut buf), Ok(n) if buf[..n].starts_with(b"+PONG") || buf[..n].starts_with(b"-NOAUTH"))
 }
 
 impl RedisServer {
     /// Starts a server, or `None` when it is missing and skipping is allowed.
     pub fn start(test: &str) -> Option<RedisServer> {
+        Self::start_with(test, None)
+    }
+
+    /// [`RedisServer::start`], requiring `password` (`--requirepass`) when given.
+    pub fn start_with(test: &str, password: Option<&str>) -> Option<RedisServer> {
         if Command::new("redis-server")
             .arg("--version")
             .stdout(Stdio::null())
@@ -67,6 +74,7 @@ impl RedisServer {
             let mut child = Command::new("redis-server")
                 .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
                 .args(["--save", "", "--appendonly", "no"])
+                .args(password.map(|p| ["--requirepass", p]).into_iter().flatten())
                 .arg("--dir")
                 .arg(&dir)
                 .stdout(Stdio::null())
@@ -80,6 +88,7 @@ impl RedisServer {
                         child: Some(child),
                         port,
                         dir,
+                        password: password.map(str::to_string),
                     });
                 }
                 if let Ok(Some(_)) = child.try_wait() {
@@ -94,7 +103,10 @@ impl RedisServer {
     }
 
     pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/0", self.port)
+        match &self.password {
+            Some(p) => format!("redis://:{p}@127.0.0.1:{}/0", self.port),
+            None => format!("redis://127.0.0.1:{}/0", self.port),
+        }
     }
 
     /// Stops the server (SIGKILL): Redis is gone, as in an outage.

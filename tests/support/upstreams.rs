@@ -45,6 +45,7 @@ pub fn config(models: Vec<ModelConfig>) -> LlmConfig {
         fallback: FallbackPolicy::Extractive,
         models,
         upstream_timeout: Duration::from_secs(3),
+        stall: Duration::from_secs(60),
         deadline: Duration::from_secs(10),
         retries: 2,
         backoff_base: Duration::from_millis(5),

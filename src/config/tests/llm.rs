@@ -406,3 +406,44 @@ fn moa_from_the_file_and_the_environment() {
     );
     assert!(m.contains("\"x\""), "{m}");
 }
+
+#[test]
+fn streaming_and_stalls_from_the_file_and_the_environment() {
+    let c = load(&[]).unwrap();
+    assert_eq!(c.llm.stall, Duration::from_secs(60));
+    let c = load(&[
+        ("COMPACTD_MODEL_STALL_MS", "5000"),
+        ("COMPACTD_SUMMARIZER", "openai"),
+        ("COMPACTD_MODEL", "m"),
+        ("COMPACTD_MODEL_OPTIONS", "{stream = false}"),
+        (
+            "COMPACTD_MODELS",
+            r#"[{kind = "anthropic", model = "h", stall_ms = 0}]"#,
+        ),
+    ])
+    .unwrap();
+    let l = &c.llm;
+    assert_eq!(l.stall, Duration::from_secs(5));
+    assert_eq!(
+        (l.models[0].options.stream, l.models[0].options.streams()),
+        (Some(false), false)
+    );
+    assert_eq!(l.models[0].options.stall_ms, None);
+    assert!(l.models[1].options.streams(), "streams by default");
+    assert_eq!(l.models[1].options.stall_ms, Some(0));
+    let shown = shown_of(&c);
+    assert!(shown.contains(r#""modelStallMs":5000"#), "{shown}");
+    assert!(shown.contains(r#""stream":false"#), "{shown}");
+    assert!(shown.contains(r#""stallMs":0"#), "{shown}");
+    assert_names(
+        load(&[("COMPACTD_MODEL_STALL_MS", "soon")]),
+        "COMPACTD_MODEL_STALL_MS",
+    );
+    assert_names(
+        load(&[(
+            "COMPACTD_MODELS",
+            r#"[{kind = "openai", model = "m", stream = "perhaps"}]"#,
+        )]),
+        "COMPACTD_MODELS",
+    );
+}

@@ -125,6 +125,7 @@ const EVERY_SETTING: &[(&str, &str, &str)] = &[
         r#"{ thinking_budget = 2048, max_output_tokens = 16000 }"#,
     ),
     ("upstream_timeout_secs", "7", "7"),
+    ("model_stall_ms", "5", "5"),
     ("retries", "4", "4"),
     ("backoff_base_ms", "1", "1"),
     ("backoff_cap_ms", "2", "2"),

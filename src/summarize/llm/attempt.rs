@@ -4,28 +4,40 @@
 //! answer is read up to [`MAX_RESPONSE_BYTES`] and classified: a summary ([`Answer`]) or a
 //! [`Failure`] that says whether another attempt could succeed (both in `outcome`).
 //! Retrying, the deadline and the fallback are the engine's business, not this file's.
+//!
+//! A candidate that streams (the default) asks for a stream; errors still come as
+//! ordinary HTTP error bodies before any stream starts, and are read here as before; a
+//! 200 with a `text/event-stream` body is read by `streaming.rs`, one with a JSON body
+//! (a server that ignored `stream`) as a plain answer. While streaming, the wait for the
+//! response's head is bounded by the stall time too.
 
 use std::time::{Duration, SystemTime};
 
 use super::candidates::Candidate;
-use super::outcome::{Answer, Failure, MAX_QUOTED_CHARS, MAX_RESPONSE_BYTES};
-use super::{anthropic, openai, overflow, retry, truncate, ModelKind, Secrets};
+use super::outcome::{Answer, Failure, Written, MAX_QUOTED_CHARS, MAX_RESPONSE_BYTES};
+use super::{anthropic, openai, overflow, retry, streaming, truncate, ModelKind, Secrets};
 use crate::summarize::SummaryRequest;
 
-/// One HTTP exchange, bounded by `timeout`. Upstream error messages are scrubbed of every
-/// key in `secrets` before they are kept.
+/// One HTTP exchange, bounded by `timeout`; a streamed answer also by `stall` (the
+/// longest silence, `None`: none), its counts going to `report` as they arrive.
+/// Upstream error messages are scrubbed of every key in `secrets` before they are kept.
 pub(super) async fn send(
     client: &reqwest::Client,
     c: &Candidate,
     req: &SummaryRequest,
     timeout: Duration,
+    stall: Option<Duration>,
+    report: &mut (dyn FnMut(Written) + Send),
     secrets: &Secrets,
 ) -> Result<Answer, Failure> {
     let mut builder = client.post(c.endpoint.clone());
     let o = &c.options;
+    let stream = c.streams();
+    let stall = stall.filter(|_| stream);
     builder = match c.kind {
         ModelKind::Openai | ModelKind::AzureOpenai => {
             let knobs = openai::Knobs {
+                stream,
                 completion_tokens: c.completion_tokens(),
                 temperature: c.temperature(),
                 top_p: o.top_p,
@@ -36,6 +48,7 @@ pub(super) async fn send(
         }
         ModelKind::Anthropic => {
             let knobs = anthropic::Knobs {
+                stream,
                 thinking_budget: o.thinking_budget,
                 temperature: c.temperature(),
                 top_p: o.top_p,
@@ -53,11 +66,21 @@ pub(super) async fn send(
         builder = builder.header(name.clone(), value.clone());
     }
     let exchange = async {
-        let mut response = builder.send().await.map_err(Failure::from_reqwest)?;
+        let sent = builder.send();
+        let sent = match stall {
+            Some(d) => tokio::time::timeout(d, sent)
+                .await
+                .map_err(|_| Failure::Stalled(d))?,
+            None => sent.await,
+        };
+        let mut response = sent.map_err(Failure::from_reqwest)?;
         let status = response.status();
         let retry_after = retry::retry_after(response.headers(), SystemTime::now());
         if response.content_length().unwrap_or(0) > MAX_RESPONSE_BYTES {
             return Err(Failure::TooLarge);
+        }
+        if stream && status.is_success() && streaming::is_event_stream(&response) {
+            return streaming::read(response, c.kind, stall, report, secrets).await;
         }
         let mut body = Vec::new();
         while let Some(chunk) = response.chunk().await.map_err(Failure::from_reqwest)? {

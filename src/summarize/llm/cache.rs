@@ -11,6 +11,8 @@
 //! * Two tiers: this process's first (no round trip), then the shared one; a shared hit
 //!   is copied into the local tier. Writes go to both, before the answer is returned, so
 //!   the next identical request on any replica is a hit.
+//! * Single flight reaches across replicas through the shared tier ([`SummaryCache::claim`],
+//!   see `state::SharedCache`).
 //! * The shared tier stores [`Stored`] as JSON: the answer without what describes this
 //!   call (`retries`, `cached`). A Redis that fails is a miss (see `state::SharedCache`).
 
@@ -23,6 +25,7 @@ use sha2::{Digest, Sha256};
 
 use super::candidates::Candidate;
 use crate::config::Strategy;
+use crate::state::redis::cache::{Claim, FLIGHT_POLL};
 use crate::state::SharedCache;
 use crate::summarize::{MoaReport, SummarizerKind, Summary, SummaryRequest, Usage};
 
@@ -144,6 +147,31 @@ impl SummaryCache {
             cache.insert(*key, Arc::clone(&summary));
         }
         Some(summary)
+    }
+
+    /// Single flight across replicas: `None` when another replica answered `key` while
+    /// we waited (it is in the cache now); else the claim to make the call (nothing
+    /// held without a shared tier).
+    pub async fn claim(&self, key: &Key, lease: std::time::Duration) -> Option<Option<Claim>> {
+        let Some(shared) = &self.shared else {
+            return Some(None);
+        };
+        loop {
+            if let Some(claim) = shared.claim(key, lease).await {
+                return Some(Some(claim));
+            }
+            // Another replica is calling: its answer lands in the shared tier, or its
+            // claim goes (failed, cancelled, or expired with a dead replica).
+            loop {
+                tokio::time::sleep(FLIGHT_POLL).await;
+                if self.get(key).await.is_some() {
+                    return None;
+                }
+                if !shared.claimed(key).await {
+                    break;
+                }
+            }
+        }
     }
 
     pub async fn insert(&self, key: Key, summary: Summary) {

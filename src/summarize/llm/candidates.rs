@@ -43,6 +43,9 @@ pub(super) struct Candidate {
     /// Send the configured `temperature` (false: none configured, a reasoning model, or
     /// the server refused it).
     send_temperature: AtomicBool,
+    /// Ask for a stream (false: `stream = false`, or the server refused
+    /// `stream_options`).
+    stream: AtomicBool,
 }
 
 impl fmt::Debug for Candidate {
@@ -139,8 +142,24 @@ impl Candidate {
                 m.options.temperature.is_some()
                     && !(m.kind.is_openai_format() && is_openai_reasoning_model(&m.model)),
             ),
+            stream: AtomicBool::new(m.options.streams()),
             options: m.options.clone(),
         })
+    }
+
+    /// Whether answers are asked for as a stream.
+    pub(super) fn streams(&self) -> bool {
+        self.stream.load(Ordering::Relaxed)
+    }
+
+    /// The longest silence of a streamed answer: the candidate's `stall_ms`, else
+    /// `default`; `None` (zero): no stall detection.
+    pub(super) fn stall(&self, default: std::time::Duration) -> Option<std::time::Duration> {
+        let stall = self
+            .options
+            .stall_ms
+            .map_or(default, std::time::Duration::from_millis);
+        (!stall.is_zero()).then_some(stall)
     }
 
     /// Whether the output cap goes in `max_completion_tokens` (OpenAI wire format).
@@ -172,6 +191,15 @@ impl Candidate {
         }
         let text = message.to_ascii_lowercase();
         let refused = REFUSALS.iter().any(|r| text.contains(r));
+        // An OpenAI-compatible server that does not know `stream_options` (older vLLM
+        // and proxies: "stream_options: Extra inputs are not permitted"): without it a
+        // stream reports no usage, so the answer is asked for whole.
+        if self.kind.is_openai_format()
+            && text.contains("stream_options")
+            && self.stream.swap(false, Ordering::Relaxed)
+        {
+            return Some("the server refused stream_options; not streaming from now on");
+        }
         if self.kind.is_openai_format() && !self.switched_param.load(Ordering::Relaxed) {
             let completion = self.completion_tokens();
             // OpenAI: "Unsupported parameter: 'max_tokens' … Use 'max_completion_tokens'

@@ -19,7 +19,7 @@ use super::candidates::{Candidate, Candidates, Selection};
 use super::error::EngineError;
 use super::flight::{follow, Flights, Role};
 use super::metrics::record;
-use super::outcome::{Answer, Failure};
+use super::outcome::{Answer, Failure, Written};
 use super::retry::Backoff;
 use super::{attempt, overflow, truncation};
 use super::{FallbackPolicy, LlmConfig, Secrets, SummarizerChoice};
@@ -41,6 +41,9 @@ pub struct Engine {
     retries: u32,
     backoff: Backoff,
     upstream_timeout: Duration,
+    /// The longest silence of a streamed answer (zero: unbounded), unless a candidate
+    /// sets its own.
+    stall: Duration,
     deadline: Duration,
     cache: SummaryCache,
     /// Identical calls in progress share one upstream call (issue 13).
@@ -62,6 +65,7 @@ impl fmt::Debug for Engine {
             .field("retries", &self.retries)
             .field("backoff", &self.backoff)
             .field("upstream_timeout", &self.upstream_timeout)
+            .field("stall", &self.stall)
             .field("deadline", &self.deadline)
             .field("cached_answers", &self.cache.len())
             .finish_non_exhaustive()
@@ -173,6 +177,7 @@ impl Engine {
                 cap: config.backoff_cap.max(config.backoff_base),
             },
             upstream_timeout: config.upstream_timeout,
+            stall: config.stall,
             deadline: config.deadline,
             cache: SummaryCache::new(config.cache_entries, config.cache_bytes),
             flights: Flights::default(),
@@ -419,7 +424,22 @@ impl Engine {
             sink.emit(cached_step(&hit.model));
             return Ok(hit);
         }
+        // Another replica may be making this very call (shared state only).
+        let claim = match self.cache.claim(&key, self.deadline).await {
+            Some(claim) => claim,
+            None => match self.cached(&key).await {
+                Some(hit) => {
+                    metrics::counter!("compactd_single_flight_joins_total").increment(1);
+                    lead.finish(Ok(hit.clone()));
+                    sink.emit(cached_step(&hit.model));
+                    return Ok(hit);
+                }
+                None => None,
+            },
+        };
         let answered = run().await;
+        // `run` cached a success before the claim goes, so waiting replicas find it.
+        drop(claim);
         lead.finish(answered.clone());
         answered
     }

@@ -12,7 +12,9 @@
 //!   classifying the answer as a summary or a failure;
 //! * `outcome.rs`: what an attempt gives, an answer or a failure, and whether another
 //!   attempt could succeed;
-//! * `openai.rs`, `anthropic.rs`: the two wire formats;
+//! * `openai.rs`, `anthropic.rs`: the two wire formats, plain and streamed;
+//! * `streaming.rs`: reading a streamed answer (the stall timer, the `delta` counts);
+//! * `sse.rs`: the `text/event-stream` decoder it uses;
 //! * `overflow.rs`: recognizing an answer that says the request exceeds the model's
 //!   context window (each server's wording);
 //! * `truncation.rs`: noticing a prompt the server cut silently (Ollama), from the
@@ -25,7 +27,8 @@
 //!
 //! The imports between these files point one way: `engine` uses `candidates`,
 //! `attempt`, `outcome`, `cache`, `retry`, `overflow`, `truncation` and `metrics`;
-//! `attempt` uses `candidates`, `overflow` and the wire formats; `candidates` uses
+//! `attempt` uses `candidates`, `overflow`, `streaming` and the wire formats;
+//! `streaming` uses `sse` and the wire formats; `candidates` uses
 //! `outcome` (to learn from a failure);
 //! the wire formats use `outcome`; `candidates` uses `error`; `moa` uses `engine` (whose
 //! `Engine::summarize` calls the MoA method `moa` adds), `candidates` and `cache`. No file
@@ -56,6 +59,16 @@
 //!   token-limit parameter sent switches to the other one (once per candidate), and one
 //!   that refuses `temperature` stops sending it; the request is sent again at once (not
 //!   a retry) and the change is kept for the candidate.
+//! * **Streaming.** A candidate asks for its answer as a stream (unless `stream =
+//!   false`): OpenAI-compatible and Azure with `stream_options.include_usage`, Anthropic
+//!   with its event stream. The tokens written so far are reported as `delta` progress
+//!   events (throttled), and a stream silent for the stall time (`model_stall_ms`,
+//!   a candidate's `stall_ms`) is abandoned as `stalled` and retried like a timeout
+//!   (`compactd_upstream_stalls_total{model}`). Errors before a stream are the same
+//!   HTTP errors as without one; an error event mid-stream (Anthropic's
+//!   `overloaded_error`) is the failure its status would be. The answer, usage and
+//!   warnings are the same as a plain answer's. A server that refuses `stream_options`
+//!   (a 400 naming it) is not asked to stream again.
 //! * **Silent truncation.** An answer whose reported prompt tokens fall below a lower
 //!   bound of what was sent carries a warning (`truncation.rs`).
 //! * **Deadline.** One deadline (`deadline`) bounds the whole call, every candidate and
@@ -90,6 +103,8 @@ mod openai;
 mod outcome;
 mod overflow;
 mod retry;
+mod sse;
+mod streaming;
 mod truncation;
 
 use secrecy::{ExposeSecret, SecretString};

@@ -24,6 +24,37 @@ pub(super) struct Answer {
     pub(super) usage: Usage,
 }
 
+/// Output tokens of an answer being streamed, so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Written {
+    /// Everything generated, reasoning included.
+    pub(super) output: u64,
+    pub(super) reasoning: u64,
+    /// Counted from the text (UTF-16 units / 4, compactd's estimate), not by the server.
+    pub(super) estimated: bool,
+}
+
+impl Written {
+    /// From the UTF-16 units streamed so far, or the server's counts once given.
+    pub(super) fn count(text_units: u64, reasoning_units: u64, server: Option<(u64, u64)>) -> Self {
+        match server {
+            Some((output, reasoning)) => Written {
+                output,
+                reasoning,
+                estimated: false,
+            },
+            None => {
+                let reasoning = reasoning_units.div_ceil(4);
+                Written {
+                    output: text_units.div_ceil(4) + reasoning,
+                    reasoning,
+                    estimated: true,
+                }
+            }
+        }
+    }
+}
+
 /// Why one attempt failed. The texts are short and never hold a key, a URL or a body.
 #[derive(Debug)]
 pub(super) enum Failure {
@@ -31,8 +62,20 @@ pub(super) enum Failure {
     Connect(String),
     /// No complete answer within the per-attempt timeout.
     Timeout(Duration),
-    /// The connection broke while sending or receiving.
+    /// The connection broke while sending or receiving (a stream that ended before the
+    /// answer did is one).
     Transport(String),
+    /// A streaming upstream sent nothing, not even a keep-alive, for this long (the
+    /// candidate's stall time): the attempt is abandoned, like a timeout.
+    Stalled(Duration),
+    /// The server broke off a stream with an error event (Anthropic's `event: error`, an
+    /// OpenAI-compatible `data: {"error": …}`): `code` is the HTTP status the same error
+    /// has before a stream starts (`overloaded_error` 529, …), and decides retrying.
+    Interrupted {
+        code: u16,
+        kind: String,
+        message: Option<String>,
+    },
     /// A non-2xx status, with the server's requested wait and a short error message.
     Status {
         code: u16,
@@ -87,8 +130,13 @@ impl Failure {
     /// Worth another attempt at the same candidate with the same request.
     pub(super) fn is_transient(&self) -> bool {
         match self {
-            Failure::Connect(_) | Failure::Timeout(_) | Failure::Transport(_) => true,
-            Failure::Status { code, .. } => retry::transient_status(*code),
+            Failure::Connect(_)
+            | Failure::Timeout(_)
+            | Failure::Transport(_)
+            | Failure::Stalled(_) => true,
+            Failure::Status { code, .. } | Failure::Interrupted { code, .. } => {
+                retry::transient_status(*code)
+            }
             Failure::Stopped { .. }
             | Failure::Empty
             | Failure::Unparsable(_)
@@ -101,8 +149,13 @@ impl Failure {
     /// unchanged on these instead of writing its fallback summary.
     pub(super) fn is_out_of_reach(&self) -> bool {
         match self {
-            Failure::Connect(_) | Failure::Timeout(_) | Failure::Transport(_) => true,
-            Failure::Status { code, .. } => matches!(code, 401 | 402 | 403 | 408 | 504),
+            Failure::Connect(_)
+            | Failure::Timeout(_)
+            | Failure::Transport(_)
+            | Failure::Stalled(_) => true,
+            Failure::Status { code, .. } | Failure::Interrupted { code, .. } => {
+                matches!(code, 401 | 402 | 403 | 408 | 504)
+            }
             Failure::Stopped { .. }
             | Failure::Empty
             | Failure::Unparsable(_)
@@ -124,6 +177,7 @@ impl Failure {
         match self {
             Failure::Status { code, .. } => *code,
             Failure::ContextOverflow { code, .. } => *code,
+            Failure::Interrupted { code, .. } => *code,
             _ => 0,
         }
     }
@@ -135,6 +189,19 @@ impl fmt::Display for Failure {
             Failure::Connect(e) => write!(f, "cannot connect ({e})"),
             Failure::Timeout(d) => write!(f, "no answer within {} ms", d.as_millis()),
             Failure::Transport(e) => write!(f, "transport error ({e})"),
+            Failure::Stalled(d) => write!(
+                f,
+                "stalled: the stream sent nothing for {} ms",
+                d.as_millis()
+            ),
+            Failure::Interrupted {
+                kind,
+                message: Some(m),
+                ..
+            } => write!(f, "the stream broke off with an error ({kind}: {m})"),
+            Failure::Interrupted { kind, .. } => {
+                write!(f, "the stream broke off with an error ({kind})")
+            }
             Failure::Status {
                 code,
                 message: Some(m),

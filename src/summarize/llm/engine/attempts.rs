@@ -90,7 +90,27 @@ impl Engine {
                 attempt,
                 cached: false,
             });
-            let sent = attempt::send(&self.client, c, req, self.upstream_timeout, &self.secrets);
+            let sink = progress.sink;
+            let model = format!("{}/{}", c.name, c.model);
+            let mut report = |w: Written| {
+                sink.emit(ProgressEvent::Delta {
+                    part: Part::default(),
+                    model: model.clone(),
+                    attempt,
+                    output_tokens: w.output,
+                    reasoning_tokens: w.reasoning,
+                    estimated: w.estimated,
+                })
+            };
+            let sent = attempt::send(
+                &self.client,
+                c,
+                req,
+                self.upstream_timeout,
+                c.stall(self.stall),
+                &mut report,
+                &self.secrets,
+            );
             let failure = match sent.await {
                 Ok(answer) => {
                     if attempt > 1 {
@@ -104,6 +124,10 @@ impl Engine {
                 // Not a retry: the request changes, and only once per parameter.
                 tracing::warn!(candidate = %c.name, model = %c.model, attempt, "{learned}");
                 continue;
+            }
+            if let Failure::Stalled(_) = failure {
+                metrics::counter!("compactd_upstream_stalls_total", "model" => c.name.clone())
+                    .increment(1);
             }
             let error = self.secrets.scrub(&failure.to_string());
             let status = failure.status();
