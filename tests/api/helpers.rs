@@ -183,10 +183,12 @@ pub fn small_session() -> String {
     lines.join("\n") + "\n"
 }
 
-/// Runs the `compactd` binary, expects success, and parses what it prints.
-pub fn cli_json(args: &[&str]) -> serde_json::Value {
+/// Runs the `compactd` binary (with no `COMPACTD_CONFIG` file), expects success, and
+/// returns what it printed.
+pub fn cli_output(args: &[&str]) -> Vec<u8> {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_compactd"))
         .args(args)
+        .env_remove("COMPACTD_CONFIG")
         .output()
         .expect("compactd runs");
     assert!(
@@ -194,7 +196,12 @@ pub fn cli_json(args: &[&str]) -> serde_json::Value {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).expect("compactd prints JSON")
+    out.stdout
+}
+
+/// [`cli_output`], parsed as JSON.
+pub fn cli_json(args: &[&str]) -> serde_json::Value {
+    serde_json::from_slice(&cli_output(args)).expect("compactd prints JSON")
 }
 
 /// What a test model answers: an LLM summary with no usage, no retries, not cached.

@@ -2,27 +2,10 @@
 //! answers, byte for byte (both write `PrepareResponse::to_json`), and `--pretty` the same
 //! value indented.
 
-use std::process::Command;
-
 use serde_json::Value;
 
 use crate::fixtures;
-use crate::helpers::spawn_app;
-
-/// Runs `compactd`, expects success, and returns what it printed.
-fn compactd(args: &[&str]) -> Vec<u8> {
-    let out = Command::new(env!("CARGO_BIN_EXE_compactd"))
-        .args(args)
-        .env_remove("COMPACTD_CONFIG")
-        .output()
-        .expect("compactd runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
+use crate::helpers::{cli_output as compactd, spawn_app};
 
 /// The server's answer and the two commands' output for one session and keepRecentTokens.
 async fn compare(file: &std::path::Path, keep: &str) -> Value {
