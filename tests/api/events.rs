@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use compactd::config::{FallbackPolicy, ModelConfig};
+use compactd::config::FallbackPolicy;
 use serde_json::{json, Value};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -43,6 +43,22 @@ async fn post_events(
         .unwrap();
     assert_eq!(res.status().as_u16(), 200);
     Reader::new(res)
+}
+
+/// A JSON request asking for events, its stream not read yet.
+async fn stream_json(app: &TestApp, path: &str, body: &Value) -> Reader {
+    post_events(
+        app,
+        path,
+        "application/json",
+        serde_json::to_vec(body).unwrap(),
+    )
+    .await
+}
+
+/// A JSON request's events, read to the end of the stream.
+async fn events_of(app: &TestApp, path: &str, body: &Value) -> Vec<Item> {
+    stream_json(app, path, body).await.all().await
 }
 
 /// Ids are 0, 1, 2, … in order.
@@ -120,11 +136,7 @@ async fn retries_and_the_answer_come_as_events_in_order() {
         .await;
     let llm = config(vec![openai("local", &server)]);
     let app = spawn_app_with(move |c| c.llm = llm).await;
-    let body = serde_json::to_vec(&summarize_body()).unwrap();
-    let items = post_events(&app, "/v1/summarize", "application/json", body)
-        .await
-        .all()
-        .await;
+    let items = events_of(&app, "/v1/summarize", &summarize_body()).await;
     assert_eq!(
         names(&items),
         ["prepared", "summarizing", "retry", "summarizing", "result"],
@@ -162,11 +174,7 @@ async fn a_failing_model_shows_the_fallback_or_ends_with_an_error_event() {
         .await;
     let llm = config(vec![openai("local", &server)]);
     let app = spawn_app_with(move |c| c.llm = llm).await;
-    let body = serde_json::to_vec(&summarize_body()).unwrap();
-    let items = post_events(&app, "/v1/summarize", "application/json", body.clone())
-        .await
-        .all()
-        .await;
+    let items = events_of(&app, "/v1/summarize", &summarize_body()).await;
     assert_eq!(
         names(&items),
         ["prepared", "summarizing", "fallback", "result"],
@@ -181,10 +189,7 @@ async fn a_failing_model_shows_the_fallback_or_ends_with_an_error_event() {
     let mut llm = config(vec![openai("local", &server)]);
     llm.fallback = FallbackPolicy::None;
     let app = spawn_app_with(move |c| c.llm = llm).await;
-    let items = post_events(&app, "/v1/summarize", "application/json", body)
-        .await
-        .all()
-        .await;
+    let items = events_of(&app, "/v1/summarize", &summarize_body()).await;
     assert_eq!(
         names(&items),
         ["prepared", "summarizing", "error"],
@@ -212,11 +217,7 @@ async fn a_second_candidate_after_the_first_fails_is_a_fallback_event() {
         openai("second", &answering),
     ]);
     let app = spawn_app_with(move |c| c.llm = llm).await;
-    let body = serde_json::to_vec(&summarize_body()).unwrap();
-    let items = post_events(&app, "/v1/summarize", "application/json", body)
-        .await
-        .all()
-        .await;
+    let items = events_of(&app, "/v1/summarize", &summarize_body()).await;
     assert_eq!(
         names(&items),
         [
@@ -252,8 +253,7 @@ async fn a_slow_model_gets_heartbeats_and_holds_its_place_under_the_limit() {
         c.max_concurrency = 1;
     })
     .await;
-    let body = serde_json::to_vec(&summarize_body()).unwrap();
-    let mut reader = post_events(&app, "/v1/summarize", "application/json", body).await;
+    let mut reader = stream_json(&app, "/v1/summarize", &summarize_body()).await;
     assert_eq!(reader.next().await.unwrap().name(), "prepared");
     // The stream's work holds the one permit: another request is shed.
     problem(
@@ -331,15 +331,7 @@ async fn branch_summaries_and_hermes_compactions_stream_too() {
     let app = spawn_app().await;
     let tree = crate::branch::tree();
     let body = json!({"entries": entries_of(&tree), "oldLeafId": "d", "targetId": "e"});
-    let items = post_events(
-        &app,
-        "/v1/branch-summary",
-        "application/json",
-        serde_json::to_vec(&body).unwrap(),
-    )
-    .await
-    .all()
-    .await;
+    let items = events_of(&app, "/v1/branch-summary", &body).await;
     assert_eq!(
         names(&items),
         ["prepared", "summarizing", "result"],
@@ -347,34 +339,21 @@ async fn branch_summaries_and_hermes_compactions_stream_too() {
     );
     assert_eq!(items[0].json()["operation"], "branch-summary");
     assert_eq!(items[1].json()["part"], "branch");
-    let mut streamed = items[2].json();
-    let mut plain: Value = app
+    let streamed = items[2].json();
+    let plain: Value = app
         .post_json("/v1/branch-summary", &body)
         .await
         .json()
         .await
         .unwrap();
-    for v in [&mut streamed, &mut plain] {
-        let e = v["entry"].as_object_mut().unwrap();
-        e.remove("id");
-        e.remove("timestamp");
-    }
-    assert_eq!(streamed, plain);
+    assert_eq!(without_fresh(streamed), without_fresh(plain));
 
     // hermes without a model: nothing to summarize with, the list comes back unchanged.
     let messages: Vec<Value> = (0..12)
         .map(|i| json!({"role": if i % 2 == 0 {"user"} else {"assistant"}, "content": format!("message {i} ").repeat(400)}))
         .collect();
     let body = json!({"messages": messages, "contextLength": 8000, "today": "2026-01-15"});
-    let items = post_events(
-        &app,
-        "/v1/hermes/compress",
-        "application/json",
-        serde_json::to_vec(&body).unwrap(),
-    )
-    .await
-    .all()
-    .await;
+    let items = events_of(&app, "/v1/hermes/compress", &body).await;
     assert_eq!(names(&items).last(), Some(&"result"), "{items:?}");
     let plain: Value = app
         .post_json("/v1/hermes/compress", &body)
@@ -388,12 +367,7 @@ async fn branch_summaries_and_hermes_compactions_stream_too() {
 #[tokio::test]
 async fn a_client_that_leaves_the_stream_cancels_the_work() {
     let (port, arrived, upstream) = silent_upstream().await;
-    let mut llm = config(vec![ModelConfig {
-        base_url: format!("http://127.0.0.1:{port}/v1"),
-        ..openai("local", &MockServer::start().await)
-    }]);
-    llm.upstream_timeout = Duration::from_secs(30);
-    llm.deadline = Duration::from_secs(30);
+    let llm = crate::helpers::silent_model("local", port).await;
     let app = Arc::new(
         spawn_app_with(move |c| {
             c.llm = llm;
@@ -401,8 +375,7 @@ async fn a_client_that_leaves_the_stream_cancels_the_work() {
         })
         .await,
     );
-    let body = serde_json::to_vec(&summarize_body()).unwrap();
-    let mut reader = post_events(&app, "/v1/summarize", "application/json", body).await;
+    let mut reader = stream_json(&app, "/v1/summarize", &summarize_body()).await;
     assert_eq!(reader.next().await.unwrap().name(), "prepared");
     arrived.await.unwrap();
     drop(reader);

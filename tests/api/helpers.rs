@@ -210,3 +210,16 @@ pub fn llm_summary(text: &str, model: &str) -> compactd::summarize::Summary {
         warnings: Vec::new(),
     }
 }
+
+/// The summarizer settings of one model, `name`, served by the silent upstream on `port`
+/// (`upstreams::silent_upstream`: it takes the request and never answers), with deadlines
+/// long enough that only a cancellation ends the call.
+pub async fn silent_model(name: &str, port: u16) -> compactd::config::LlmConfig {
+    let mut llm = crate::upstreams::config(vec![compactd::config::ModelConfig {
+        base_url: format!("http://127.0.0.1:{port}/v1"),
+        ..crate::upstreams::openai(name, &wiremock::MockServer::start().await)
+    }]);
+    llm.upstream_timeout = std::time::Duration::from_secs(30);
+    llm.deadline = std::time::Duration::from_secs(30);
+    llm
+}

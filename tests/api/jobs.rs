@@ -4,13 +4,13 @@
 
 use std::time::Duration;
 
-use compactd::config::{ClientKeys, ModelConfig};
+use compactd::config::ClientKeys;
 use serde_json::{json, Value};
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::helpers::{problem, small_session, spawn_app_with, TestApp};
-use crate::sse::{names, Reader};
+use crate::sse::{names, Item, Reader};
 use crate::upstreams::{config, openai, silent_upstream};
 
 fn summarize_body(text: &str) -> Value {
@@ -70,6 +70,31 @@ async fn send(
     req.send().await.unwrap()
 }
 
+/// `POST /v1/summarize` with these headers and body.
+async fn summarize(app: &TestApp, headers: &[(&str, &str)], body: &Value) -> reqwest::Response {
+    send(
+        app,
+        reqwest::Method::POST,
+        "/v1/summarize",
+        headers,
+        Some(body),
+    )
+    .await
+}
+
+/// A job's events stream (`GET {location}/events`) read to its end.
+async fn events(app: &TestApp, location: &str, headers: &[(&str, &str)]) -> Vec<Item> {
+    let path = format!("{location}/events");
+    Reader::new(send(app, reqwest::Method::GET, &path, headers, None).await)
+        .all()
+        .await
+}
+
+/// The `Location` of a 202.
+fn location(res: &reqwest::Response) -> String {
+    res.headers()["location"].to_str().unwrap().to_string()
+}
+
 async fn get_json(app: &TestApp, path: &str, headers: &[(&str, &str)]) -> (u16, Value) {
     let res = send(app, reqwest::Method::GET, path, headers, None).await;
     let status = res.status().as_u16();
@@ -104,7 +129,7 @@ async fn respond_async_answers_202_and_the_job_keeps_progress_and_result() {
         .unwrap();
     assert_eq!(res.status().as_u16(), 202);
     assert_eq!(res.headers()["preference-applied"], "respond-async");
-    let location = res.headers()["location"].to_str().unwrap().to_string();
+    let location = location(&res);
     let accepted: Value = res.json().await.unwrap();
     let id = accepted["id"].as_str().unwrap();
     assert_eq!(location, format!("/v1/jobs/{id}"));
@@ -130,28 +155,12 @@ async fn respond_async_answers_202_and_the_job_keeps_progress_and_result() {
     assert_eq!(result["summarizer"], "llm");
 
     // The events, replayed after the end: the stream a client would have read.
-    let res = send(
-        &app,
-        reqwest::Method::GET,
-        &format!("{location}/events"),
-        &[],
-        None,
-    )
-    .await;
-    let items = Reader::new(res).all().await;
+    let items = events(&app, &location, &[]).await;
     assert_eq!(names(&items).first(), Some(&"prepared"));
     assert_eq!(names(&items).last(), Some(&"result"));
     assert_eq!(&items.last().unwrap().json(), result);
     // Resuming after an id skips what was seen.
-    let res = send(
-        &app,
-        reqwest::Method::GET,
-        &format!("{location}/events"),
-        &[("last-event-id", "0")],
-        None,
-    )
-    .await;
-    let resumed = Reader::new(res).all().await;
+    let resumed = events(&app, &location, &[("last-event-id", "0")]).await;
     assert_eq!(names(&resumed).len(), names(&items).len() - 1);
     let calls = result["calls"].as_u64().unwrap() as usize;
     assert_eq!(upstream_calls(&server).await, calls);
@@ -161,26 +170,16 @@ async fn respond_async_answers_202_and_the_job_keeps_progress_and_result() {
 async fn a_job_streamed_live_replays_the_past_then_follows_to_the_end() {
     let server = slow_model(Duration::from_millis(800), "live").await;
     let app = app_with_model(&server, |_| {}).await;
-    let res = send(
+    let res = summarize(
         &app,
-        reqwest::Method::POST,
-        "/v1/summarize",
         &[("prefer", "respond-async")],
-        Some(&summarize_body("fix it")),
+        &summarize_body("fix it"),
     )
     .await;
     assert_eq!(res.status().as_u16(), 202);
-    let location = res.headers()["location"].to_str().unwrap().to_string();
+    let location = location(&res);
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let res = send(
-        &app,
-        reqwest::Method::GET,
-        &format!("{location}/events"),
-        &[],
-        None,
-    )
-    .await;
-    let items = Reader::new(res).all().await;
+    let items = events(&app, &location, &[]).await;
     assert_eq!(
         names(&items),
         ["prepared", "summarizing", "result"],
@@ -206,16 +205,9 @@ async fn jobs_are_visible_only_to_the_key_that_created_them() {
         ("authorization", "Bearer key-a"),
         ("prefer", "respond-async"),
     ];
-    let res = send(
-        &app,
-        reqwest::Method::POST,
-        "/v1/summarize",
-        &a,
-        Some(&summarize_body("x")),
-    )
-    .await;
+    let res = summarize(&app, &a, &summarize_body("x")).await;
     assert_eq!(res.status().as_u16(), 202);
-    let location = res.headers()["location"].to_str().unwrap().to_string();
+    let location = location(&res);
     let done = finished(&app, &location, &[("authorization", "Bearer key-a")]).await;
     assert_eq!(done["result"]["summary"], "mine");
     let b = [("authorization", "Bearer key-b")];
@@ -242,22 +234,10 @@ async fn jobs_are_visible_only_to_the_key_that_created_them() {
 #[tokio::test]
 async fn delete_cancels_a_running_job_and_its_upstream_call() {
     let (port, arrived, upstream) = silent_upstream().await;
-    let mut llm = config(vec![ModelConfig {
-        base_url: format!("http://127.0.0.1:{port}/v1"),
-        ..openai("local", &MockServer::start().await)
-    }]);
-    llm.upstream_timeout = Duration::from_secs(30);
-    llm.deadline = Duration::from_secs(30);
+    let llm = crate::helpers::silent_model("local", port).await;
     let app = spawn_app_with(move |c| c.llm = llm).await;
-    let res = send(
-        &app,
-        reqwest::Method::POST,
-        "/v1/summarize",
-        &[("prefer", "respond-async")],
-        Some(&summarize_body("x")),
-    )
-    .await;
-    let location = res.headers()["location"].to_str().unwrap().to_string();
+    let res = summarize(&app, &[("prefer", "respond-async")], &summarize_body("x")).await;
+    let location = location(&res);
     arrived.await.unwrap();
     let res = send(&app, reqwest::Method::DELETE, &location, &[], None).await;
     assert_eq!(res.status().as_u16(), 200);
@@ -265,15 +245,7 @@ async fn delete_cancels_a_running_job_and_its_upstream_call() {
     assert_eq!(job["status"], "cancelled");
     assert_eq!(job["error"]["type"], "urn:compactd:problem:job-cancelled");
     assert!(upstream.await.unwrap(), "the upstream call was dropped");
-    let res = send(
-        &app,
-        reqwest::Method::GET,
-        &format!("{location}/events"),
-        &[],
-        None,
-    )
-    .await;
-    let items = Reader::new(res).all().await;
+    let items = events(&app, &location, &[]).await;
     assert_eq!(names(&items).last(), Some(&"error"));
     // Deleting again changes nothing.
     let (_, again) = get_json(&app, &location, &[]).await;
@@ -299,47 +271,19 @@ async fn an_idempotent_retry_joins_the_running_call_and_another_body_is_refused(
         .await;
     assert!(gave_up.is_err());
     // …and its retry joins the same job instead of paying again.
-    let retry = send(
-        &app,
-        reqwest::Method::POST,
-        "/v1/summarize",
-        &key,
-        Some(&body),
-    )
-    .await;
+    let retry = summarize(&app, &key, &body).await;
     assert_eq!(retry.status().as_u16(), 200);
     let first: Value = retry.json().await.unwrap();
     assert_eq!(first["summary"], "once");
     assert_eq!(upstream_calls(&server).await, 1);
     // After the end, the same key answers from the job.
-    let late = send(
-        &app,
-        reqwest::Method::POST,
-        "/v1/summarize",
-        &key,
-        Some(&body),
-    )
-    .await;
+    let late = summarize(&app, &key, &body).await;
     assert_eq!(late.json::<Value>().await.unwrap(), first);
     assert_eq!(upstream_calls(&server).await, 1);
 
-    let other = send(
-        &app,
-        reqwest::Method::POST,
-        "/v1/summarize",
-        &key,
-        Some(&summarize_body("something else")),
-    )
-    .await;
+    let other = summarize(&app, &key, &summarize_body("something else")).await;
     problem(other, 422, "idempotency-key-reused").await;
-    let bad = send(
-        &app,
-        reqwest::Method::POST,
-        "/v1/summarize",
-        &[("idempotency-key", "\"\"")],
-        Some(&body),
-    )
-    .await;
+    let bad = summarize(&app, &[("idempotency-key", "\"\"")], &body).await;
     problem(bad, 400, "invalid-idempotency-key").await;
     assert_eq!(upstream_calls(&server).await, 1);
 }
@@ -353,27 +297,13 @@ async fn leaving_a_job_stream_does_not_cancel_the_job() {
         ("accept", "text/event-stream"),
     ];
     let body = summarize_body("keep going");
-    let res = send(
-        &app,
-        reqwest::Method::POST,
-        "/v1/summarize",
-        &headers,
-        Some(&body),
-    )
-    .await;
+    let res = summarize(&app, &headers, &body).await;
     let mut reader = Reader::new(res);
     assert_eq!(reader.next().await.unwrap().name(), "prepared");
     drop(reader);
     // The retry (plain this time) gets the answer of the job the stream started.
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let res = send(
-        &app,
-        reqwest::Method::POST,
-        "/v1/summarize",
-        &[("idempotency-key", "stream-1")],
-        Some(&body),
-    )
-    .await;
+    let res = summarize(&app, &[("idempotency-key", "stream-1")], &body).await;
     assert_eq!(res.status().as_u16(), 200);
     assert_eq!(res.json::<Value>().await.unwrap()["summary"], "kept");
     assert_eq!(upstream_calls(&server).await, 1);
@@ -384,37 +314,16 @@ async fn jobs_share_the_concurrency_limit_and_a_full_server_says_when_to_retry()
     let server = slow_model(Duration::from_millis(700), "limited").await;
     let app = app_with_model(&server, |c| c.max_concurrency = 1).await;
     let async_ = [("prefer", "respond-async")];
-    let res = send(
-        &app,
-        reqwest::Method::POST,
-        "/v1/summarize",
-        &async_,
-        Some(&summarize_body("a")),
-    )
-    .await;
+    let res = summarize(&app, &async_, &summarize_body("a")).await;
     assert_eq!(res.status().as_u16(), 202);
-    let location = res.headers()["location"].to_str().unwrap().to_string();
+    let location = location(&res);
     // The job holds the one place; reading it is not shed (reads hold a place only
     // while they answer).
-    let res = send(
-        &app,
-        reqwest::Method::POST,
-        "/v1/summarize",
-        &async_,
-        Some(&summarize_body("b")),
-    )
-    .await;
+    let res = summarize(&app, &async_, &summarize_body("b")).await;
     assert_eq!(res.headers()["retry-after"], "1");
     problem(res, 503, "overloaded").await;
     finished(&app, &location, &[]).await;
-    let res = send(
-        &app,
-        reqwest::Method::POST,
-        "/v1/summarize",
-        &async_,
-        Some(&summarize_body("b")),
-    )
-    .await;
+    let res = summarize(&app, &async_, &summarize_body("b")).await;
     assert_eq!(res.status().as_u16(), 202);
 }
 
@@ -422,15 +331,8 @@ async fn jobs_share_the_concurrency_limit_and_a_full_server_says_when_to_retry()
 async fn finished_jobs_expire_after_their_ttl() {
     let server = slow_model(Duration::from_millis(10), "brief").await;
     let app = app_with_model(&server, |c| c.job_ttl = Duration::from_secs(1)).await;
-    let res = send(
-        &app,
-        reqwest::Method::POST,
-        "/v1/summarize",
-        &[("prefer", "respond-async")],
-        Some(&summarize_body("x")),
-    )
-    .await;
-    let location = res.headers()["location"].to_str().unwrap().to_string();
+    let res = summarize(&app, &[("prefer", "respond-async")], &summarize_body("x")).await;
+    let location = location(&res);
     finished(&app, &location, &[]).await;
     tokio::time::sleep(Duration::from_millis(2200)).await;
     let res = send(&app, reqwest::Method::GET, &location, &[], None).await;
@@ -442,15 +344,7 @@ async fn identical_requests_in_flight_share_one_upstream_call() {
     let server = slow_model(Duration::from_millis(600), "shared").await;
     let app = app_with_model(&server, |_| {}).await;
     let body = summarize_body("same request");
-    let calls = (0..4).map(|_| {
-        send(
-            &app,
-            reqwest::Method::POST,
-            "/v1/summarize",
-            &[],
-            Some(&body),
-        )
-    });
+    let calls = (0..4).map(|_| summarize(&app, &[], &body));
     let answers = futures_util::future::join_all(calls).await;
     for res in answers {
         assert_eq!(res.status().as_u16(), 200);

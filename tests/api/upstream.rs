@@ -4,24 +4,18 @@
 
 use std::time::{Duration, Instant};
 
-use compactd::config::{FallbackPolicy, ModelConfig};
+use compactd::config::FallbackPolicy;
 use serde_json::{json, Value};
-use wiremock::MockServer;
 
 use crate::upstreams::{
-    config, openai, raw_config, raw_upstream, silent_upstream, Misbehaviour, KEY, MISBEHAVIOURS,
+    raw_config, raw_upstream, silent_upstream, Misbehaviour, KEY, MISBEHAVIOURS,
 };
 
 /// Through the real server: a client that hangs up cancels the model call it caused.
 #[tokio::test]
 async fn a_client_disconnect_cancels_the_upstream_call() {
     let (port, _arrived, upstream) = silent_upstream().await;
-    let mut llm = config(vec![ModelConfig {
-        base_url: format!("http://127.0.0.1:{port}/v1"),
-        ..openai("openai", &MockServer::start().await)
-    }]);
-    llm.upstream_timeout = Duration::from_secs(30);
-    llm.deadline = Duration::from_secs(30);
+    let llm = crate::helpers::silent_model("openai", port).await;
     let app = crate::helpers::spawn_app_with(move |c| c.llm = llm).await;
     let client = reqwest::Client::builder()
         .timeout(Duration::from_millis(500))
