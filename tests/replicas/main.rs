@@ -1,8 +1,9 @@
 //! Two compactd processes (the real binary) sharing one real `redis-server` (issue 13):
 //! a job started on one is read, followed and cancelled on the other, an idempotent retry
 //! sent to the other pays the model once, a replica killed with SIGKILL leaves its job
-//! `failed` (`job-lost`) once its lease expires, the summary cache is shared, and a
-//! Redis that goes away fails readiness and jobs (503) while plain compactions answer.
+//! `failed` (`job-lost`) once its lease expires, a follower leaving does not stop the job,
+//! finished jobs expire, the summary cache and single flight are shared, and a Redis
+//! that goes away fails readiness and jobs (503) while plain compactions answer.
 //!
 //! The fake model servers count their calls (wiremock) or report a closed connection
 //! (`silent_upstream`). Every request has a client timeout: a hang fails the test.
@@ -544,4 +545,29 @@ async fn identical_requests_on_two_replicas_share_one_upstream_call() {
         1,
         "one replica called, the other waited"
     );
+}
+
+#[tokio::test]
+async fn leaving_a_followed_job_on_the_other_replica_does_not_cancel_it() {
+    let Some(redis) = RedisServer::start("leaving_a_followed_job…") else {
+        return;
+    };
+    let model = slow_model(Duration::from_millis(1000), "kept going").await;
+    let (a, b) = two_replicas(&redis, &model_base(&model)).await;
+    let id = start_job(&a, "leave", None).await;
+    let res = b
+        .send(Method::GET, &format!("/v1/jobs/{id}/events"), &[], None)
+        .await;
+    let mut reader = Reader::new(res);
+    let first = reader.next().await.expect("an event");
+    assert_eq!(first.name(), "prepared");
+    drop(reader); // The follower on B goes away mid-job.
+    until(
+        Duration::from_secs(10),
+        "the job still succeeds",
+        || async { b.job(&id).await["status"] == "succeeded" },
+    )
+    .await;
+    assert_eq!(b.job(&id).await["result"]["summary"], "kept going");
+    assert_eq!(calls(&model).await, 1);
 }
