@@ -126,6 +126,15 @@ impl Replica {
         req.send().await.expect("an answer, not a hang")
     }
 
+    /// A plain `/v1/summarize` of a one-turn conversation; its 200 answer.
+    async fn summarize(&self, text: &str) -> Value {
+        let res = self
+            .send(Method::POST, "/v1/summarize", &[], Some(&prompt_body(text)))
+            .await;
+        assert_eq!(res.status(), 200);
+        res.json().await.unwrap()
+    }
+
     async fn job(&self, id: &str) -> Value {
         let res = self
             .send(Method::GET, &format!("/v1/jobs/{id}"), &[], None)
@@ -390,26 +399,8 @@ async fn the_summary_cache_is_shared_by_the_replicas() {
     };
     let model = slow_model(Duration::ZERO, "cached once").await;
     let (a, b) = two_replicas(&redis, &model_base(&model)).await;
-    let first = a
-        .send(
-            Method::POST,
-            "/v1/summarize",
-            &[],
-            Some(&prompt_body("same")),
-        )
-        .await;
-    assert_eq!(first.status(), 200);
-    let first: Value = first.json().await.unwrap();
-    let second = b
-        .send(
-            Method::POST,
-            "/v1/summarize",
-            &[],
-            Some(&prompt_body("same")),
-        )
-        .await;
-    assert_eq!(second.status(), 200);
-    let second: Value = second.json().await.unwrap();
+    let first = a.summarize("same").await;
+    let second = b.summarize("same").await;
     assert_eq!(second["summary"], first["summary"]);
     assert_eq!(calls(&model).await, 1, "B answered from the shared cache");
 }
@@ -463,16 +454,7 @@ async fn without_redis_readiness_and_jobs_fail_fast_and_compactions_answer() {
     assert_eq!(res.status(), 503);
 
     // A plain compaction answers: the shared cache is a miss, the model is asked.
-    let res = a
-        .send(
-            Method::POST,
-            "/v1/summarize",
-            &[],
-            Some(&prompt_body("plain")),
-        )
-        .await;
-    assert_eq!(res.status(), 200);
-    let v: Value = res.json().await.unwrap();
+    let v = a.summarize("plain").await;
     assert_eq!(v["summary"], "still here");
     let metrics = a
         .send(Method::GET, "/metrics", &[], None)
