@@ -13,17 +13,12 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::helpers::{entries_of, problem, small_session, spawn_app, spawn_app_with, TestApp};
 use crate::sse::{names, Item, Reader};
-use crate::upstreams::{config, openai, silent_upstream, KEY};
+use crate::upstreams::{completion, config, openai, silent_upstream, KEY};
 
 const SSE: &str = "text/event-stream";
 
 fn summarize_body() -> Value {
     json!({"systemPrompt": "", "prompt": "<conversation>\n[User]: fix the bug in src/lib.rs\n</conversation>"})
-}
-
-fn completion(text: &str) -> Value {
-    json!({"choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-           "usage": {"prompt_tokens": 900, "completion_tokens": 80, "total_tokens": 980}})
 }
 
 async fn post_events(

@@ -8,7 +8,7 @@ use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::helpers::{problem, spawn_app, spawn_app_with};
-use crate::upstreams::{config, openai, KEY};
+use crate::upstreams::{completion, config, openai, KEY};
 
 const PREFIX_MARKER: &str = "[CONTEXT COMPACTION — REFERENCE ONLY]";
 
@@ -44,11 +44,6 @@ async fn answer(app: &crate::helpers::TestApp, path: &str, body: &Value) -> Valu
     let res = app.post_json(path, body).await;
     assert_eq!(res.status().as_u16(), 200);
     res.json().await.unwrap()
-}
-
-fn completion(text: &str) -> Value {
-    json!({"choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-           "usage": {"prompt_tokens": 900, "completion_tokens": 80, "total_tokens": 980}})
 }
 
 #[tokio::test]

@@ -5,40 +5,14 @@
 use std::time::Duration;
 
 use compactd::config::ClientKeys;
-use serde_json::{json, Value};
-use wiremock::matchers::method;
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use serde_json::Value;
+use wiremock::MockServer;
 
 use crate::helpers::{problem, small_session, spawn_app_with, TestApp};
 use crate::sse::{names, Item, Reader};
-use crate::upstreams::{config, openai, silent_upstream};
-
-fn summarize_body(text: &str) -> Value {
-    json!({"systemPrompt": "", "prompt": format!("<conversation>\n[User]: {text}\n</conversation>")})
-}
-
-fn completion(text: &str) -> Value {
-    json!({"choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-           "usage": {"prompt_tokens": 900, "completion_tokens": 80, "total_tokens": 980}})
-}
-
-/// A model that answers `text` after `delay`, counting its calls.
-async fn slow_model(delay: Duration, text: &str) -> MockServer {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .set_body_json(completion(text))
-                .set_delay(delay),
-        )
-        .mount(&server)
-        .await;
-    server
-}
-
-async fn upstream_calls(server: &MockServer) -> usize {
-    server.received_requests().await.unwrap_or_default().len()
-}
+use crate::upstreams::{
+    calls as upstream_calls, config, openai, prompt_body, silent_upstream, slow_model,
+};
 
 async fn app_with_model(
     server: &MockServer,
@@ -170,12 +144,7 @@ async fn respond_async_answers_202_and_the_job_keeps_progress_and_result() {
 async fn a_job_streamed_live_replays_the_past_then_follows_to_the_end() {
     let server = slow_model(Duration::from_millis(800), "live").await;
     let app = app_with_model(&server, |_| {}).await;
-    let res = summarize(
-        &app,
-        &[("prefer", "respond-async")],
-        &summarize_body("fix it"),
-    )
-    .await;
+    let res = summarize(&app, &[("prefer", "respond-async")], &prompt_body("fix it")).await;
     assert_eq!(res.status().as_u16(), 202);
     let location = location(&res);
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -205,7 +174,7 @@ async fn jobs_are_visible_only_to_the_key_that_created_them() {
         ("authorization", "Bearer key-a"),
         ("prefer", "respond-async"),
     ];
-    let res = summarize(&app, &a, &summarize_body("x")).await;
+    let res = summarize(&app, &a, &prompt_body("x")).await;
     assert_eq!(res.status().as_u16(), 202);
     let location = location(&res);
     let done = finished(&app, &location, &[("authorization", "Bearer key-a")]).await;
@@ -236,7 +205,7 @@ async fn delete_cancels_a_running_job_and_its_upstream_call() {
     let (port, arrived, upstream) = silent_upstream().await;
     let llm = crate::helpers::silent_model("local", port).await;
     let app = spawn_app_with(move |c| c.llm = llm).await;
-    let res = summarize(&app, &[("prefer", "respond-async")], &summarize_body("x")).await;
+    let res = summarize(&app, &[("prefer", "respond-async")], &prompt_body("x")).await;
     let location = location(&res);
     arrived.await.unwrap();
     let res = send(&app, reqwest::Method::DELETE, &location, &[], None).await;
@@ -257,7 +226,7 @@ async fn an_idempotent_retry_joins_the_running_call_and_another_body_is_refused(
     let server = slow_model(Duration::from_millis(700), "once").await;
     let app = app_with_model(&server, |_| {}).await;
     let key = [("idempotency-key", "\"retry-1\"")];
-    let body = summarize_body("pay once");
+    let body = prompt_body("pay once");
     // The first client gives up (a proxy's timeout) while the model works…
     let impatient = reqwest::Client::builder()
         .timeout(Duration::from_millis(200))
@@ -281,7 +250,7 @@ async fn an_idempotent_retry_joins_the_running_call_and_another_body_is_refused(
     assert_eq!(late.json::<Value>().await.unwrap(), first);
     assert_eq!(upstream_calls(&server).await, 1);
 
-    let other = summarize(&app, &key, &summarize_body("something else")).await;
+    let other = summarize(&app, &key, &prompt_body("something else")).await;
     problem(other, 422, "idempotency-key-reused").await;
     let bad = summarize(&app, &[("idempotency-key", "\"\"")], &body).await;
     problem(bad, 400, "invalid-idempotency-key").await;
@@ -296,7 +265,7 @@ async fn leaving_a_job_stream_does_not_cancel_the_job() {
         ("idempotency-key", "stream-1"),
         ("accept", "text/event-stream"),
     ];
-    let body = summarize_body("keep going");
+    let body = prompt_body("keep going");
     let res = summarize(&app, &headers, &body).await;
     let mut reader = Reader::new(res);
     assert_eq!(reader.next().await.unwrap().name(), "prepared");
@@ -314,16 +283,16 @@ async fn jobs_share_the_concurrency_limit_and_a_full_server_says_when_to_retry()
     let server = slow_model(Duration::from_millis(700), "limited").await;
     let app = app_with_model(&server, |c| c.max_concurrency = 1).await;
     let async_ = [("prefer", "respond-async")];
-    let res = summarize(&app, &async_, &summarize_body("a")).await;
+    let res = summarize(&app, &async_, &prompt_body("a")).await;
     assert_eq!(res.status().as_u16(), 202);
     let location = location(&res);
     // The job holds the one place; reading it is not shed (reads hold a place only
     // while they answer).
-    let res = summarize(&app, &async_, &summarize_body("b")).await;
+    let res = summarize(&app, &async_, &prompt_body("b")).await;
     assert_eq!(res.headers()["retry-after"], "1");
     problem(res, 503, "overloaded").await;
     finished(&app, &location, &[]).await;
-    let res = summarize(&app, &async_, &summarize_body("b")).await;
+    let res = summarize(&app, &async_, &prompt_body("b")).await;
     assert_eq!(res.status().as_u16(), 202);
 }
 
@@ -331,7 +300,7 @@ async fn jobs_share_the_concurrency_limit_and_a_full_server_says_when_to_retry()
 async fn finished_jobs_expire_after_their_ttl() {
     let server = slow_model(Duration::from_millis(10), "brief").await;
     let app = app_with_model(&server, |c| c.job_ttl = Duration::from_secs(1)).await;
-    let res = summarize(&app, &[("prefer", "respond-async")], &summarize_body("x")).await;
+    let res = summarize(&app, &[("prefer", "respond-async")], &prompt_body("x")).await;
     let location = location(&res);
     finished(&app, &location, &[]).await;
     tokio::time::sleep(Duration::from_millis(2200)).await;
@@ -343,7 +312,7 @@ async fn finished_jobs_expire_after_their_ttl() {
 async fn identical_requests_in_flight_share_one_upstream_call() {
     let server = slow_model(Duration::from_millis(600), "shared").await;
     let app = app_with_model(&server, |_| {}).await;
-    let body = summarize_body("same request");
+    let body = prompt_body("same request");
     let calls = (0..4).map(|_| summarize(&app, &[], &body));
     let answers = futures_util::future::join_all(calls).await;
     for res in answers {

@@ -114,6 +114,17 @@ async fn both(c: ModelConfig, req: &SummaryRequest) -> (Summary, Summary, Log) {
     (streamed, plain, log)
 }
 
+/// A fake server answering every POST (to `at`, when given) with `model`.
+async fn serving(model: impl wiremock::Respond + 'static, at: Option<&str>) -> MockServer {
+    let server = MockServer::start().await;
+    let mut mock = Mock::given(method("POST"));
+    if let Some(at) = at {
+        mock = mock.and(path(at));
+    }
+    mock.respond_with(model).mount(&server).await;
+    server
+}
+
 fn body(r: &wiremock::Request) -> Value {
     serde_json::from_slice(&r.body).unwrap()
 }
@@ -135,14 +146,9 @@ fn assert_counts_grow_to(deltas: &[(Instant, u32, u64, u64, bool)], last: (u64, 
 
 #[tokio::test]
 async fn an_openai_stream_gives_the_plain_answer_usage_and_reasoning_tokens() {
-    let server = MockServer::start().await;
     let model = OpenAiServer::new(200_000).reasoning();
     let streamed_count = model.stream.streamed.clone();
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(model)
-        .mount(&server)
-        .await;
+    let server = serving(model, Some("/v1/chat/completions")).await;
     let c = candidate(
         "openai",
         ModelKind::Openai,
@@ -186,14 +192,9 @@ async fn an_openai_stream_gives_the_plain_answer_usage_and_reasoning_tokens() {
 
 #[tokio::test]
 async fn an_anthropic_stream_with_thinking_gives_the_plain_answer_and_usage() {
-    let server = MockServer::start().await;
     let model = AnthropicServer::new(200_000, 64_000);
     let streamed_count = model.stream.streamed.clone();
-    Mock::given(method("POST"))
-        .and(path("/v1/messages"))
-        .respond_with(model)
-        .mount(&server)
-        .await;
+    let server = serving(model, Some("/v1/messages")).await;
     let mut c = candidate(
         "anthropic",
         ModelKind::Anthropic,
@@ -227,11 +228,7 @@ async fn an_anthropic_stream_with_thinking_gives_the_plain_answer_and_usage() {
 
 #[tokio::test]
 async fn a_streamed_answer_carries_the_same_truncation_warning() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(OpenAiServer::new(4_096).truncating())
-        .mount(&server)
-        .await;
+    let server = serving(OpenAiServer::new(4_096).truncating(), None).await;
     let c = candidate(
         "local",
         ModelKind::Openai,
@@ -247,13 +244,9 @@ async fn a_streamed_answer_carries_the_same_truncation_warning() {
 
 #[tokio::test]
 async fn a_streamed_answer_cut_at_the_output_cap_fails_as_a_plain_one() {
-    let server = MockServer::start().await;
     let mut model = OpenAiServer::new(200_000);
     model.finish_reason = "length";
-    Mock::given(method("POST"))
-        .respond_with(model)
-        .mount(&server)
-        .await;
+    let server = serving(model, None).await;
     let mut messages = Vec::new();
     for stream in [None, Some(false)] {
         let mut c = candidate(
@@ -361,16 +354,11 @@ async fn a_candidate_that_always_stalls_gives_way_to_the_next() {
 #[tokio::test]
 async fn an_error_event_mid_stream_is_retried() {
     // Anthropic's `overloaded_error` event, and an OpenAI-compatible `{"error": …}` chunk.
-    let server = MockServer::start().await;
     let anthropic = AnthropicServer::new(200_000, 64_000);
     anthropic.stream.errors.store(1, Ordering::SeqCst);
     let openai = OpenAiServer::new(200_000);
     openai.stream.errors.store(1, Ordering::SeqCst);
-    Mock::given(method("POST"))
-        .and(path("/v1/messages"))
-        .respond_with(anthropic.clone())
-        .mount(&server)
-        .await;
+    let server = serving(anthropic.clone(), Some("/v1/messages")).await;
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
         .respond_with(openai.clone())
@@ -454,13 +442,9 @@ async fn a_stream_cut_before_its_end_is_retried() {
 
 #[tokio::test]
 async fn a_server_refusing_stream_options_is_asked_plainly_from_then_on() {
-    let server = MockServer::start().await;
     let model = OpenAiServer::new(200_000).refusing_stream_options();
     let answered = model.answered.clone();
-    Mock::given(method("POST"))
-        .respond_with(model)
-        .mount(&server)
-        .await;
+    let server = serving(model, None).await;
     let c = candidate(
         "vllm",
         ModelKind::Openai,
@@ -483,14 +467,13 @@ async fn a_server_refusing_stream_options_is_asked_plainly_from_then_on() {
 
 #[tokio::test]
 async fn azure_streams_like_openai() {
-    let server = MockServer::start().await;
     let model = OpenAiServer::new(200_000);
     let streamed = model.stream.streamed.clone();
-    Mock::given(method("POST"))
-        .and(path("/openai/deployments/summarizer/chat/completions"))
-        .respond_with(model)
-        .mount(&server)
-        .await;
+    let server = serving(
+        model,
+        Some("/openai/deployments/summarizer/chat/completions"),
+    )
+    .await;
     let mut c = candidate("azure", ModelKind::AzureOpenai, "gpt-4o-mini", server.uri());
     c.options.deployment = Some("summarizer".into());
     c.options.api_version = Some("2024-10-21".into());

@@ -19,24 +19,16 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use reqwest::Method;
-use serde_json::{json, Value};
-use wiremock::matchers::method;
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use serde_json::Value;
+use wiremock::MockServer;
 
 use redis_server::RedisServer;
 use sse::Reader;
+use upstreams::{calls, prompt_body, slow_model};
 
 const KEY: &str = "replica-test-key";
 /// The lease the replicas run with: short, so a killed runner's job ends soon.
 const LEASE_MS: u64 = 1500;
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// One compactd process.
 struct Replica {
@@ -63,7 +55,7 @@ impl Replica {
 
     /// [`Replica::start`] with more settings.
     async fn start_with(redis: &str, model_base: &str, more: &[(&str, &str)]) -> Replica {
-        let port = free_port();
+        let port = redis_server::free_port();
         let log = std::env::temp_dir().join(format!(
             "compactd-replica-{}-{port}.log",
             std::process::id()
@@ -134,6 +126,15 @@ impl Replica {
         req.send().await.expect("an answer, not a hang")
     }
 
+    /// A plain `/v1/summarize` of a one-turn conversation; its 200 answer.
+    async fn summarize(&self, text: &str) -> Value {
+        let res = self
+            .send(Method::POST, "/v1/summarize", &[], Some(&prompt_body(text)))
+            .await;
+        assert_eq!(res.status(), 200);
+        res.json().await.unwrap()
+    }
+
     async fn job(&self, id: &str) -> Value {
         let res = self
             .send(Method::GET, &format!("/v1/jobs/{id}"), &[], None)
@@ -141,33 +142,6 @@ impl Replica {
         assert_eq!(res.status(), 200);
         res.json().await.unwrap()
     }
-}
-
-fn body(text: &str) -> Value {
-    json!({"systemPrompt": "", "prompt": format!("<conversation>\n[User]: {text}\n</conversation>")})
-}
-
-fn completion(text: &str) -> Value {
-    json!({"choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-           "usage": {"prompt_tokens": 900, "completion_tokens": 80, "total_tokens": 980}})
-}
-
-/// A model that answers `text` after `delay`, counting its calls.
-async fn slow_model(delay: Duration, text: &str) -> MockServer {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .set_body_json(completion(text))
-                .set_delay(delay),
-        )
-        .mount(&server)
-        .await;
-    server
-}
-
-async fn calls(server: &MockServer) -> usize {
-    server.received_requests().await.unwrap_or_default().len()
 }
 
 /// Polls `check` every 20 ms until it holds, for at most `limit`.
@@ -190,7 +164,12 @@ async fn start_job(replica: &Replica, text: &str, key: Option<&str>) -> String {
         headers.push(("idempotency-key", k));
     }
     let res = replica
-        .send(Method::POST, "/v1/summarize", &headers, Some(&body(text)))
+        .send(
+            Method::POST,
+            "/v1/summarize",
+            &headers,
+            Some(&prompt_body(text)),
+        )
         .await;
     assert_eq!(res.status(), 202);
     let location = res.headers()["location"].to_str().unwrap().to_string();
@@ -300,7 +279,7 @@ async fn an_idempotent_retry_sent_to_the_other_replica_pays_once() {
                 .post(url)
                 .bearer_auth(KEY)
                 .header("idempotency-key", "\"retry-1\"")
-                .json(&body("pay once"))
+                .json(&prompt_body("pay once"))
                 .send()
                 .await
                 .unwrap();
@@ -315,7 +294,12 @@ async fn an_idempotent_retry_sent_to_the_other_replica_pays_once() {
     .await;
     // The retry lands on the other replica while the first still runs, and waits.
     let res = b
-        .send(Method::POST, "/v1/summarize", &key, Some(&body("pay once")))
+        .send(
+            Method::POST,
+            "/v1/summarize",
+            &key,
+            Some(&prompt_body("pay once")),
+        )
         .await;
     assert_eq!(res.status(), 200);
     let retried = res.text().await.unwrap();
@@ -325,7 +309,12 @@ async fn an_idempotent_retry_sent_to_the_other_replica_pays_once() {
     assert_eq!(calls(&model).await, 1, "one upstream call for both");
     // The same key with another body is refused, on either replica.
     let res = b
-        .send(Method::POST, "/v1/summarize", &key, Some(&body("other")))
+        .send(
+            Method::POST,
+            "/v1/summarize",
+            &key,
+            Some(&prompt_body("other")),
+        )
         .await;
     assert_eq!(res.status(), 422);
     let problem: Value = res.json().await.unwrap();
@@ -410,16 +399,8 @@ async fn the_summary_cache_is_shared_by_the_replicas() {
     };
     let model = slow_model(Duration::ZERO, "cached once").await;
     let (a, b) = two_replicas(&redis, &model_base(&model)).await;
-    let first = a
-        .send(Method::POST, "/v1/summarize", &[], Some(&body("same")))
-        .await;
-    assert_eq!(first.status(), 200);
-    let first: Value = first.json().await.unwrap();
-    let second = b
-        .send(Method::POST, "/v1/summarize", &[], Some(&body("same")))
-        .await;
-    assert_eq!(second.status(), 200);
-    let second: Value = second.json().await.unwrap();
+    let first = a.summarize("same").await;
+    let second = b.summarize("same").await;
     assert_eq!(second["summary"], first["summary"]);
     assert_eq!(calls(&model).await, 1, "B answered from the shared cache");
 }
@@ -454,7 +435,7 @@ async fn without_redis_readiness_and_jobs_fail_fast_and_compactions_answer() {
             Method::POST,
             "/v1/summarize",
             &[("prefer", "respond-async")],
-            Some(&body("a job")),
+            Some(&prompt_body("a job")),
         )
         .await;
     assert_eq!(res.status(), 503);
@@ -473,11 +454,7 @@ async fn without_redis_readiness_and_jobs_fail_fast_and_compactions_answer() {
     assert_eq!(res.status(), 503);
 
     // A plain compaction answers: the shared cache is a miss, the model is asked.
-    let res = a
-        .send(Method::POST, "/v1/summarize", &[], Some(&body("plain")))
-        .await;
-    assert_eq!(res.status(), 200);
-    let v: Value = res.json().await.unwrap();
+    let v = a.summarize("plain").await;
     assert_eq!(v["summary"], "still here");
     let metrics = a
         .send(Method::GET, "/metrics", &[], None)
@@ -531,7 +508,7 @@ async fn identical_requests_on_two_replicas_share_one_upstream_call() {
     };
     let model = slow_model(Duration::from_millis(1000), "one flight").await;
     let (a, b) = two_replicas(&redis, &model_base(&model)).await;
-    let same = body("at the same moment");
+    let same = prompt_body("at the same moment");
     let (on_a, on_b) = tokio::join!(
         a.send(Method::POST, "/v1/summarize", &[], Some(&same)),
         b.send(Method::POST, "/v1/summarize", &[], Some(&same)),

@@ -8,8 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use compactd::config::{FallbackPolicy, LlmConfig, ModelConfig, ModelKind, SummarizerChoice};
+use serde_json::{json, Value};
 use tokio::io::AsyncReadExt;
-use wiremock::MockServer;
+use wiremock::matchers::method;
+use wiremock::{Mock, MockServer, ResponseTemplate};
 
 /// The API key every test candidate sends; it must never show anywhere.
 pub const KEY: &str = "sk-test-SECRET-123";
@@ -268,3 +270,33 @@ pub const MISBEHAVIOURS: &[(Misbehaviour, &str, bool)] = &[
     ),
     (Misbehaviour::StallBody, "no answer within 300 ms", true),
 ];
+
+/// A `{systemPrompt, prompt}` body whose conversation is one user turn saying `text`.
+pub fn prompt_body(text: &str) -> Value {
+    json!({"systemPrompt": "", "prompt": format!("<conversation>\n[User]: {text}\n</conversation>")})
+}
+
+/// An OpenAI chat completion answering `text`, with usage.
+pub fn completion(text: &str) -> Value {
+    json!({"choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+           "usage": {"prompt_tokens": 900, "completion_tokens": 80, "total_tokens": 980}})
+}
+
+/// A model that answers `text` after `delay`, counting its calls.
+pub async fn slow_model(delay: Duration, text: &str) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(completion(text))
+                .set_delay(delay),
+        )
+        .mount(&server)
+        .await;
+    server
+}
+
+/// How many requests `server` has received.
+pub async fn calls(server: &MockServer) -> usize {
+    server.received_requests().await.unwrap_or_default().len()
+}

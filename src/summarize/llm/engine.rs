@@ -17,7 +17,7 @@ use tokio::time::Instant;
 use super::cache::SummaryCache;
 use super::candidates::{Candidate, Candidates, Selection};
 use super::error::EngineError;
-use super::flight::{follow, Flights, Role};
+use super::flight::Flights;
 use super::metrics::record;
 use super::outcome::{Answer, Failure, Written};
 use super::retry::Backoff;
@@ -380,95 +380,12 @@ impl Engine {
         .await
     }
 
-    /// From the cache, or from the identical call in progress (single flight), or from
-    /// `run` (which caches what it wants cached).
-    pub(super) async fn shared<F, Fut>(
-        &self,
-        key: super::cache::Key,
-        sink: &dyn ProgressSink,
-        run: F,
-    ) -> Result<Summary, Exhausted>
-    where
-        F: FnOnce() -> Fut,
-        Fut: std::future::Future<Output = Result<Summary, Exhausted>>,
-    {
-        let lead = loop {
-            if let Some(hit) = self.cached(&key).await {
-                sink.emit(cached_step(&hit.model));
-                return Ok(hit);
-            }
-            match self.flights.join(key) {
-                Role::Leader(lead) => break lead,
-                Role::Follower(rx) => match follow(rx).await {
-                    // Shared, not paid for: counted like a cache hit.
-                    Some(outcome) => {
-                        let shared = outcome.map(|s| Summary {
-                            retries: 0,
-                            cached: true,
-                            ..s
-                        });
-                        if let Ok(s) = &shared {
-                            sink.emit(cached_step(&s.model));
-                        }
-                        metrics::counter!("compactd_single_flight_joins_total").increment(1);
-                        return shared;
-                    }
-                    // The leader was cancelled: start over (one of us leads now).
-                    None => continue,
-                },
-            }
-        };
-        // The previous leader may have filled the cache since we looked.
-        if let Some(hit) = self.cached(&key).await {
-            lead.finish(Ok(hit.clone()));
-            sink.emit(cached_step(&hit.model));
-            return Ok(hit);
-        }
-        // Another replica may be making this very call (shared state only).
-        let claim = match self.cache.claim(&key, self.deadline).await {
-            Some(claim) => claim,
-            None => match self.cached(&key).await {
-                Some(hit) => {
-                    metrics::counter!("compactd_single_flight_joins_total").increment(1);
-                    lead.finish(Ok(hit.clone()));
-                    sink.emit(cached_step(&hit.model));
-                    return Ok(hit);
-                }
-                None => None,
-            },
-        };
-        let answered = run().await;
-        // `run` cached a success before the claim goes, so waiting replicas find it.
-        drop(claim);
-        lead.finish(answered.clone());
-        answered
-    }
-
     pub(super) fn candidate(&self, index: usize) -> &Candidate {
         &self.candidates.list[index]
     }
 
     pub(super) fn deadline(&self) -> Duration {
         self.deadline
-    }
-
-    pub(super) async fn cache_insert(&self, key: super::cache::Key, summary: Summary) {
-        self.cache.insert(key, summary).await;
-    }
-
-    /// Adds the summary cache's tier shared by the replicas (`COMPACTD_REDIS_URL`).
-    pub fn share_cache(&mut self, shared: crate::state::SharedCache) {
-        self.cache.share(shared);
-    }
-
-    pub(super) async fn cached(&self, key: &super::cache::Key) -> Option<Summary> {
-        let hit = self.cache.get(key).await?;
-        tracing::debug!(model = %hit.model, "summary served from the cache");
-        Some(Summary {
-            retries: 0,
-            cached: true,
-            ..(*hit).clone()
-        })
     }
 
     /// The candidates in order within the deadline.
@@ -565,18 +482,9 @@ fn extractive_step() -> ProgressEvent {
     }
 }
 
-/// An answer from the cache.
-pub(super) fn cached_step(model: &str) -> ProgressEvent {
-    ProgressEvent::Summarizing {
-        part: Part::default(),
-        model: model.to_string(),
-        attempt: 0,
-        cached: true,
-    }
-}
-
 mod as_summarizer;
 mod attempts;
+mod shared;
 
 #[cfg(test)]
 mod tests {
