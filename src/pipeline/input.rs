@@ -75,10 +75,12 @@ impl<'a, O: Options> SessionInput<'a, O> {
     }
 }
 
-/// Refuses a JSONL body with more than `limit` non-blank lines. Counting newlines is a
-/// SIMD pass; the line-by-line count only runs when that bound is over the limit.
+/// Refuses a JSONL body with more than `limit` non-blank lines. A body shorter than
+/// `limit` bytes cannot have that many line breaks (no limit: no pass at all); else
+/// counting newlines is a SIMD pass, and the line-by-line count only runs when that
+/// bound is over the limit.
 fn check_line_count(text: &str, limit: usize) -> Result<(), InputError> {
-    if memchr::memchr_iter(b'\n', text.as_bytes()).count() < limit {
+    if text.len() < limit || memchr::memchr_iter(b'\n', text.as_bytes()).count() < limit {
         return Ok(());
     }
     let mut entries = 0;
@@ -395,6 +397,23 @@ mod tests {
             panic!("{err:?}")
         };
         assert_eq!(at.line, Some(3));
+
+        // The shortest bodies over a limit (one-byte lines) are still refused: the
+        // length shortcut in `check_line_count` never skips one.
+        for limit in 1..6 {
+            let body: Vec<String> = (0..=limit).map(|i| i.to_string()).collect();
+            let err = SessionInput::parse_limited(
+                body.join("\n").as_bytes(),
+                BodyFormat::Jsonl,
+                PrepareOptions::default(),
+                limit,
+            )
+            .unwrap_err();
+            let InputError::TooManyEntries { at, .. } = err else {
+                panic!("{err:?}")
+            };
+            assert_eq!(at.line, Some(limit + 1));
+        }
 
         let json =
             br#"{"entries":[{"type":"x","id":"a"},{"type":"x","id":"b"},{"type":"x","id":"c"}]}"#;
