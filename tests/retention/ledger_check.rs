@@ -5,8 +5,9 @@
 
 use compactd::compaction::ledger::{update, Ledger, Source, SourceRole};
 
-use crate::generate::{Gen, ItemType, SessionWriter};
+use crate::generate::{Gen, ItemType};
 use crate::rounds::{contains_value, segment, Deck, Tracked, ROUNDS};
+use crate::session_writer::SessionWriter;
 
 /// (planted items the ledger pins, planted items, the misses with their types).
 pub fn pinned_share(seed: u64) -> (usize, usize, Vec<(ItemType, String)>) {

@@ -35,6 +35,7 @@ mod fake_model;
 mod generate;
 mod ledger_check;
 mod rounds;
+mod session_writer;
 
 use compactd::summarize::extractive::Extractive;
 use std::fmt::Write as _;

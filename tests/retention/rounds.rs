@@ -25,7 +25,8 @@ use compactd::pipeline::compact::{plan_compaction, run_compaction, PlanError};
 use compactd::pipeline::{BodyFormat, CompactOptions, SessionInput};
 use compactd::summarize::{Prompts, Summarize};
 
-use crate::generate::{self, Gen, ItemType, Planted, SessionWriter};
+use crate::generate::{self, Gen, ItemType, Planted};
+use crate::session_writer::SessionWriter;
 
 pub const ROUNDS: usize = 5;
 
