@@ -28,14 +28,9 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { fileURLToPath, pathToFileURL } from "node:url";
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const REPO = path.resolve(HERE, "..");
-const PKG = path.join(REPO, "tests/conformance/node_modules/@mariozechner/pi-coding-agent");
-const CORE = path.join(PKG, "dist/core");
-const REF_VERSION = "0.73.1";
-const SETTINGS = { enabled: true, reserveTokens: 16384, keepRecentTokens: 20000 };
+import { branchFromLast, loadEntries, loadReference, REF_VERSION, SETTINGS } from "./reference-lib.mjs";
+
 const WORK = "cut,files,conversation";
 
 const args = process.argv.slice(2);
@@ -55,52 +50,12 @@ if (!url || files.length === 0) {
 	process.exit(2);
 }
 
-if (!fs.existsSync(PKG)) throw new Error(`reference not installed at ${PKG}; run: npm ci --prefix tests/conformance`);
-const pkgVersion = JSON.parse(fs.readFileSync(path.join(PKG, "package.json"), "utf8")).version;
-if (pkgVersion !== REF_VERSION) throw new Error(`expected @mariozechner/pi-coding-agent ${REF_VERSION}, found ${pkgVersion}`);
-const imp = (p) => import(pathToFileURL(path.join(CORE, p)).href);
-const { prepareCompaction } = await imp("compaction/compaction.js");
-const { serializeConversation, computeFileLists } = await imp("compaction/utils.js");
-const { convertToLlm } = await imp("messages.js");
-const { migrateSessionEntries } = await imp("session-manager.js");
+const { prepareCompaction, serializeConversation, computeFileLists, convertToLlm, migrateSessionEntries } = await loadReference();
 
 // ---------------------------------------------------------------------------------------------
-// The reference, in-process (as bench/reference.mjs: loadEntriesFromFile minus the read,
+// The reference, in-process (bench/reference-lib.mjs: loadEntriesFromFile minus the read,
 // SessionManager's index + getBranch)
 // ---------------------------------------------------------------------------------------------
-function loadEntries(content) {
-	const entries = [];
-	for (const line of content.trim().split("\n")) {
-		if (!line.trim()) continue;
-		try {
-			entries.push(JSON.parse(line));
-		} catch {
-			// malformed lines are skipped, as the reference does
-		}
-	}
-	if (entries.length === 0) return entries;
-	const header = entries[0];
-	if (header.type !== "session" || typeof header.id !== "string") return [];
-	return entries;
-}
-
-function branchFromLast(entries) {
-	const byId = new Map();
-	let leaf;
-	for (const e of entries) {
-		if (e.type === "session") continue;
-		byId.set(e.id, e);
-		leaf = e;
-	}
-	const out = [];
-	let current = leaf;
-	while (current) {
-		out.unshift(current);
-		current = current.parentId ? byId.get(current.parentId) : undefined;
-	}
-	return out;
-}
-
 function reference(text) {
 	const entries = loadEntries(text);
 	migrateSessionEntries(entries);

@@ -25,14 +25,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { fileURLToPath, pathToFileURL } from "node:url";
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const REPO = path.resolve(HERE, "..");
-const PKG = path.join(REPO, "tests/conformance/node_modules/@mariozechner/pi-coding-agent");
-const CORE = path.join(PKG, "dist/core");
-const REF_VERSION = "0.73.1";
-const SETTINGS = { enabled: true, reserveTokens: 16384, keepRecentTokens: 20000 };
+import { branchFromLast, loadEntries, loadReference, REF_VERSION, REPO, SETTINGS } from "./reference-lib.mjs";
 
 // ---------------------------------------------------------------------------------------------
 // Arguments
@@ -67,54 +61,12 @@ if (files.length === 0) {
 // ---------------------------------------------------------------------------------------------
 // Reference modules, imported by file path (prepareCompaction is not exported from the root)
 // ---------------------------------------------------------------------------------------------
-if (!fs.existsSync(PKG)) throw new Error(`reference not installed at ${PKG}; run: npm ci --prefix tests/conformance`);
-const pkgVersion = JSON.parse(fs.readFileSync(path.join(PKG, "package.json"), "utf8")).version;
-if (pkgVersion !== REF_VERSION) throw new Error(`expected @mariozechner/pi-coding-agent ${REF_VERSION}, found ${pkgVersion}`);
-const imp = (p) => import(pathToFileURL(path.join(CORE, p)).href);
-const { prepareCompaction } = await imp("compaction/compaction.js");
-const { serializeConversation, computeFileLists, formatFileOperations, SUMMARIZATION_SYSTEM_PROMPT } = await imp("compaction/utils.js");
-const { convertToLlm } = await imp("messages.js");
-const { migrateSessionEntries } = await imp("session-manager.js");
+const { prepareCompaction, serializeConversation, computeFileLists, formatFileOperations, SUMMARIZATION_SYSTEM_PROMPT, convertToLlm, migrateSessionEntries } =
+	await loadReference();
 
 // ---------------------------------------------------------------------------------------------
 // The measured work
 // ---------------------------------------------------------------------------------------------
-
-/** loadEntriesFromFile without the readFileSync */
-function loadEntries(content) {
-	const entries = [];
-	const lines = content.trim().split("\n");
-	for (const line of lines) {
-		if (!line.trim()) continue;
-		try {
-			entries.push(JSON.parse(line));
-		} catch {
-			// Skip malformed lines (as the reference does)
-		}
-	}
-	if (entries.length === 0) return entries;
-	const header = entries[0];
-	if (header.type !== "session" || typeof header.id !== "string") return [];
-	return entries;
-}
-
-/** SessionManager._buildIndex + getBranch(leafId = last entry) */
-function branchFromLast(entries) {
-	const byId = new Map();
-	let leaf;
-	for (const e of entries) {
-		if (e.type === "session") continue;
-		byId.set(e.id, e);
-		leaf = e;
-	}
-	const out = [];
-	let current = leaf;
-	while (current) {
-		out.unshift(current);
-		current = current.parentId ? byId.get(current.parentId) : undefined;
-	}
-	return out;
-}
 
 /** What compactd returns on top of prepareCompaction (see the header comment). */
 function equivalentAnswer(prep) {
