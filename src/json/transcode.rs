@@ -58,7 +58,19 @@ pub fn write_decoded_prefix(out: &mut Vec<u8>, body: &str, max_units: usize) {
     let b = body.as_bytes();
     let mut i = 0;
     let mut units = 0;
+    const ONES: u64 = 0x0101_0101_0101_0101;
     while i < b.len() {
+        // Eight ASCII bytes without a backslash are eight units: a word at a time.
+        if let Some(word) = b.get(i..i + 8) {
+            let x = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+            let y = x ^ (ONES * b'\\' as u64);
+            let backslash = y.wrapping_sub(ONES) & !y & (ONES << 7);
+            if (x | backslash) & (ONES << 7) == 0 && units + 8 <= max_units {
+                units += 8;
+                i += 8;
+                continue;
+            }
+        }
         let (w, n) = match b[i] {
             b'\\' => match b.get(i + 1) {
                 Some(b'u') => match unicode_escape(&b[i..]) {

@@ -156,6 +156,12 @@ struct Shared {
     text: OnceLock<String>,
 }
 
+impl Drop for Shared {
+    fn drop(&mut self) {
+        super::conversation::give_back(std::mem::take(&mut self.json));
+    }
+}
+
 impl SharedText {
     /// The contents (no quotes) of a JSON string, escaped as `json::write` escapes.
     pub fn from_json(json: JsonText) -> Self {

@@ -113,12 +113,15 @@ impl<'a> Text<'a> {
 /// ASCII, a unit per byte), less what each escape saves (every escape is one unit,
 /// `\uXXXX` included: a surrogate pair is two escapes). Backslashes are found eight
 /// bytes at a time in a word, not by a `memchr` call per escape: long tool results
-/// have an escape every few dozen bytes, and the call cost more than the search.
+/// have an escape every few dozen bytes, and the call cost more than the search; a
+/// run that goes on (four words) is left to `memchr`.
 fn escaped_units(body: &str) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     let b = body.as_bytes();
     let mut saved = 0;
     let mut i = 0;
+    // Words in a row without a backslash.
+    let mut clean = 0;
     while i < b.len() {
         if let Some(word) = b.get(i..i + 8) {
             let x = u64::from_le_bytes(word.try_into().expect("8 bytes")) ^ (ONES * b'\\' as u64);
@@ -127,6 +130,15 @@ fn escaped_units(body: &str) -> usize {
             let zero = x.wrapping_sub(ONES) & !x & (ONES << 7);
             if zero == 0 {
                 i += 8;
+                clean += 1;
+                // A long run without escapes: memchr's wide loads from here.
+                if clean == 4 {
+                    clean = 0;
+                    match memchr::memchr(b'\\', &b[i..]) {
+                        Some(k) => i += k,
+                        None => break,
+                    }
+                }
                 continue;
             }
             i += zero.trailing_zeros() as usize / 8;
@@ -137,6 +149,7 @@ fn escaped_units(body: &str) -> usize {
         let len = if b.get(i + 1) == Some(&b'u') { 6 } else { 2 };
         saved += len - 1;
         i += len;
+        clean = 0;
     }
     utf16_len(body).saturating_sub(saved)
 }
@@ -198,6 +211,7 @@ mod tests {
             "a",
             "bcdefgh",
             r"\\\\n",
+            "a run of text without a single escape in it, longer than four words",
         ];
         let mut rng = fastrand::Rng::with_seed(1616);
         for len in 0..300 {
