@@ -11,7 +11,7 @@ use std::fmt;
 use serde::de::{self, Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
-use crate::json::string::{push_prefix, unescape_into, unescape_prefix_into};
+use crate::json::string::{escaped_utf16_len, push_prefix, unescape_into, unescape_prefix_into};
 /// Kept here too: JavaScript string lengths are what callers of `Text` count in.
 pub use crate::json::utf16_len;
 
@@ -72,7 +72,7 @@ impl<'a> Text<'a> {
     pub fn utf16_len(&self) -> usize {
         match self {
             Text::Plain(s) => utf16_len(s),
-            Text::Escaped(s) => escaped_units(s),
+            Text::Escaped(s) => escaped_utf16_len(s),
         }
     }
 
@@ -106,52 +106,6 @@ impl<'a> Text<'a> {
             Text::Escaped(s) => unescape_prefix_into(s, out, max_units),
         }
     }
-}
-
-/// UTF-16 length of the string an escaped literal body decodes to (as
-/// `json::string::escaped_utf16_len`): the body counted as if unescaped (escapes are
-/// ASCII, a unit per byte), less what each escape saves (every escape is one unit,
-/// `\uXXXX` included: a surrogate pair is two escapes). Backslashes are found eight
-/// bytes at a time in a word, not by a `memchr` call per escape: long tool results
-/// have an escape every few dozen bytes, and the call cost more than the search; a
-/// run that goes on (four words) is left to `memchr`.
-fn escaped_units(body: &str) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    let b = body.as_bytes();
-    let mut saved = 0;
-    let mut i = 0;
-    // Words in a row without a backslash.
-    let mut clean = 0;
-    while i < b.len() {
-        if let Some(word) = b.get(i..i + 8) {
-            let x = u64::from_le_bytes(word.try_into().expect("8 bytes")) ^ (ONES * b'\\' as u64);
-            // The lowest set high bit marks the first zero byte (the first backslash)
-            // exactly; bits above it may be false, and are not looked at.
-            let zero = x.wrapping_sub(ONES) & !x & (ONES << 7);
-            if zero == 0 {
-                i += 8;
-                clean += 1;
-                // A long run without escapes: memchr's wide loads from here.
-                if clean == 4 {
-                    clean = 0;
-                    match memchr::memchr(b'\\', &b[i..]) {
-                        Some(k) => i += k,
-                        None => break,
-                    }
-                }
-                continue;
-            }
-            i += zero.trailing_zeros() as usize / 8;
-        } else if b[i] != b'\\' {
-            i += 1;
-            continue;
-        }
-        let len = if b.get(i + 1) == Some(&b'u') { 6 } else { 2 };
-        saved += len - 1;
-        i += len;
-        clean = 0;
-    }
-    utf16_len(body).saturating_sub(saved)
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
@@ -193,40 +147,6 @@ mod tests {
         assert_eq!(parse(r#""\ud83d\ude00""#).utf16_len(), 2);
         assert_eq!(parse(r#""\ud800x""#).utf16_len(), 2);
         assert_eq!(parse(r#""é\"\\\/""#).utf16_len(), 4);
-    }
-
-    #[test]
-    fn escaped_lengths_count_as_the_memchr_count_at_every_offset() {
-        let pieces = [
-            r"\n",
-            r#"\""#,
-            r"\\",
-            r"\\u",
-            r"\/",
-            r"\u00e9",
-            r"\ud83d\ude00",
-            r"\ud800",
-            "é",
-            "😀",
-            "a",
-            "bcdefgh",
-            r"\\\\n",
-            "a run of text without a single escape in it, longer than four words",
-        ];
-        let mut rng = fastrand::Rng::with_seed(1616);
-        for len in 0..300 {
-            let body: String = (0..len)
-                .map(|_| pieces[rng.usize(..pieces.len())])
-                .collect();
-            // Every start: the words fall at every offset of the escapes.
-            for start in 0..body.len().min(9) {
-                let Some(body) = body.get(start..) else {
-                    continue;
-                };
-                let want = crate::json::string::escaped_utf16_len(body);
-                assert_eq!(escaped_units(body), want, "{body:?}");
-            }
-        }
     }
 
     #[test]
