@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use serde::de::{self, Deserialize, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize as DeriveDeserialize;
 
-use super::{RawJson, Usage};
+use super::{Block, RawJson, Usage};
 use crate::session::text::Text;
 
 /// An entry as read in one pass. `M` and `C` are the types of `message` and
@@ -152,7 +152,11 @@ impl<'de: 'a, 'a> Deserialize<'de> for MaybeBlock<'a> {
 /// `content` as read: a string, an array of blocks, or null.
 pub(super) enum ContentField<'a> {
     Text(Text<'a>),
+    /// Blocks as serde reads them, checked later for the message's role.
     Blocks(RawBlocks<'a>),
+    /// Blocks the scanner read and checked as an assistant message's (`scan::block`);
+    /// other roles see its thinking and tool call blocks as unknown ones.
+    Checked(Vec<Block<'a>>),
     Null,
 }
 
