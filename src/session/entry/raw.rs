@@ -44,6 +44,27 @@ pub(super) struct RawEntry<'a, M, C> {
     pub(super) version: Option<RawJson<'a>>,
 }
 
+impl<M, C> RawEntry<'_, M, C> {
+    /// No field read yet: what the scanner fills in, in place.
+    pub(super) fn empty() -> Self {
+        RawEntry {
+            entry_type: None,
+            id: None,
+            parent_id: None,
+            timestamp: None,
+            message: None,
+            content: None,
+            summary: None,
+            details: None,
+            from_hook: None,
+            first_kept_entry_id: None,
+            first_kept_entry_index: None,
+            tokens_before: None,
+            version: None,
+        }
+    }
+}
+
 #[derive(DeriveDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct RawMessage<'a> {
@@ -77,6 +98,28 @@ pub(super) struct RawMessage<'a> {
     /// Read by the scanner, which takes no deep nesting: no depth check needed.
     #[serde(skip)]
     pub(super) shallow: bool,
+}
+
+impl RawMessage<'_> {
+    /// No field read yet, as the scanner starts it (`shallow`: it takes no deep nesting).
+    pub(super) fn empty() -> Self {
+        RawMessage {
+            role: None,
+            content: None,
+            usage: None,
+            stop_reason: None,
+            command: None,
+            output: None,
+            exit_code: None,
+            cancelled: None,
+            truncated: None,
+            full_output_path: None,
+            exclude_from_context: None,
+            summary: None,
+            usage_fast: None,
+            shallow: true,
+        }
+    }
 }
 
 #[derive(DeriveDeserialize, Default)]

@@ -14,28 +14,18 @@ use super::{Block, RawJson, ToolCall, Usage};
 use crate::json::Lexer;
 use crate::session::text::Text;
 
-/// Reads one entry, or `None` when the serde_json path must decide.
-pub(super) fn entry(raw: &str) -> Option<RawEntry<'_, RawMessage<'_>, ContentField<'_>>> {
+/// Reads one entry into `r` (an empty one), or `None` when the serde_json path must
+/// decide (`r` is then partly filled, and dropped). In place, not returned: the raw
+/// entry is about 500 bytes, and each move of it was a `memcpy` call per line.
+pub(super) fn entry<'a>(
+    raw: &'a str,
+    r: &mut RawEntry<'a, RawMessage<'a>, ContentField<'a>>,
+) -> Option<()> {
     let mut lx = Lexer::strict(raw);
     lx.ws();
     if lx.peek() != Some(b'{') {
         return None;
     }
-    let mut r = RawEntry {
-        entry_type: None,
-        id: None,
-        parent_id: None,
-        timestamp: None,
-        message: None,
-        content: None,
-        summary: None,
-        details: None,
-        from_hook: None,
-        first_kept_entry_id: None,
-        first_kept_entry_index: None,
-        tokens_before: None,
-        version: None,
-    };
     let mut seen = Seen(0);
     lx.object(|lx, key| {
         match key {
@@ -48,7 +38,7 @@ pub(super) fn entry(raw: &str) -> Option<RawEntry<'_, RawMessage<'_>, ContentFie
             "timestamp" => raw_once(lx, &mut seen, 3, &mut r.timestamp)?,
             "message" => {
                 seen.once(4)?;
-                r.message = message(lx)?;
+                message(lx, &mut r.message)?;
             }
             "content" => {
                 seen.once(5)?;
@@ -65,7 +55,7 @@ pub(super) fn entry(raw: &str) -> Option<RawEntry<'_, RawMessage<'_>, ContentFie
         }
         Some(())
     })?;
-    lx.at_end().then_some(r)
+    lx.at_end().then_some(())
 }
 
 /// The value of field `name` of a JSON object given as valid JSON text (`Some(None)`
@@ -155,30 +145,15 @@ fn text<'a>(lx: &mut Lexer<'a>) -> Option<Text<'a>> {
     })
 }
 
-/// `message`: an object or null.
-fn message<'a>(lx: &mut Lexer<'a>) -> Option<Option<RawMessage<'a>>> {
+/// `message`: an object or null, read into `slot` (in place, as `entry`).
+fn message<'a>(lx: &mut Lexer<'a>, slot: &mut Option<RawMessage<'a>>) -> Option<()> {
     match lx.peek()? {
-        b'n' => return lx.literal(b"null").map(|()| None),
+        b'n' => return lx.literal(b"null"),
         b'{' => {}
         // serde would read a struct from an array, or fail: its call.
         _ => return None,
     }
-    let mut m = RawMessage {
-        role: None,
-        content: None,
-        usage: None,
-        stop_reason: None,
-        command: None,
-        output: None,
-        exit_code: None,
-        cancelled: None,
-        truncated: None,
-        full_output_path: None,
-        exclude_from_context: None,
-        summary: None,
-        usage_fast: None,
-        shallow: true,
-    };
+    let m = slot.insert(RawMessage::empty());
     let mut seen = Seen(0);
     lx.object(|lx, key| {
         match key {
@@ -203,8 +178,7 @@ fn message<'a>(lx: &mut Lexer<'a>) -> Option<Option<RawMessage<'a>>> {
             _ => lx.skip_value()?,
         }
         Some(())
-    })?;
-    Some(Some(m))
+    })
 }
 
 /// `usage`, kept raw, and read here when it is an object whose token counts are all
@@ -333,6 +307,12 @@ fn block<'a>(lx: &mut Lexer<'a>) -> Option<Block<'a>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The scanner's reading, returned.
+    fn entry(json: &str) -> Option<RawEntry<'_, RawMessage<'_>, ContentField<'_>>> {
+        let mut r = RawEntry::empty();
+        super::entry(json, &mut r).map(|()| r)
+    }
 
     /// The fast path either gives up or agrees with serde_json.
     fn agrees(json: &str) -> bool {
