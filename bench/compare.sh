@@ -11,7 +11,9 @@
 # 2. npm ci --prefix tests/conformance when the reference is not installed
 # 3. target/release/compactd serve on a free local port (prepare calls no model)
 # 4. node bench/http.mjs: per round and file the reference, curl and fetch, each with
-#    include=cut,files,conversation (the reference's work) and with the whole answer
+#    include=cut,files,conversation (the reference's work) and with the whole answer, and
+#    both clients against bench/floor-server.mjs (reads the body, answers as many bytes as
+#    the work answer: the transfer alone, so the best ratio this machine allows)
 # 5. a Markdown table of medians and ratios (reference / compactd), with the spread
 #    (interquartile range / median) of every column; raw JSON in target/bench-data/http.json
 #
@@ -50,7 +52,10 @@ LOG="$DATA/compare-serve.log"
 mkdir -p "$DATA"
 COMPACTD_LISTEN="127.0.0.1:$PORT" "$TARGET_DIR/release/compactd" serve >"$LOG" 2>&1 &
 SERVER=$!
-trap 'kill "$SERVER" 2>/dev/null || true' EXIT
+FLOOR_PORT="$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
+node bench/floor-server.mjs "$FLOOR_PORT" 2>>"$LOG" &
+FLOOR=$!
+trap 'kill "$SERVER" "$FLOOR" 2>/dev/null || true' EXIT
 for _ in $(seq 100); do
 	curl -fs "http://127.0.0.1:$PORT/healthz" >/dev/null && break
 	sleep 0.1
@@ -68,7 +73,7 @@ for _ in $(seq "${SETTLE_SECS:-180}"); do
 done
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
 echo "==> node bench/http.mjs (rounds ${ROUNDS:-15}, warm-up ${WARMUP:-3}; load average $LOAD_BEFORE)" >&2
-node bench/http.mjs --url "http://127.0.0.1:$PORT" --rounds "${ROUNDS:-15}" --warmup "${WARMUP:-3}" "${FILES[@]}" >"$DATA/http.json"
+node bench/http.mjs --url "http://127.0.0.1:$PORT" --floor "http://127.0.0.1:$FLOOR_PORT" --rounds "${ROUNDS:-15}" --warmup "${WARMUP:-3}" "${FILES[@]}" >"$DATA/http.json"
 
 LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
 REV="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
@@ -89,12 +94,20 @@ console.log(row(["---", "---:", "---:", "---:", "---:", "---:", "---:"]));
 for (const r of run.results) {
 	console.log(row([r.name, (r.bytes / 1e6).toFixed(2) + " MB", ms(r.reference.medianMs), cell(r, "curlWork"), cell(r, "curlAll"), cell(r, "fetchWork"), cell(r, "fetchAll")]));
 }
+const floor = run.results.every((r) => r.curlFloor);
+if (floor) {
+	console.log(`\nThe floor: the same body and an answer of the same size as "work", to a server that does nothing else (bench/floor-server.mjs); (n×) = reference / floor, the best any server could do here.\n`);
+	console.log(row(["file", "curl, floor", "fetch, floor"]));
+	console.log(row(["---", "---:", "---:"]));
+	for (const r of run.results) console.log(row([r.name, cell(r, "curlFloor"), cell(r, "fetchFloor")]));
+}
+const kinds = ["reference", "curlWork", "curlAll", "fetchWork", "fetchAll", ...(floor ? ["curlFloor", "fetchFloor"] : [])];
 console.log("\nSpread (interquartile range / median) of each column:\n");
-console.log(row(["file", "reference", "curl, work", "curl, all", "fetch, work", "fetch, all", "answer work / all"]));
-console.log(row(["---", "---:", "---:", "---:", "---:", "---:", "---:"]));
+console.log(row(["file", "reference", "curl, work", "curl, all", "fetch, work", "fetch, all", ...(floor ? ["curl, floor", "fetch, floor"] : []), "answer work / all"]));
+console.log(row(["---", ...kinds.map(() => "---:"), "---:"]));
 for (const r of run.results) {
 	const kb = (b) => (b / 1e3).toFixed(1) + " kB";
-	console.log(row([r.name, ...["reference", "curlWork", "curlAll", "fetchWork", "fetchAll"].map((k) => r[k].iqrPct + " %"), `${kb(r.answerBytes.work)} / ${kb(r.answerBytes.all)}`]));
+	console.log(row([r.name, ...kinds.map((k) => r[k].iqrPct + " %"), `${kb(r.answerBytes.work)} / ${kb(r.answerBytes.all)}`]));
 }
 console.log(`\n${cores} cores; load average (1, 5, 15 min) ${loadBefore} before the timed rounds, ${loadAfter} after (the benchmark's own load included).`);
 // Only the load before counts: during the rounds the benchmark itself (client and server)

@@ -3,7 +3,7 @@
 // reference (@mariozechner/pi-coding-agent@0.73.1), or POST the session to compactd and read
 // the answer. Both timed in one run, interleaved, on the same files.
 //
-//   node bench/http.mjs --url http://127.0.0.1:PORT [--rounds 15] [--warmup 3] FILE...
+//   node bench/http.mjs --url http://127.0.0.1:PORT [--floor http://127.0.0.1:PORT2] [--rounds 15] [--warmup 3] FILE...
 //
 // Per file and per round, in this order (so load from other processes hits all alike):
 //   reference  in Node, from the file's text in memory: split + JSON.parse the lines,
@@ -20,6 +20,10 @@
 //              in Node does; the same two includes. (A string body would cost the client a
 //              UTF-8 encoding of the whole session on every request: 4-12 ms of its own CPU
 //              for 1-2.4 MB here, before a byte is sent.)
+//   floor      with --floor (bench/floor-server.mjs): curl and fetch exactly as above against a
+//              server that only reads the body and answers as many bytes as compactd's
+//              include=cut,files,conversation answer: the upload and the download alone, so
+//              reference / floor is the best ratio a server could reach on this machine.
 // Medians of the rounds; the spread printed is the interquartile range over the median.
 //
 // Prints one JSON document on stdout; progress on stderr.
@@ -35,12 +39,14 @@ const WORK = "cut,files,conversation";
 
 const args = process.argv.slice(2);
 let url;
+let floor;
 let rounds = 15;
 let warmup = 3;
 const files = [];
 for (let i = 0; i < args.length; i++) {
 	const a = args[i];
 	if (a === "--url") url = args[++i];
+	else if (a === "--floor") floor = args[++i];
 	else if (a === "--rounds") rounds = Number(args[++i]);
 	else if (a === "--warmup") warmup = Number(args[++i]);
 	else files.push(path.resolve(a));
@@ -72,10 +78,10 @@ function reference(text) {
 // ---------------------------------------------------------------------------------------------
 const endpoint = (include) => `${url}/v1/prepare${include ? `?include=${include}` : ""}`;
 
-function viaCurl(file, include) {
+function viaCurl(file, include, to = endpoint(include)) {
 	const r = spawnSync(
 		"curl",
-		["-sS", "--fail", "-o", "/dev/null", "-w", "%{time_total} %{size_download}", "-H", "content-type: application/x-ndjson", "--data-binary", `@${file}`, endpoint(include)],
+		["-sS", "--fail", "-o", "/dev/null", "-w", "%{time_total} %{size_download}", "-H", "content-type: application/x-ndjson", "--data-binary", `@${file}`, to],
 		{ encoding: "utf8" },
 	);
 	if (r.status !== 0) throw new Error(`curl failed (${r.status}): ${r.stderr}`);
@@ -83,12 +89,13 @@ function viaCurl(file, include) {
 	return { ms: seconds * 1000, bytes };
 }
 
-async function viaFetch(bytes, include) {
+async function viaFetch(bytes, include, to = endpoint(include)) {
 	const t = performance.now();
-	const res = await fetch(endpoint(include), { method: "POST", headers: { "content-type": "application/x-ndjson" }, body: bytes });
+	const res = await fetch(to, { method: "POST", headers: { "content-type": "application/x-ndjson" }, body: bytes });
 	if (!res.ok) throw new Error(`compactd answered ${res.status}: ${await res.text()}`);
 	const answer = await res.json();
 	const ms = performance.now() - t;
+	if (to !== endpoint(include)) return { ms, answer };
 	if (!answer.compactable) throw new Error("compactd finds nothing to compact");
 	return { ms, answer };
 }
@@ -112,7 +119,7 @@ const quantile = (xs, q) => {
 };
 const summary = (xs) => ({ medianMs: +median(xs).toFixed(3), iqrPct: +((100 * (quantile(xs, 0.75) - quantile(xs, 0.25))) / median(xs)).toFixed(1), minMs: +Math.min(...xs).toFixed(3), maxMs: +Math.max(...xs).toFixed(3), runs: xs.length });
 
-const KINDS = ["reference", "curlWork", "curlAll", "fetchWork", "fetchAll"];
+const KINDS = ["reference", "curlWork", "curlAll", "fetchWork", "fetchAll", ...(floor ? ["curlFloor", "fetchFloor"] : [])];
 const results = [];
 for (const file of files) {
 	// Both sides start from the file in memory: the reference from its text (what pi's
@@ -130,6 +137,8 @@ for (const file of files) {
 	if (Math.abs(ours - theirs) > 0.02 * theirs) throw new Error(`${name}: history of ${ours} chars, the reference's ${theirs}`);
 	const same = answer.conversation.history === ref.history;
 	process.stderr.write(same ? "same history; " : `history ${ours} chars, reference ${theirs}; `);
+	// The floor answers as many bytes as compactd's work answer.
+	const floorUrl = floor && `${floor}/?bytes=${viaCurl(file, WORK).bytes}`;
 	const times = Object.fromEntries(KINDS.map((k) => [k, []]));
 	const sizes = {};
 	for (let round = 0; round < warmup + rounds; round++) {
@@ -148,6 +157,8 @@ for (const file of files) {
 			},
 			fetchWork: async () => (await viaFetch(body, WORK)).ms,
 			fetchAll: async () => (await viaFetch(body, "")).ms,
+			curlFloor: () => viaCurl(file, WORK, floorUrl).ms,
+			fetchFloor: async () => (await viaFetch(body, WORK, floorUrl)).ms,
 		};
 		// Rotate the order every round, so no kind always follows the same one.
 		for (let k = 0; k < KINDS.length; k++) {

@@ -2,18 +2,18 @@
 
 use std::sync::Arc;
 
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 
 use crate::pipeline::branch::{
     plan_branch_summary, run_branch_summary_observed, BranchBudget, BranchPlan,
 };
-use crate::pipeline::BranchSummaryOptions;
+use crate::pipeline::{BodyFormat, BranchSummaryOptions};
 use crate::summarize::ProgressSink;
 
 use super::examples;
-use super::extract::SessionBody;
+use super::extract::{parse_while_arriving, read_body, session_head, SessionBody};
 use super::guard::Permit;
 use super::jobs::Intent;
 use super::problem::{ApiError, Problem};
@@ -52,8 +52,21 @@ pub async fn post_branch_summary(
     State(state): State<AppState>,
     intent: Intent,
     permit: Option<Extension<Permit>>,
-    body: SessionBody<BranchSummaryOptions>,
+    req: Request,
 ) -> Result<Response, ApiError> {
+    let (format, query) = session_head::<BranchSummaryOptions>(&req)?;
+    if format == BodyFormat::Jsonl && query.dry_run == Some(true) {
+        // What would be summarized, from a session parsed as it arrives.
+        let st = state.clone();
+        let answer = parse_while_arriving(req, &state, query, move |input| {
+            let budget = BranchBudget::resolve(&input.options, &*st.summarizer, &st.config);
+            let plan = plan_branch_summary(input, &st.prompts, budget, st.config.checking())?;
+            Ok(plan.dry_run())
+        })
+        .await?;
+        return Ok(Json(answer).into_response());
+    }
+    let body = SessionBody::new(read_body(req, &state).await?, format, query, &state);
     let intent = intent.with_body(&body.bytes);
     let st = state.clone();
     let (plan, dry_run): (BranchPlan, bool) = blocking(move || {

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
@@ -20,7 +20,7 @@ use crate::summarize::{
 };
 
 use super::examples;
-use super::extract::SessionBody;
+use super::extract::{parse_while_arriving, read_body, session_head, SessionBody};
 use super::guard::Permit;
 use super::jobs::Intent;
 use super::problem::{ApiError, Problem};
@@ -263,8 +263,20 @@ pub async fn post_compact(
     State(state): State<AppState>,
     intent: Intent,
     permit: Option<Extension<Permit>>,
-    body: SessionBody<CompactOptions>,
+    req: Request,
 ) -> Result<Response, ApiError> {
+    let (format, query) = session_head::<CompactOptions>(&req)?;
+    if format == BodyFormat::Jsonl && query.dry_run == Some(true) {
+        // A dry run answers as `/v1/prepare` does, from a session parsed as it arrives.
+        let st = state.clone();
+        let json = parse_while_arriving(req, &state, query, move |input| {
+            let answer = prepare_response(input, &st.prompts, st.config.settings(), None)?;
+            Ok(answer.to_json())
+        })
+        .await?;
+        return Ok(([(CONTENT_TYPE, "application/json")], json).into_response());
+    }
+    let body = SessionBody::new(read_body(req, &state).await?, format, query, &state);
     let intent = intent.with_body(&body.bytes);
     let permit = permit.map(|p| p.0);
     if body.format == BodyFormat::Json && is_remote_body(&body.bytes) {

@@ -4,13 +4,13 @@ use axum::body::Bytes;
 use axum::extract::{FromRequest, Query, Request};
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 
-use crate::pipeline::arriving::{LineCutter, Piece};
+use crate::pipeline::arriving::{parse_arriving, LineCutter, Piece};
 use crate::pipeline::options::{Options, QueryOptions};
 use crate::pipeline::{BodyFormat, SessionInput};
 use crate::session::InputError;
 
 use super::problem::ApiError;
-use super::AppState;
+use super::{blocking, AppState};
 
 /// A session body, not yet parsed (parsing happens off the async runtime), with the
 /// endpoint's options `O` from the query string.
@@ -139,6 +139,56 @@ pub async fn send_lines(
     }
     let _ = pieces.send(Piece::End);
     Ok(())
+}
+
+/// Runs `work` on the request's session off the async runtime, with the endpoint's
+/// options `O`: a JSONL body is parsed while it arrives ([`parse_while_arriving`]), a
+/// JSON body is read whole first. Errors read as with the [`SessionBody`] extractor:
+/// content type and query first, then the body's size, then the session.
+pub async fn with_session<O, R>(
+    req: Request,
+    state: &AppState,
+    work: impl for<'a> FnOnce(&SessionInput<'a, O>) -> Result<R, ApiError> + Send + 'static,
+) -> Result<R, ApiError>
+where
+    O: Options + Clone + Send + 'static,
+    R: Send + 'static,
+{
+    let (format, query) = session_head::<O>(&req)?;
+    match format {
+        BodyFormat::Jsonl => parse_while_arriving(req, state, query, work).await,
+        BodyFormat::Json => {
+            let body = SessionBody::new(read_body(req, state).await?, format, query, state);
+            blocking(move || work(&body.parse()?)).await
+        }
+    }
+}
+
+/// A JSONL session parsed while it arrives (`pipeline::arriving`), then `work` on it:
+/// the parser runs on a blocking thread from the first piece on, so the upload and the
+/// parse overlap. The thread is one of the request's (`COMPACTD_MAX_CONCURRENCY` bounds
+/// them); it stops as soon as the body fails to arrive.
+pub async fn parse_while_arriving<O, R>(
+    req: Request,
+    state: &AppState,
+    query: O,
+    work: impl for<'a> FnOnce(&SessionInput<'a, O>) -> Result<R, ApiError> + Send + 'static,
+) -> Result<R, ApiError>
+where
+    O: Options + Send + 'static,
+    R: Send + 'static,
+{
+    let (pieces, arriving) = std::sync::mpsc::channel();
+    let max_entries = state.config.max_entries;
+    let worker = tokio::task::spawn_blocking(move || {
+        parse_arriving(arriving, query, max_entries, |input| work(&input?))
+    });
+    send_lines(req, state, pieces).await?;
+    match worker.await {
+        Ok(Some(answer)) => answer,
+        Ok(None) => Err(ApiError::Internal("the body ended early".into())),
+        Err(e) => Err(ApiError::Internal(format!("worker failed: {e}"))),
+    }
 }
 
 /// The content type and the query options of a session request: what is checked before

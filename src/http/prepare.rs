@@ -6,16 +6,13 @@ use axum::response::{IntoResponse, Response};
 
 use axum::extract::Request;
 
-use crate::pipeline::arriving::parse_arriving;
-use crate::pipeline::{
-    prepare_response, BodyFormat, PrepareOptions, PrepareResponse, SessionInput,
-};
+use crate::pipeline::{prepare_response, PrepareOptions, PrepareResponse, SessionInput};
 
 use super::examples;
-use super::extract::{read_body, send_lines, session_head, SessionBody};
+use super::extract::with_session;
 use super::problem::{ApiError, Problem};
 use super::schemas::PrepareRequest;
-use super::{blocking, AppState};
+use super::AppState;
 
 /// The cut point, the messages to summarize and the summarizer requests, without
 /// calling a model.
@@ -45,47 +42,12 @@ pub async fn post_prepare(
     State(state): State<AppState>,
     req: Request,
 ) -> Result<Response, ApiError> {
-    let (format, query) = session_head::<PrepareOptions>(&req)?;
-    let json = match format {
-        BodyFormat::Jsonl => prepare_arriving(req, state, query).await?,
-        BodyFormat::Json => {
-            let body = SessionBody::new(read_body(req, &state).await?, format, query, &state);
-            blocking(move || {
-                let input = body.parse()?;
-                answer(&input, &state)
-            })
-            .await?
-        }
-    };
+    let st = state.clone();
+    let json = with_session(req, &state, move |input| answer(input, &st)).await?;
     Ok(([(CONTENT_TYPE, "application/json")], json).into_response())
 }
 
 fn answer(input: &SessionInput<PrepareOptions>, state: &AppState) -> Result<Vec<u8>, ApiError> {
     let answer = prepare_response(input, &state.prompts, state.config.settings(), None)?;
     Ok(answer.to_json())
-}
-
-/// A JSONL session parsed while it arrives (`pipeline::arriving`): the parser runs on a
-/// blocking thread from the first piece on, so the upload and the parse overlap. The
-/// thread is one of the request's (`COMPACTD_MAX_CONCURRENCY` bounds them); it stops as
-/// soon as the body fails to arrive.
-async fn prepare_arriving(
-    req: Request,
-    state: AppState,
-    query: PrepareOptions,
-) -> Result<Vec<u8>, ApiError> {
-    let (pieces, arriving) = std::sync::mpsc::channel();
-    let max_entries = state.config.max_entries;
-    let worker_state = state.clone();
-    let worker = tokio::task::spawn_blocking(move || {
-        parse_arriving(arriving, query, max_entries, |input| {
-            answer(&input?, &worker_state)
-        })
-    });
-    send_lines(req, &state, pieces).await?;
-    match worker.await {
-        Ok(Some(answer)) => answer,
-        Ok(None) => Err(ApiError::Internal("the body ended early".into())),
-        Err(e) => Err(ApiError::Internal(format!("worker failed: {e}"))),
-    }
 }

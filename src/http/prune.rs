@@ -1,16 +1,17 @@
 //! `POST /v1/prune`.
 
+use axum::extract::{Request, State};
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 
 use crate::pipeline::prune::{now_ms, plan_prune, PruneResponse};
-use crate::pipeline::PruneOptions;
+use crate::pipeline::{PruneOptions, SessionInput};
 
-use super::blocking;
 use super::examples;
-use super::extract::SessionBody;
+use super::extract::with_session;
 use super::problem::{ApiError, Problem};
 use super::schemas::PruneRequest;
+use super::AppState;
 
 /// Tool-output pruning: old tool results beyond the newest `protectTokens` become
 /// `[Output truncated - N tokens]` when that saves at least `minimumSavings`. Answers
@@ -37,10 +38,9 @@ use super::schemas::PruneRequest;
         (status = 422, description = "Not a valid session", body = Problem, content_type = "application/problem+json"),
     )
 )]
-pub async fn post_prune(body: SessionBody<PruneOptions>) -> Result<Response, ApiError> {
-    let json = blocking(move || {
-        let input = body.parse()?;
-        let answer = plan_prune(&input)?
+pub async fn post_prune(State(state): State<AppState>, req: Request) -> Result<Response, ApiError> {
+    let json = with_session(req, &state, |input: &SessionInput<PruneOptions>| {
+        let answer = plan_prune(input)?
             .response(now_ms())
             .map_err(|e| ApiError::Internal(format!("cannot rewrite an entry: {e}")))?;
         serde_json::to_vec(&answer).map_err(|e| ApiError::Internal(e.to_string()))

@@ -48,17 +48,106 @@ pub(crate) fn scan(b: &[u8], start: usize, surrogates: bool) -> Scan {
         // SAFETY: the CPU has AVX2 (checked just above; the answer is cached).
         return unsafe { scan_avx2(b, start, surrogates) };
     }
-    scan_with(b, start, surrogates, masks64)
+    scan_with(b, start, surrogates, masks64, escapes_ok_bytewise)
 }
 
 /// [`scan`] with 32-byte compares: half the instructions per block.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn scan_avx2(b: &[u8], start: usize, surrogates: bool) -> Scan {
-    scan_with(b, start, surrogates, |b, i| {
-        // SAFETY: this closure only runs inside `scan_avx2`, on a CPU with AVX2.
-        unsafe { masks64_avx2(b, i) }
-    })
+    scan_with(
+        b,
+        start,
+        surrogates,
+        |b, i| {
+            // SAFETY: this closure only runs inside `scan_avx2`, on a CPU with AVX2.
+            unsafe { masks64_avx2(b, i) }
+        },
+        |b, i, e, surrogates| {
+            // Two escapes or fewer: one table lookup each beats classifying the block.
+            let rest = e & (e - 1);
+            if rest & rest.wrapping_sub(1) == 0 {
+                return escapes_ok_bytewise(b, i, e, surrogates);
+            }
+            // SAFETY: as above, inside `scan_avx2` on a CPU with AVX2.
+            unsafe { escapes_ok_avx2(b, i, e, surrogates) }
+        },
+    )
+}
+
+/// The escaped bytes `e` (bit k: byte `i + k`) are what may follow a backslash.
+#[inline(always)]
+fn escapes_ok_bytewise(b: &[u8], i: usize, mut e: u64, surrogates: bool) -> bool {
+    while e != 0 {
+        let at = i + e.trailing_zeros() as usize;
+        e &= e - 1;
+        // A table, not a `match`: the match compiles to a jump table whose indirect
+        // branch mispredicts on the mix of escapes in real text.
+        match ESCAPES[b[at] as usize] {
+            SIMPLE => {}
+            UNICODE if hex4_ok(b, at + 1, surrogates) => {}
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// Classes of a byte as two nibble tables: `LOW[b & 15] & HIGH[b >> 4]` is non-zero
+/// exactly for `"\/bfnrt` (bits 0-3, one per high nibble 2, 5, 6, 7) and is 0x10
+/// exactly for `u`.
+#[cfg(target_arch = "x86_64")]
+const CLASS_LOW: [u8; 16] = [
+    0, 0, 0x0D, 0, 0x08, 0x10, 0x04, 0, 0, 0, 0, 0, 0x02, 0, 0x04, 0x01,
+];
+#[cfg(target_arch = "x86_64")]
+const CLASS_HIGH: [u8; 16] = [0, 0, 0x01, 0, 0, 0x02, 0x04, 0x18, 0, 0, 0, 0, 0, 0, 0, 0];
+
+/// [`escapes_ok_bytewise`] for a block with many escapes (tool output: a `\n` or `\"`
+/// every dozen bytes): every byte of the block classified at once with two shuffles,
+/// then only the `\u` escapes checked one by one.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn escapes_ok_avx2(b: &[u8], i: usize, e: u64, surrogates: bool) -> bool {
+    use std::arch::x86_64::{
+        _mm256_and_si256, _mm256_broadcastsi128_si256, _mm256_cmpeq_epi8, _mm256_loadu_si256,
+        _mm256_movemask_epi8, _mm256_set1_epi8, _mm256_setzero_si256, _mm256_shuffle_epi8,
+        _mm256_srli_epi16, _mm_loadu_si128,
+    };
+    let Some(chunk) = b.get(i..i + 64) else {
+        return escapes_ok_bytewise(b, i, e, surrogates);
+    };
+    let (mut valid, mut unicode) = (0u64, 0u64);
+    // SAFETY: AVX2 is enabled for this function (its callers check the CPU); the table
+    // loads read the 16 bytes of each table, and each block load reads 32 of the 64
+    // bytes of `chunk`, borrowed for the duration of the call.
+    unsafe {
+        let low = _mm256_broadcastsi128_si256(_mm_loadu_si128(CLASS_LOW.as_ptr().cast()));
+        let high = _mm256_broadcastsi128_si256(_mm_loadu_si128(CLASS_HIGH.as_ptr().cast()));
+        let nibble = _mm256_set1_epi8(0x0F);
+        for k in 0..2 {
+            let v = _mm256_loadu_si256(chunk.as_ptr().add(32 * k).cast());
+            let lo = _mm256_shuffle_epi8(low, _mm256_and_si256(v, nibble));
+            let hi_nibbles = _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble);
+            let class = _mm256_and_si256(lo, _mm256_shuffle_epi8(high, hi_nibbles));
+            let none = _mm256_movemask_epi8(_mm256_cmpeq_epi8(class, _mm256_setzero_si256()));
+            let u = _mm256_movemask_epi8(_mm256_cmpeq_epi8(class, _mm256_set1_epi8(0x10)));
+            valid |= u64::from(!(none as u32)) << (32 * k);
+            unicode |= u64::from(u as u32) << (32 * k);
+        }
+    }
+    if e & !valid != 0 {
+        return false;
+    }
+    let mut u = e & unicode;
+    while u != 0 {
+        let at = i + u.trailing_zeros() as usize;
+        u &= u - 1;
+        if !hex4_ok(b, at + 1, surrogates) {
+            return false;
+        }
+    }
+    true
 }
 
 #[inline(always)]
@@ -67,6 +156,7 @@ fn scan_with(
     start: usize,
     surrogates: bool,
     masks64: impl Fn(&[u8], usize) -> Option<(u64, u64)>,
+    escapes_ok: impl Fn(&[u8], usize, u64, bool) -> bool,
 ) -> Scan {
     let mut i = start;
     let mut escaped_any = false;
@@ -89,17 +179,11 @@ fn scan_with(
         } else {
             (1u64 << ends.trailing_zeros()) - 1
         };
-        let mut e = escaped & before;
-        escaped_any |= e != 0;
-        while e != 0 {
-            let at = i + e.trailing_zeros() as usize;
-            e &= e - 1;
-            // A table, not a `match`: the match compiles to a jump table whose indirect
-            // branch mispredicts on the mix of escapes in real text.
-            match ESCAPES[b[at] as usize] {
-                SIMPLE => {}
-                UNICODE if hex4_ok(b, at + 1, surrogates) => {}
-                _ => return Scan::Invalid,
+        let e = escaped & before;
+        if e != 0 {
+            escaped_any = true;
+            if !escapes_ok(b, i, e, surrogates) {
+                return Scan::Invalid;
             }
         }
         if ends != 0 {
@@ -278,6 +362,53 @@ mod tests {
             // SAFETY: AVX2 checked above.
             assert_eq!(unsafe { masks64_avx2(&text, 0) }, masks64(&text, 0));
         }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn escape_classes_agree_with_the_table() {
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            return; // `scan` checks escapes one by one on this CPU
+        }
+        let check = |text: &[u8], e: u64| {
+            for surrogates in [false, true] {
+                let bytewise = escapes_ok_bytewise(text, 0, e, surrogates);
+                // SAFETY: AVX2 checked above.
+                let classes = unsafe { escapes_ok_avx2(text, 0, e, surrogates) };
+                assert_eq!(
+                    classes,
+                    bytewise,
+                    "{e:x} {:?}",
+                    String::from_utf8_lossy(text)
+                );
+            }
+        };
+        // Every byte value as an escape, at every position, among valid ones.
+        for byte in 0..=255u8 {
+            for at in 0..64 {
+                let mut text = b"n\"/bfnrtu0041".repeat(6);
+                text[at] = byte;
+                check(
+                    &text,
+                    1 << at | 1 << ((at + 7) % 64) | 1 << ((at + 19) % 64),
+                );
+            }
+        }
+        let mut rng = fastrand::Rng::with_seed(13);
+        let mut valid = 0;
+        for _ in 0..20_000 {
+            let text: Vec<u8> = (0..72)
+                .map(|_| match rng.u8(..4) {
+                    0 => rng.u8(..),
+                    1 => b"dD8aeEfF09"[rng.usize(..10)],
+                    _ => b"\"\\/bfnrtu"[rng.usize(..9)],
+                })
+                .collect();
+            let e = rng.u64(..) & rng.u64(..) & rng.u64(..) & rng.u64(..);
+            valid += usize::from(escapes_ok_bytewise(&text, 0, e, true));
+            check(&text, e);
+        }
+        assert!(valid > 100, "{valid}");
     }
 
     #[test]

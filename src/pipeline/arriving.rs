@@ -46,6 +46,13 @@ pub enum Piece<P> {
 /// each piece is a view of it (`split_to` + `freeze`: no copy), so the body is held
 /// once. Only the new chunk is searched for the last line break, so a long line costs no
 /// rescans.
+///
+/// Why copy rather than pass on views of hyper's chunks: a chunk is a slice of hyper's
+/// read buffer, and while a view of it lives hyper cannot reuse that buffer, so it
+/// allocates a fresh one (up to ~400 KiB) for every read. Tried: the copy saved was
+/// ~2 MB per 2.4 MB body, but the fresh buffers cost ~570 page faults per request
+/// (allocator trimming) and 1.4 ms more CPU; with the trimming turned off, no
+/// measurable gain.
 pub struct LineCutter {
     pending: BytesMut,
 }
@@ -305,6 +312,66 @@ mod tests {
                 for chunk in [1, 2, 3, 7, 40, 64, 1000] {
                     let got = arriving(pieces_of(body, chunk), max);
                     assert_eq!(got, expected, "chunk {chunk}, max {max}, body {body:?}");
+                }
+            }
+        }
+    }
+
+    /// The receiving side's pieces for a body arriving in chunks that end at `cuts` (and
+    /// at its end).
+    fn pieces_at(body: &[u8], cuts: &[usize]) -> Vec<Bytes> {
+        let mut cutter = LineCutter::with_capacity(body.len());
+        let mut out = Vec::new();
+        let mut start = 0;
+        for &end in cuts.iter().chain([&body.len()]) {
+            out.extend(cutter.push(&body[start..end]));
+            start = end;
+        }
+        out.extend(cutter.finish());
+        assert_eq!(out.concat(), body, "the pieces are the body");
+        out
+    }
+
+    #[test]
+    fn a_line_spanning_chunks_goes_whole_into_one_piece() {
+        let body = V3.as_bytes();
+        let second = V3.find('\n').unwrap() + 1;
+        let third = second + V3[second..].find('\n').unwrap() + 1;
+        // The second line cut into two chunks, then into four.
+        for cuts in [
+            vec![second + 10],
+            vec![second + 5, second + 20, second + 30],
+        ] {
+            let pieces = pieces_at(body, &cuts);
+            assert_eq!(pieces.len(), 2, "{pieces:?}");
+            assert_eq!(&pieces[0][..], &body[..second]);
+            assert_eq!(&pieces[1][..], &body[second..], "ends with the third line");
+        }
+        // A chunk ending right after a line break sends that line at once.
+        let pieces = pieces_at(body, &[second, third]);
+        assert_eq!(pieces.len(), 3, "{pieces:?}");
+        assert_eq!(&pieces[1][..], &body[second..third]);
+    }
+
+    #[test]
+    fn every_cut_into_two_or_three_chunks_gives_the_whole_body_parse() {
+        // A byte-order mark, CRLF line ends, characters of 2, 3 and 4 bytes, a blank line:
+        // chunks end inside each of them.
+        let text = "\u{feff}{\"type\":\"session\",\"version\":3,\"id\":\"s\"}\r\n\
+            {\"type\":\"message\",\"id\":\"a\",\"parentId\":null,\"message\":{\"role\":\"user\",\"content\":\"h\u{e9} \u{20ac} \u{1f600}\"}}\r\n\
+            \r\n\
+            {\"type\":\"message\",\"id\":\"b\",\"parentId\":\"a\",\"message\":{\"role\":\"user\",\"content\":\"\u{1f600}\"}}";
+        let bad = format!("{text}\r\n{{\"type\":\"message\",\"id\":\"\u{e9}\",oops}}");
+        for (body, outcome) in [(text.to_string(), "ok"), (bad, "err")] {
+            let body = body.as_bytes();
+            let expected = whole(body, usize::MAX);
+            assert!(expected.starts_with(outcome), "{expected}");
+            for i in 0..=body.len() {
+                let got = arriving(pieces_at(body, &[i]), usize::MAX);
+                assert_eq!(got, expected, "cut at {i}");
+                for j in (i..=body.len()).step_by(7) {
+                    let got = arriving(pieces_at(body, &[i, j]), usize::MAX);
+                    assert_eq!(got, expected, "cuts at {i}, {j}");
                 }
             }
         }

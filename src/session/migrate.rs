@@ -44,11 +44,19 @@ pub fn migrate(entries: &mut [Entry], header: Option<&Header>, version: u32) {
 /// The deterministic id of the entry at input position `index`:
 /// FNV-1a (32 bit) of `"{headerId}:{index}"`, with `":{salt}"` appended on collision.
 pub fn deterministic_id(header_id: &str, index: usize, taken: &IdSet) -> u32 {
+    deterministic_id_after(id_prefix(header_id), index, taken)
+}
+
+/// The FNV-1a state after `"{headerId}:"`, the part every id of a file shares (hashed
+/// once per file, not per entry: a header id is a 36-byte UUID).
+fn id_prefix(header_id: &str) -> u32 {
+    fnv1a32_continue(fnv1a32(header_id.as_bytes()), b":")
+}
+
+/// [`deterministic_id`] from the state [`id_prefix`] gives.
+fn deterministic_id_after(prefix: u32, index: usize, taken: &IdSet) -> u32 {
     let mut digits = [0u8; 20];
-    let base = fnv1a32_continue(
-        fnv1a32_continue(fnv1a32(header_id.as_bytes()), b":"),
-        decimal(index as u64, &mut digits),
-    );
+    let base = fnv1a32_continue(prefix, decimal(index as u64, &mut digits));
     let mut h = base;
     let mut salt = 0u64;
     while taken.contains(&h) {
@@ -84,12 +92,12 @@ fn fnv1a32_continue(mut h: u32, bytes: &[u8]) -> u32 {
 }
 
 fn v1_to_v2(entries: &mut [Entry], header: Option<&Header>) {
-    let header_id = header.and_then(|h| h.id.as_deref()).unwrap_or("");
+    let prefix = id_prefix(header.and_then(|h| h.id.as_deref()).unwrap_or(""));
     let offset = usize::from(header.is_some());
     let mut taken = IdSet::with_capacity_and_hasher(entries.len(), Default::default());
     let mut prev: Option<Id> = None;
     for k in 0..entries.len() {
-        let hash = deterministic_id(header_id, entries[k].index, &taken);
+        let hash = deterministic_id_after(prefix, entries[k].index, &taken);
         taken.insert(hash);
         let id = Id::hex(hash);
         // `firstKeptEntryIndex` points into the file's entries (header = 0). pi resolves

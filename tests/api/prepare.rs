@@ -277,16 +277,16 @@ async fn unknown_include_parts_are_refused() {
     assert_eq!(p["errors"][0]["pointer"], "/include/1", "{p}");
 }
 
-/// Sends a JSONL body to `/v1/prepare` over a raw connection, `parts` written one by one
+/// Sends a JSONL body to `target` over a raw connection, `parts` written one by one
 /// (each flushed, so the server sees them arrive apart), and returns the answer's status
 /// line and body.
-async fn post_in_parts(address: &str, parts: &[&[u8]]) -> (String, Value) {
+async fn post_in_parts(address: &str, target: &str, parts: &[&[u8]]) -> (String, Value) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let host = address.trim_start_matches("http://");
     let mut tcp = tokio::net::TcpStream::connect(host).await.unwrap();
     let len: usize = parts.iter().map(|p| p.len()).sum();
     let head = format!(
-        "POST /v1/prepare?include=cut HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/x-ndjson\r\ncontent-length: {len}\r\nconnection: close\r\n\r\n"
+        "POST {target} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/x-ndjson\r\ncontent-length: {len}\r\nconnection: close\r\n\r\n"
     );
     tcp.write_all(head.as_bytes()).await.unwrap();
     for p in parts {
@@ -326,7 +326,7 @@ async fn a_jsonl_body_arriving_in_pieces_cut_mid_line_parses_as_a_whole() {
         b.len(),
     ];
     let parts: Vec<&[u8]> = cuts.windows(2).map(|w| &b[w[0]..w[1]]).collect();
-    let (status, answer) = post_in_parts(&app.address, &parts).await;
+    let (status, answer) = post_in_parts(&app.address, "/v1/prepare?include=cut", &parts).await;
     assert_eq!(status, "HTTP/1.1 200 OK");
     assert_eq!(answer, whole);
 
@@ -340,11 +340,95 @@ async fn a_jsonl_body_arriving_in_pieces_cut_mid_line_parses_as_a_whole() {
         .unwrap();
     let (mid, end) = (bad.len() / 2, bad.len() - 10);
     let b = bad.as_bytes();
-    let (status, answer) = post_in_parts(&app.address, &[&b[..mid], &b[mid..end], &b[end..]]).await;
+    let (status, answer) = post_in_parts(
+        &app.address,
+        "/v1/prepare?include=cut",
+        &[&b[..mid], &b[mid..end], &b[end..]],
+    )
+    .await;
     assert_eq!(status, "HTTP/1.1 400 Bad Request");
     assert_eq!(answer["line"], at_once["line"]);
     assert_eq!(answer["column"], at_once["column"]);
     assert_eq!(answer["detail"], at_once["detail"]);
+}
+
+/// `value` with every `prunedAt` (the time of the run) set to 0.
+fn without_pruned_at(mut value: Value) -> Value {
+    fn walk(v: &mut Value) {
+        match v {
+            Value::Object(map) => {
+                for (k, v) in map.iter_mut() {
+                    if k == "prunedAt" {
+                        *v = json!(0);
+                    } else {
+                        walk(v);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    walk(&mut value);
+    value
+}
+
+#[tokio::test]
+async fn the_other_session_endpoints_parse_a_body_arriving_in_pieces_alike() {
+    let app = spawn_app().await;
+    let results: Vec<_> = (0..6).map(|_| crate::prune::r("bash", 8_000)).collect();
+    let pruned = crate::prune::session(&results, None);
+    let tree = crate::branch::tree();
+    let real = fixture("large-session.jsonl");
+    let cases = [
+        (
+            "/v1/prune?protectTokens=1&minimumSavings=0",
+            pruned.as_str(),
+        ),
+        ("/v1/prune", real.as_str()),
+        (
+            "/v1/compact?dryRun=true&keepRecentTokens=2000",
+            real.as_str(),
+        ),
+        (
+            "/v1/branch-summary?dryRun=true&oldLeafId=d&targetId=e",
+            tree.as_str(),
+        ),
+    ];
+    for (target, body) in cases {
+        let res = app.post_jsonl(target, body.to_string()).await;
+        assert_eq!(res.status().as_u16(), 200, "{target}");
+        let whole = without_pruned_at(res.json().await.unwrap());
+        let b = body.as_bytes();
+        let cuts = [
+            0,
+            1,
+            100,
+            b.len() / 3,
+            b.len() / 2 + 1,
+            b.len() - 1,
+            b.len(),
+        ];
+        let parts: Vec<&[u8]> = cuts.windows(2).map(|w| &b[w[0]..w[1]]).collect();
+        let (status, answer) = post_in_parts(&app.address, target, &parts).await;
+        assert_eq!(status, "HTTP/1.1 200 OK", "{target}");
+        assert_eq!(without_pruned_at(answer), whole, "{target}");
+
+        // An error in a later line: the same problem as for the body sent at once.
+        let bad = format!("{body}{{\"type\": \"message\", oops}}\n");
+        let at_once: Value = app
+            .post_jsonl(target, bad.clone())
+            .await
+            .json()
+            .await
+            .unwrap();
+        let (mid, end) = (bad.len() / 2, bad.len() - 10);
+        let b = bad.as_bytes();
+        let (status, answer) =
+            post_in_parts(&app.address, target, &[&b[..mid], &b[mid..end], &b[end..]]).await;
+        assert_eq!(status, "HTTP/1.1 400 Bad Request", "{target}");
+        assert_eq!(answer, at_once, "{target}");
+    }
 }
 
 #[tokio::test]

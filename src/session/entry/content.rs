@@ -27,6 +27,14 @@ pub(super) fn parse_content<'a>(
     let blocks = match field {
         None | Some(ContentField::Null) => return Ok(Content::Absent),
         Some(ContentField::Text(t)) => return Ok(Content::Text(t)),
+        Some(ContentField::Checked(mut blocks)) => {
+            for b in &mut blocks {
+                if matches!(b, Block::Thinking(_) | Block::ToolCall(_)) {
+                    *b = Block::Other;
+                }
+            }
+            return Ok(Content::Blocks(blocks));
+        }
         Some(ContentField::Blocks(b)) => b,
     };
     let mut out = Vec::with_capacity(blocks.0.len());
@@ -59,6 +67,8 @@ pub(super) fn parse_assistant_content<'a>(
         }
         // pi iterates a string's characters and finds no blocks in it.
         Some(ContentField::Text(_)) => return Ok(Content::Blocks(Vec::new())),
+        // Read by the scanner, which takes no deep nesting: no depth check needed.
+        Some(ContentField::Checked(blocks)) => return Ok(Content::Blocks(blocks)),
         Some(ContentField::Blocks(b)) => b,
     };
     let mut out = Vec::with_capacity(blocks.0.len());

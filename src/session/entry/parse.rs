@@ -19,12 +19,16 @@ pub fn parse_entry<'a>(
     index: usize,
     origin: Origin,
 ) -> Result<Parsed<'a>, EntryError> {
-    if let Some(r) = scan::entry(raw) {
-        return Ok(build_entry(r, raw, index, origin)?);
+    let mut r = RawEntry::empty();
+    if scan::entry(raw, &mut r).is_some() {
+        return Ok(build_entry(&mut r, raw, index, origin)?);
     }
+    drop(r);
     match serde_json::from_str::<RawEntry<'a, RawMessage<'a>, ContentField<'a>>>(raw) {
         // serde reads a struct from an array too; an entry must be an object.
-        Ok(r) if raw.trim_start().starts_with('{') => Ok(build_entry(r, raw, index, origin)?),
+        Ok(mut r) if raw.trim_start().starts_with('{') => {
+            Ok(build_entry(&mut r, raw, index, origin)?)
+        }
         Ok(_) => Err(origin
             .violation("", "an entry must be a JSON object")
             .into()),
@@ -40,27 +44,28 @@ pub fn parse_entry<'a>(
             }
             // Odd fields on an unknown entry type, or a bad known entry: read the
             // type-specific fields separately to tell which.
-            let r: RawEntry<'a, RawJson<'a>, RawJson<'a>> =
+            let mut r: RawEntry<'a, RawJson<'a>, RawJson<'a>> =
                 parse_tracked(raw).map_err(|(pointer, msg)| origin.violation(&pointer, msg))?;
-            Ok(build_entry(r, raw, index, origin)?)
+            Ok(build_entry(&mut r, raw, index, origin)?)
         }
     }
 }
 
-/// A `message` field: typed already, or raw JSON still to read.
+/// A `message` field: typed already, or raw JSON still to read. Read through `&mut`
+/// (its content is taken out), not moved: a typed one is 256 bytes.
 trait MessageField<'a> {
-    fn into_message(self, origin: Origin, base: &str) -> Result<Message<'a>, Violation>;
+    fn read_message(&mut self, origin: Origin, base: &str) -> Result<Message<'a>, Violation>;
 }
 
 impl<'a> MessageField<'a> for RawMessage<'a> {
-    fn into_message(self, origin: Origin, base: &str) -> Result<Message<'a>, Violation> {
+    fn read_message(&mut self, origin: Origin, base: &str) -> Result<Message<'a>, Violation> {
         finish_message(self, origin, base)
     }
 }
 
 impl<'a> MessageField<'a> for RawJson<'a> {
-    fn into_message(self, origin: Origin, base: &str) -> Result<Message<'a>, Violation> {
-        parse_message(self, origin, base)
+    fn read_message(&mut self, origin: Origin, base: &str) -> Result<Message<'a>, Violation> {
+        parse_message(*self, origin, base)
     }
 }
 
@@ -84,8 +89,9 @@ impl<'a> ContentSource<'a> for RawJson<'a> {
     }
 }
 
+/// The entry `r` describes (its `entry_type`, `message` and `content` are taken out).
 fn build_entry<'a, M: MessageField<'a>, C: ContentSource<'a>>(
-    r: RawEntry<'a, M, C>,
+    r: &mut RawEntry<'a, M, C>,
     raw: &'a str,
     index: usize,
     origin: Origin,
@@ -94,6 +100,7 @@ fn build_entry<'a, M: MessageField<'a>, C: ContentSource<'a>>(
 
     let entry_type = r
         .entry_type
+        .take()
         .ok_or_else(|| v("/type", "every entry needs a string `type`"))?;
 
     if entry_type == "session" {
@@ -116,12 +123,14 @@ fn build_entry<'a, M: MessageField<'a>, C: ContentSource<'a>>(
         "message" => {
             let m = r
                 .message
+                .as_mut()
                 .ok_or_else(|| v("/message", "a `message` entry needs a `message` object"))?;
-            EntryBody::Message(m.into_message(origin, "/message")?)
+            EntryBody::Message(m.read_message(origin, "/message")?)
         }
         "custom_message" => {
             let field = r
                 .content
+                .take()
                 .map(|c| c.into_field(origin, "/content"))
                 .transpose()?;
             EntryBody::CustomMessage {
@@ -169,18 +178,19 @@ pub fn parse_message<'a>(
     if !raw.get().starts_with('{') {
         return Err(origin.violation(base, "must be a JSON object"));
     }
-    let m: RawMessage<'a> = parse_tracked(raw.get()).map_err(|(ptr, msg)| {
+    let mut m: RawMessage<'a> = parse_tracked(raw.get()).map_err(|(ptr, msg)| {
         if ptr.is_empty() {
             origin.violation(base, msg)
         } else {
             origin.violation(&format!("{base}{ptr}"), msg)
         }
     })?;
-    finish_message(m, origin, base)
+    finish_message(&mut m, origin, base)
 }
 
+/// The message `m` describes (its `content` is taken out).
 fn finish_message<'a>(
-    m: RawMessage<'a>,
+    m: &mut RawMessage<'a>,
     origin: Origin,
     base: &str,
 ) -> Result<Message<'a>, Violation> {
@@ -230,10 +240,11 @@ fn finish_message<'a>(
     };
     match role {
         Role::User | Role::ToolResult | Role::Custom | Role::HookMessage => {
-            msg.content = parse_content(m.content, origin, &|| p("/content"))?;
+            msg.content = parse_content(m.content.take(), origin, &|| p("/content"))?;
         }
         Role::Assistant => {
-            msg.content = parse_assistant_content(m.content, m.shallow, origin, &|| p("/content"))?;
+            msg.content =
+                parse_assistant_content(m.content.take(), m.shallow, origin, &|| p("/content"))?;
         }
         Role::BashExecution => {
             msg.bash = Some(BashExecution {

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use serde::de::{self, Deserialize, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize as DeriveDeserialize;
 
-use super::{RawJson, Usage};
+use super::{Block, RawJson, Usage};
 use crate::session::text::Text;
 
 /// An entry as read in one pass. `M` and `C` are the types of `message` and
@@ -44,6 +44,27 @@ pub(super) struct RawEntry<'a, M, C> {
     pub(super) version: Option<RawJson<'a>>,
 }
 
+impl<M, C> RawEntry<'_, M, C> {
+    /// No field read yet: what the scanner fills in, in place.
+    pub(super) fn empty() -> Self {
+        RawEntry {
+            entry_type: None,
+            id: None,
+            parent_id: None,
+            timestamp: None,
+            message: None,
+            content: None,
+            summary: None,
+            details: None,
+            from_hook: None,
+            first_kept_entry_id: None,
+            first_kept_entry_index: None,
+            tokens_before: None,
+            version: None,
+        }
+    }
+}
+
 #[derive(DeriveDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct RawMessage<'a> {
@@ -77,6 +98,28 @@ pub(super) struct RawMessage<'a> {
     /// Read by the scanner, which takes no deep nesting: no depth check needed.
     #[serde(skip)]
     pub(super) shallow: bool,
+}
+
+impl RawMessage<'_> {
+    /// No field read yet, as the scanner starts it (`shallow`: it takes no deep nesting).
+    pub(super) fn empty() -> Self {
+        RawMessage {
+            role: None,
+            content: None,
+            usage: None,
+            stop_reason: None,
+            command: None,
+            output: None,
+            exit_code: None,
+            cancelled: None,
+            truncated: None,
+            full_output_path: None,
+            exclude_from_context: None,
+            summary: None,
+            usage_fast: None,
+            shallow: true,
+        }
+    }
 }
 
 #[derive(DeriveDeserialize, Default)]
@@ -152,7 +195,11 @@ impl<'de: 'a, 'a> Deserialize<'de> for MaybeBlock<'a> {
 /// `content` as read: a string, an array of blocks, or null.
 pub(super) enum ContentField<'a> {
     Text(Text<'a>),
+    /// Blocks as serde reads them, checked later for the message's role.
     Blocks(RawBlocks<'a>),
+    /// Blocks the scanner read and checked as an assistant message's (`scan::block`);
+    /// other roles see its thinking and tool call blocks as unknown ones.
+    Checked(Vec<Block<'a>>),
     Null,
 }
 

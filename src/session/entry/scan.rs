@@ -9,33 +9,23 @@
 
 use std::borrow::Cow;
 
-use super::raw::{ContentField, RawBlock, RawBlocks, RawEntry, RawMessage};
-use super::{RawJson, Usage};
+use super::raw::{ContentField, RawEntry, RawMessage};
+use super::{Block, RawJson, ToolCall, Usage};
 use crate::json::Lexer;
 use crate::session::text::Text;
 
-/// Reads one entry, or `None` when the serde_json path must decide.
-pub(super) fn entry(raw: &str) -> Option<RawEntry<'_, RawMessage<'_>, ContentField<'_>>> {
+/// Reads one entry into `r` (an empty one), or `None` when the serde_json path must
+/// decide (`r` is then partly filled, and dropped). In place, not returned: the raw
+/// entry is about 500 bytes, and each move of it was a `memcpy` call per line.
+pub(super) fn entry<'a>(
+    raw: &'a str,
+    r: &mut RawEntry<'a, RawMessage<'a>, ContentField<'a>>,
+) -> Option<()> {
     let mut lx = Lexer::strict(raw);
     lx.ws();
     if lx.peek() != Some(b'{') {
         return None;
     }
-    let mut r = RawEntry {
-        entry_type: None,
-        id: None,
-        parent_id: None,
-        timestamp: None,
-        message: None,
-        content: None,
-        summary: None,
-        details: None,
-        from_hook: None,
-        first_kept_entry_id: None,
-        first_kept_entry_index: None,
-        tokens_before: None,
-        version: None,
-    };
     let mut seen = Seen(0);
     lx.object(|lx, key| {
         match key {
@@ -48,7 +38,7 @@ pub(super) fn entry(raw: &str) -> Option<RawEntry<'_, RawMessage<'_>, ContentFie
             "timestamp" => raw_once(lx, &mut seen, 3, &mut r.timestamp)?,
             "message" => {
                 seen.once(4)?;
-                r.message = message(lx)?;
+                message(lx, &mut r.message)?;
             }
             "content" => {
                 seen.once(5)?;
@@ -65,14 +55,16 @@ pub(super) fn entry(raw: &str) -> Option<RawEntry<'_, RawMessage<'_>, ContentFie
         }
         Some(())
     })?;
-    lx.at_end().then_some(r)
+    lx.at_end().then_some(())
 }
 
 /// The value of field `name` of a JSON object given as valid JSON text (`Some(None)`
 /// when absent or null), or `None` when serde_json must decide (not an object, a
-/// duplicate `name`, anything the lexer does not take).
+/// duplicate `name`, a key with escapes). The text was validated when its entry was
+/// parsed, so the lexer runs in trusted mode: no control-byte pass over it, and the
+/// surrogate escapes and deep nesting a parser accepted are walked, not given up on.
 pub(crate) fn field<'a>(object: &'a str, name: &[u8]) -> Option<Option<RawJson<'a>>> {
-    let mut lx = Lexer::strict(object);
+    let mut lx = Lexer::trusted(object);
     lx.ws();
     if lx.peek()? != b'{' {
         return None;
@@ -153,30 +145,15 @@ fn text<'a>(lx: &mut Lexer<'a>) -> Option<Text<'a>> {
     })
 }
 
-/// `message`: an object or null.
-fn message<'a>(lx: &mut Lexer<'a>) -> Option<Option<RawMessage<'a>>> {
+/// `message`: an object or null, read into `slot` (in place, as `entry`).
+fn message<'a>(lx: &mut Lexer<'a>, slot: &mut Option<RawMessage<'a>>) -> Option<()> {
     match lx.peek()? {
-        b'n' => return lx.literal(b"null").map(|()| None),
+        b'n' => return lx.literal(b"null"),
         b'{' => {}
         // serde would read a struct from an array, or fail: its call.
         _ => return None,
     }
-    let mut m = RawMessage {
-        role: None,
-        content: None,
-        usage: None,
-        stop_reason: None,
-        command: None,
-        output: None,
-        exit_code: None,
-        cancelled: None,
-        truncated: None,
-        full_output_path: None,
-        exclude_from_context: None,
-        summary: None,
-        usage_fast: None,
-        shallow: true,
-    };
+    let m = slot.insert(RawMessage::empty());
     let mut seen = Seen(0);
     lx.object(|lx, key| {
         match key {
@@ -201,8 +178,7 @@ fn message<'a>(lx: &mut Lexer<'a>) -> Option<Option<RawMessage<'a>>> {
             _ => lx.skip_value()?,
         }
         Some(())
-    })?;
-    Some(Some(m))
+    })
 }
 
 /// `usage`, kept raw, and read here when it is an object whose token counts are all
@@ -239,7 +215,8 @@ fn usage<'a>(lx: &mut Lexer<'a>) -> Option<(Option<RawJson<'a>>, Option<Usage>)>
     Some((Some(raw), exact.then_some(u)))
 }
 
-/// `content`: a string, an array of blocks, or null.
+/// `content`: a string, an array of blocks, or null. Blocks come out checked
+/// ([`ContentField::Checked`]): one vector per message, no raw blocks to convert.
 fn content<'a>(lx: &mut Lexer<'a>) -> Option<Option<ContentField<'a>>> {
     match lx.peek()? {
         b'n' => lx.literal(b"null").map(|()| None),
@@ -250,45 +227,92 @@ fn content<'a>(lx: &mut Lexer<'a>) -> Option<Option<ContentField<'a>>> {
                 blocks.push(block(lx)?);
                 Some(())
             })?;
-            Some(Some(ContentField::Blocks(RawBlocks(blocks))))
+            Some(Some(ContentField::Checked(blocks)))
         }
         _ => None,
     }
 }
 
-/// One element of a content array: objects are blocks, the rest is skipped.
-fn block<'a>(lx: &mut Lexer<'a>) -> Option<Option<RawBlock<'a>>> {
+/// A block field that must be a string for the block to be read here.
+#[derive(Default)]
+enum StrField<'a> {
+    #[default]
+    Absent,
+    Str(Text<'a>),
+    /// Any other value (null included): the serde path decides what that means.
+    Other,
+}
+
+impl<'a> StrField<'a> {
+    fn read(lx: &mut Lexer<'a>, seen: &mut Seen, bit: u32, slot: &mut Self) -> Option<()> {
+        seen.once(bit)?;
+        *slot = if lx.peek()? == b'"' {
+            StrField::Str(text(lx)?)
+        } else {
+            lx.skip_value()?;
+            StrField::Other
+        };
+        Some(())
+    }
+
+    fn text(self) -> Option<Text<'a>> {
+        match self {
+            StrField::Str(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+/// One element of a content array, as an assistant message reads it: objects are
+/// blocks, the rest is [`Block::Other`]. A block whose reading could fail (a text block
+/// without a string `text`, a tool call without a string `name` or with null or absent
+/// `arguments`, ...) is left to the serde path with all its error reporting (`None`):
+/// a role that reads it differently (a user message sees only text and images, and
+/// a text block without text as empty) would otherwise need the raw fields kept.
+fn block<'a>(lx: &mut Lexer<'a>) -> Option<Block<'a>> {
     match lx.peek()? {
         b'{' => {}
-        b'"' | b'[' | b't' | b'f' | b'n' => return lx.skip_value().map(|()| None),
+        b'"' | b'[' | b't' | b'f' | b'n' => return lx.skip_value().map(|()| Block::Other),
         // serde would decode a number here (and fail on one out of range).
         _ => return None,
     }
-    let mut b = RawBlock {
-        block_type: None,
-        text: None,
-        thinking: None,
-        name: None,
-        arguments: None,
-    };
+    let mut block_type = None;
+    let (mut text, mut thinking, mut name) = Default::default();
+    let mut arguments = None;
     let mut seen = Seen(0);
     lx.object(|lx, key| {
         match key {
-            "type" => raw_once(lx, &mut seen, 0, &mut b.block_type)?,
-            "text" => raw_once(lx, &mut seen, 1, &mut b.text)?,
-            "thinking" => raw_once(lx, &mut seen, 2, &mut b.thinking)?,
-            "name" => raw_once(lx, &mut seen, 3, &mut b.name)?,
-            "arguments" => raw_once(lx, &mut seen, 4, &mut b.arguments)?,
+            "type" => raw_once(lx, &mut seen, 0, &mut block_type)?,
+            "text" => StrField::read(lx, &mut seen, 1, &mut text)?,
+            "thinking" => StrField::read(lx, &mut seen, 2, &mut thinking)?,
+            "name" => StrField::read(lx, &mut seen, 3, &mut name)?,
+            "arguments" => raw_once(lx, &mut seen, 4, &mut arguments)?,
             _ => lx.skip_value()?,
         }
         Some(())
     })?;
-    Some(Some(b))
+    Some(match block_type.map(RawJson::get) {
+        Some("\"text\"") => Block::Text(text.text()?),
+        Some("\"thinking\"") => Block::Thinking(thinking.text()?),
+        Some("\"toolCall\"") => Block::ToolCall(ToolCall {
+            name: name.text()?,
+            // `raw` reads null as absent.
+            arguments: arguments?,
+        }),
+        Some("\"image\"") => Block::Image,
+        _ => Block::Other,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The scanner's reading, returned.
+    fn entry(json: &str) -> Option<RawEntry<'_, RawMessage<'_>, ContentField<'_>>> {
+        let mut r = RawEntry::empty();
+        super::entry(json, &mut r).map(|()| r)
+    }
 
     /// The fast path either gives up or agrees with serde_json.
     fn agrees(json: &str) -> bool {
@@ -313,18 +337,37 @@ mod tests {
                 None => "-".to_string(),
                 Some(ContentField::Null) => "null".to_string(),
                 Some(ContentField::Text(t)) => format!("text {:?}", t.decode()),
+                // The serde path's blocks, read as the scanner reads them.
                 Some(ContentField::Blocks(b)) => {
                     b.0.iter()
-                        .map(|b| match b {
-                            None => "other".to_string(),
-                            Some(b) => format!(
-                                "{:?} {:?} {:?} {:?} {:?}",
-                                b.block_type, b.text, b.thinking, b.name, b.arguments
-                            ),
+                        .map(|b| {
+                            let Some(b) = b else {
+                                return "Other".to_string();
+                            };
+                            fn s(r: Option<RawJson<'_>>) -> Option<Text<'_>> {
+                                r.and_then(|r| Text::from_raw(r.get()))
+                            }
+                            let block = match b.block_type.map(RawJson::get) {
+                                Some("\"text\"") => s(b.text).map(Block::Text),
+                                Some("\"thinking\"") => s(b.thinking).map(Block::Thinking),
+                                Some("\"toolCall\"") => s(b.name)
+                                    .zip(b.arguments.filter(|a| a.get() != "null"))
+                                    .map(|(name, arguments)| {
+                                        Block::ToolCall(ToolCall { name, arguments })
+                                    }),
+                                Some("\"image\"") => Some(Block::Image),
+                                _ => Some(Block::Other),
+                            };
+                            block.map_or("left to serde".to_string(), |b| format!("{b:?}"))
                         })
                         .collect::<Vec<_>>()
                         .join(", ")
                 }
+                Some(ContentField::Checked(b)) => b
+                    .iter()
+                    .map(|b| format!("{b:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
             };
             write!(
                 f,
@@ -429,10 +472,33 @@ mod tests {
             r#"{"message":[]}"#,
             r#"{"message":{"role":"a","role":"b"}}"#,
             r#"{"message":{"content":[{"text":"a","text":"b"}]}}"#,
+            // Blocks some role could fail on: the serde path reads them.
+            r#"{"message":{"content":[{"type":"text"}]}}"#,
+            r#"{"message":{"content":[{"type":"text","text":null}]}}"#,
+            r#"{"message":{"content":[{"type":"thinking","thinking":5}]}}"#,
+            r#"{"message":{"content":[{"type":"toolCall","name":"r"}]}}"#,
+            r#"{"message":{"content":[{"type":"toolCall","name":"r","arguments":null}]}}"#,
+            r#"{"message":{"content":[{"type":"toolCall","arguments":{}}]}}"#,
         ] {
             assert!(entry(json).is_none(), "fast path accepted {json}");
         }
         let deep = format!("{{\"x\":{}{}}}", "[".repeat(70), "]".repeat(70));
         assert!(entry(&deep).is_none());
+    }
+
+    #[test]
+    fn fields_of_valid_text_are_found_past_surrogates_and_deep_values() {
+        let deep = format!(
+            r#"{{"x":{}{},"s":"\ud800","path":"p\ud83d\ude00"}}"#,
+            "[".repeat(100),
+            "]".repeat(100)
+        );
+        assert_eq!(
+            field(&deep, b"path"),
+            Some(Some(RawJson(r#""p\ud83d\ude00""#)))
+        );
+        assert_eq!(field(r#"{"path":1,"path":2}"#, b"path"), None);
+        assert_eq!(field(r#"{"a":1,"path":null}"#, b"path"), Some(None));
+        assert_eq!(field(r#"{"a":1}"#, b"path"), Some(None));
     }
 }
