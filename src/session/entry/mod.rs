@@ -104,6 +104,10 @@ pub struct Message<'a> {
     pub summary: Option<Text<'a>>,
     /// The v2 → v3 migration renamed the role (`hookMessage` → `custom`).
     pub migrated_role: bool,
+    /// This message's JSON text as sent (a slice of its entry's `raw`), when the
+    /// scanner read the entry; `None` on the serde path. Migration never rewrites
+    /// `raw` (a renamed role is applied by the reader of this text), so it stays right.
+    pub(crate) text: Option<RawJson<'a>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -198,10 +202,14 @@ impl<'a> Entry<'a> {
         self.message_raw_serde()
     }
 
-    /// [`message_raw`](Self::message_raw) as text, found by the lexer (serde_json only
-    /// when the lexer gives up): the entry was validated when it was parsed, this only
-    /// finds where the message is.
+    /// [`message_raw`](Self::message_raw) as text: where the scanner found it while
+    /// parsing (no second read of the entry, which was most of the default answer's
+    /// work), else found by the lexer (serde_json only when the lexer gives up): the
+    /// entry was validated when it was parsed, this only finds where the message is.
     pub fn message_text(&self) -> Option<RawJson<'a>> {
+        if let EntryBody::Message(Message { text: Some(t), .. }) = &self.body {
+            return Some(*t);
+        }
         match scan::field(self.raw, b"message") {
             Some(found) => found,
             None => self.message_raw_serde().map(|r| RawJson(r.get())),
@@ -263,3 +271,60 @@ pub fn value_of(raw: RawJson) -> serde_json::Value {
 
 /// [`value_of`] for JSON text known to be valid.
 pub use crate::json::value_of_str;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::Session;
+
+    /// The message text kept at parse time is, byte for byte, what a second read of the
+    /// entry finds (`scan::field`, serde_json when it gives up), on every entry of the
+    /// real sessions and the corpus, v1/v2 files (migrated ids and roles) included.
+    #[test]
+    fn the_kept_message_text_is_what_a_second_read_finds() {
+        let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests");
+        let (mut kept, mut migrated, mut entries) = (0, 0, 0);
+        for dir in ["fixtures/pi-sessions", "conformance/corpus"] {
+            for f in std::fs::read_dir(root.join(dir)).unwrap() {
+                let p = f.unwrap().path();
+                if p.extension().is_none_or(|e| e != "jsonl") {
+                    continue;
+                }
+                let body = std::fs::read_to_string(&p).unwrap();
+                let Ok(session) = Session::from_jsonl(&body) else {
+                    continue;
+                };
+                for e in &session.entries {
+                    let reread = match scan::field(e.raw, b"message") {
+                        Some(found) => found,
+                        None => e.message_raw_serde().map(|r| RawJson(r.get())),
+                    };
+                    assert_eq!(e.message_text(), reread, "{} {}", p.display(), e.index);
+                    if let Some(m) = e.message() {
+                        kept += usize::from(m.text.is_some());
+                        migrated += usize::from(m.migrated_role || e.migrated_ids);
+                    }
+                    entries += 1;
+                }
+            }
+        }
+        assert!(
+            kept > 5000 && migrated > 10,
+            "{kept} kept, {migrated} migrated"
+        );
+        assert!(entries > 10000, "{entries} entries");
+    }
+
+    #[test]
+    fn entries_the_scanner_gives_up_on_find_their_message_by_reading_again() {
+        // A surrogate pair: the strict scanner leaves the entry to serde_json.
+        let json =
+            r#"{"type":"message","id":"a","message":{"role":"user","content":"\ud83d\ude00"} }"#;
+        let Ok(Parsed::Entry(e)) = parse_entry(json, 1, Origin::Line(1)) else {
+            panic!("not an entry");
+        };
+        assert!(e.message().unwrap().text.is_none());
+        let want = &json[json.find(r#"{"role""#).unwrap()..json.len() - 2];
+        assert_eq!(e.message_text().unwrap().get(), want);
+    }
+}

@@ -237,6 +237,7 @@ fn finish_message<'a>(
         bash: None,
         summary: None,
         migrated_role: false,
+        text: m.text,
     };
     match role {
         Role::User | Role::ToolResult | Role::Custom | Role::HookMessage => {

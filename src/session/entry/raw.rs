@@ -98,6 +98,9 @@ pub(super) struct RawMessage<'a> {
     /// Read by the scanner, which takes no deep nesting: no depth check needed.
     #[serde(skip)]
     pub(super) shallow: bool,
+    /// The message's JSON text, where the scanner walked it (`Message::text`).
+    #[serde(skip)]
+    pub(super) text: Option<RawJson<'a>>,
 }
 
 impl RawMessage<'_> {
@@ -118,6 +121,7 @@ impl RawMessage<'_> {
             summary: None,
             usage_fast: None,
             shallow: true,
+            text: None,
         }
     }
 }

@@ -153,6 +153,7 @@ fn message<'a>(lx: &mut Lexer<'a>, slot: &mut Option<RawMessage<'a>>) -> Option<
         // serde would read a struct from an array, or fail: its call.
         _ => return None,
     }
+    let start = lx.pos();
     let m = slot.insert(RawMessage::empty());
     let mut seen = Seen(0);
     lx.object(|lx, key| {
@@ -178,7 +179,11 @@ fn message<'a>(lx: &mut Lexer<'a>, slot: &mut Option<RawMessage<'a>>) -> Option<
             _ => lx.skip_value()?,
         }
         Some(())
-    })
+    })?;
+    // The text `field(entry, b"message")` would find: kept so the answer need not
+    // re-read the entry for it (`Entry::message_text`).
+    m.text = Some(RawJson(&lx.text()[start..lx.pos()]));
+    Some(())
 }
 
 /// `usage`, kept raw, and read here when it is an object whose token counts are all
