@@ -162,31 +162,15 @@ impl<'a> Lexer<'a> {
 
     /// An object key (at its opening quote), without the quotes. Keys with escapes
     /// are not read (`None`): serde would decode them, JavaScript would too.
+    #[inline]
     pub fn key(&mut self) -> Option<&'a str> {
         let b = self.bytes();
         let start = self.pos + 1;
-        let mut end = start;
-        match specials16(b, start) {
+        let end = match specials16(b, start) {
             // One 16-byte look ends nearly every key.
-            Some(m) if m != 0 => end += m.trailing_zeros() as usize,
-            looked => {
-                if looked.is_some() {
-                    end += 16;
-                }
-                // Eight bytes at a time: what is left of a long key, or near the end.
-                while let Some(w) = b.get(end..end + 8) {
-                    let m = specials(u64::from_le_bytes(w.try_into().ok()?));
-                    if m != 0 {
-                        end += m.trailing_zeros() as usize / 8;
-                        break;
-                    }
-                    end += 8;
-                }
-                while !matches!(*b.get(end)?, b'"' | b'\\' | ..0x20) {
-                    end += 1;
-                }
-            }
-        }
+            Some(m) if m != 0 => start + m.trailing_zeros() as usize,
+            looked => key_end(b, start + if looked.is_some() { 16 } else { 0 })?,
+        };
         if b[end] != b'"' {
             return None;
         }
@@ -344,6 +328,25 @@ fn number_end(b: &[u8], mut i: usize) -> Option<usize> {
         }
     }
     Some(i)
+}
+
+/// Where a key's scan stops from `end` on (a quote, a backslash or a control byte):
+/// the rest of a key longer than 16 bytes, or one near the end of the text. Out of
+/// line, so that the usual case inlines small.
+#[inline(never)]
+fn key_end(b: &[u8], mut end: usize) -> Option<usize> {
+    // Eight bytes at a time: keys are short.
+    while let Some(w) = b.get(end..end + 8) {
+        let m = specials(u64::from_le_bytes(w.try_into().ok()?));
+        if m != 0 {
+            return Some(end + m.trailing_zeros() as usize / 8);
+        }
+        end += 8;
+    }
+    while !matches!(*b.get(end)?, b'"' | b'\\' | ..0x20) {
+        end += 1;
+    }
+    Some(end)
 }
 
 /// Any byte below 0x20. Outside strings JSON allows only tab, CR and LF (whitespace);
