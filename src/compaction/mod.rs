@@ -4,6 +4,7 @@
 
 pub mod branch;
 pub mod context;
+pub mod conversation_json;
 pub mod cut_point;
 pub mod file_ops;
 pub mod ledger;

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::message::AgentMessage;
 use super::stringify::{
-    entries_in_js_order, js_number_string, push_string, stringify_into, tool_arguments_raw,
+    entries_in_js_order, js_number_string, push_string, stringify_into, tool_arguments_raw, Sink,
 };
 use super::template::Template;
 
@@ -45,28 +45,72 @@ impl Wrappers {
     }
 }
 
+/// Where the conversation text goes: the text itself (`String`), or its JSON-escaped
+/// bytes (`conversation_json::JsonText`). One serializer writes both, so the two
+/// cannot disagree on what the text is.
+pub trait ConversationOut: Sink {
+    /// Appends the decoded characters of `t`.
+    fn push_text(&mut self, t: &Text);
+    /// Appends at most `max_units` UTF-16 units of `t` (`Text::push_prefix_to`).
+    fn push_text_prefix(&mut self, t: &Text, max_units: usize);
+    /// How much has been written, for [`ConversationOut::truncate`].
+    fn mark(&self) -> usize;
+    /// Drops what was written after `mark`.
+    fn truncate(&mut self, mark: usize);
+}
+
+impl ConversationOut for String {
+    fn push_text(&mut self, t: &Text) {
+        t.push_to(self);
+    }
+
+    fn push_text_prefix(&mut self, t: &Text, max_units: usize) {
+        t.push_prefix_to(self, max_units);
+    }
+
+    fn mark(&self) -> usize {
+        self.len()
+    }
+
+    fn truncate(&mut self, mark: usize) {
+        String::truncate(self, mark);
+    }
+}
+
 /// Serializes messages, joining the parts with a blank line.
 pub fn serialize_conversation<'s, 'a: 's>(
     messages: impl IntoIterator<Item = AgentMessage<'s, 'a>>,
     wrappers: &Wrappers,
 ) -> String {
     let mut out = String::new();
-    let mut first = true;
-    let mut sep = |out: &mut String| {
-        if !std::mem::take(&mut first) {
+    write_conversation(messages, wrappers, &mut out, &mut true);
+    out
+}
+
+/// [`serialize_conversation`] into `out`. `first` says that no part was written yet
+/// (no separator before the next one), and is left false once one is: a text written
+/// in pieces joins them with `\n\n` when both wrote a part.
+pub fn write_conversation<'s, 'a: 's, O: ConversationOut>(
+    messages: impl IntoIterator<Item = AgentMessage<'s, 'a>>,
+    wrappers: &Wrappers,
+    out: &mut O,
+    first: &mut bool,
+) {
+    let mut sep = |out: &mut O| {
+        if !std::mem::take(first) {
             out.push_str("\n\n");
         }
     };
     for msg in messages {
         match msg {
             AgentMessage::Stored(m) => match m.role {
-                Role::User => push_user_content(&m.content, out_sep(&mut out, &mut sep)),
-                Role::Assistant => push_assistant(m, &mut out, &mut sep),
-                Role::ToolResult => push_tool_result(&m.content, &mut out, &mut sep),
-                Role::Custom => push_user_content(&m.content, out_sep(&mut out, &mut sep)),
+                Role::User => push_user_content(&m.content, out_sep(out, &mut sep)),
+                Role::Assistant => push_assistant(m, out, &mut sep),
+                Role::ToolResult => push_tool_result(&m.content, out, &mut sep),
+                Role::Custom => push_user_content(&m.content, out_sep(out, &mut sep)),
                 Role::BashExecution => {
                     if let Some(text) = bash_text(m, wrappers) {
-                        sep(&mut out);
+                        sep(out);
                         out.push_str("[User]: ");
                         out.push_str(&text);
                     }
@@ -77,35 +121,35 @@ pub fn serialize_conversation<'s, 'a: 's>(
                     } else {
                         &wrappers.compaction_summary
                     };
-                    push_summary(m.summary.as_ref(), tpl, &mut out, &mut sep);
+                    push_summary(m.summary.as_ref(), tpl, out, &mut sep);
                 }
                 Role::HookMessage | Role::Other => {}
             },
-            AgentMessage::Custom(content) => {
-                push_user_content(content, out_sep(&mut out, &mut sep))
-            }
+            AgentMessage::Custom(content) => push_user_content(content, out_sep(out, &mut sep)),
             AgentMessage::BranchSummary(s) => {
-                push_summary(Some(s), &wrappers.branch_summary, &mut out, &mut sep)
+                push_summary(Some(s), &wrappers.branch_summary, out, &mut sep)
             }
             AgentMessage::CompactionSummary(s) => {
-                push_summary(Some(s), &wrappers.compaction_summary, &mut out, &mut sep)
+                push_summary(Some(s), &wrappers.compaction_summary, out, &mut sep)
             }
         }
     }
-    out
 }
 
 /// A user-role part that is only written when its content is non-empty.
-struct PendingPart<'o, F: FnMut(&mut String)> {
-    out: &'o mut String,
+struct PendingPart<'o, O, F: FnMut(&mut O)> {
+    out: &'o mut O,
     sep: &'o mut F,
 }
 
-fn out_sep<'o, F: FnMut(&mut String)>(out: &'o mut String, sep: &'o mut F) -> PendingPart<'o, F> {
+fn out_sep<'o, O, F: FnMut(&mut O)>(out: &'o mut O, sep: &'o mut F) -> PendingPart<'o, O, F> {
     PendingPart { out, sep }
 }
 
-fn push_user_content<F: FnMut(&mut String)>(content: &Content, part: PendingPart<'_, F>) {
+fn push_user_content<O: ConversationOut, F: FnMut(&mut O)>(
+    content: &Content,
+    part: PendingPart<'_, O, F>,
+) {
     let empty = match content {
         Content::Absent => true,
         Content::Text(t) => t.is_empty(),
@@ -120,21 +164,21 @@ fn push_user_content<F: FnMut(&mut String)>(content: &Content, part: PendingPart
     part.out.push_str("[User]: ");
     match content {
         Content::Absent => {}
-        Content::Text(t) => t.push_to(part.out),
+        Content::Text(t) => part.out.push_text(t),
         Content::Blocks(bs) => {
             for b in bs {
                 if let Block::Text(t) = b {
-                    t.push_to(part.out);
+                    part.out.push_text(t);
                 }
             }
         }
     }
 }
 
-fn push_summary<F: FnMut(&mut String)>(
+fn push_summary<O: ConversationOut, F: FnMut(&mut O)>(
     summary: Option<&Text>,
     tpl: &Template,
-    out: &mut String,
+    out: &mut O,
     sep: &mut F,
 ) {
     let summary = summary.map(|s| s.decode()).unwrap_or_default();
@@ -147,7 +191,7 @@ fn push_summary<F: FnMut(&mut String)>(
     out.push_str(&text);
 }
 
-fn push_assistant<F: FnMut(&mut String)>(m: &Message, out: &mut String, sep: &mut F) {
+fn push_assistant<O: ConversationOut, F: FnMut(&mut O)>(m: &Message, out: &mut O, sep: &mut F) {
     let Content::Blocks(blocks) = &m.content else {
         return;
     };
@@ -162,7 +206,7 @@ fn push_assistant<F: FnMut(&mut String)>(m: &Message, out: &mut String, sep: &mu
             Block::Image | Block::Other => {}
         }
     }
-    let mut group = |label: &str, items: &[&Text], out: &mut String| {
+    let mut group = |label: &str, items: &[&Text], out: &mut O| {
         if items.is_empty() {
             return;
         }
@@ -170,9 +214,9 @@ fn push_assistant<F: FnMut(&mut String)>(m: &Message, out: &mut String, sep: &mu
         out.push_str(label);
         for (i, t) in items.iter().enumerate() {
             if i > 0 {
-                out.push('\n');
+                out.push_str("\n");
             }
-            t.push_to(out);
+            out.push_text(t);
         }
     };
     group("[Assistant thinking]: ", &thinking, out);
@@ -184,14 +228,16 @@ fn push_assistant<F: FnMut(&mut String)>(m: &Message, out: &mut String, sep: &mu
             if i > 0 {
                 out.push_str("; ");
             }
-            c.name.push_to(out);
-            out.push('(');
-            let mark = out.len();
+            out.push_text(&c.name);
+            out.push_str("(");
+            let mark = out.mark();
             if tool_arguments_raw(c.arguments.get(), out).is_err() {
                 out.truncate(mark);
-                push_arguments(&value_of(c.arguments), out);
+                let mut args = String::new();
+                push_arguments(&value_of(c.arguments), &mut args);
+                out.push_str(&args);
             }
-            out.push(')');
+            out.push_str(")");
         }
     }
 }
@@ -237,7 +283,11 @@ fn push_arguments(args: &Value, out: &mut String) {
     }
 }
 
-fn push_tool_result<F: FnMut(&mut String)>(content: &Content, out: &mut String, sep: &mut F) {
+fn push_tool_result<O: ConversationOut, F: FnMut(&mut O)>(
+    content: &Content,
+    out: &mut O,
+    sep: &mut F,
+) {
     let texts: Vec<&Text> = match content {
         Content::Absent => Vec::new(),
         Content::Text(t) => vec![t],
@@ -249,6 +299,20 @@ fn push_tool_result<F: FnMut(&mut String)>(content: &Content, out: &mut String, 
             })
             .collect(),
     };
+    if texts.iter().all(|t| t.is_empty()) {
+        return;
+    }
+    // No text is longer in UTF-16 units than in bytes (escaped or not): a result of
+    // at most 2000 bytes is not cut, and needs no count.
+    let bytes: usize = texts.iter().map(|t| t.byte_len()).sum();
+    if bytes <= TOOL_RESULT_MAX_CHARS {
+        sep(out);
+        out.push_str("[Tool result]: ");
+        for t in texts {
+            out.push_text(t);
+        }
+        return;
+    }
     // Each length once: counting is a pass over the whole (possibly long) text.
     let lens: Vec<usize> = texts.iter().map(|t| t.utf16_len()).collect();
     let total: usize = lens.iter().sum();
@@ -259,7 +323,7 @@ fn push_tool_result<F: FnMut(&mut String)>(content: &Content, out: &mut String, 
     out.push_str("[Tool result]: ");
     if total <= TOOL_RESULT_MAX_CHARS {
         for t in texts {
-            t.push_to(out);
+            out.push_text(t);
         }
         return;
     }
@@ -267,10 +331,10 @@ fn push_tool_result<F: FnMut(&mut String)>(content: &Content, out: &mut String, 
     let mut budget = TOOL_RESULT_MAX_CHARS;
     for (t, len) in texts.into_iter().zip(lens) {
         if len <= budget {
-            t.push_to(out);
+            out.push_text(t);
             budget -= len;
         } else {
-            t.push_prefix_to(out, budget);
+            out.push_text_prefix(t, budget);
             break;
         }
     }

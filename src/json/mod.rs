@@ -24,6 +24,7 @@ pub mod lexer;
 #[cfg(test)]
 pub(crate) mod mutations;
 pub mod string;
+pub mod transcode;
 pub mod write;
 
 pub use lexer::Lexer;

@@ -21,62 +21,85 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
 
 /// [`write_str`] without the quotes: for a literal written in pieces.
 pub fn write_str_contents(out: &mut Vec<u8>, s: &str) {
-    // Pieces bound what one reservation asks for beyond the answer's real size.
-    for piece in s.as_bytes().chunks(4096) {
-        write_piece(out, piece);
-    }
+    escape_with(out, s.as_bytes(), |b, i| {
+        let (escape, n) = escape_of(b[i]);
+        (escape_buf(escape), n, 1)
+    });
 }
 
-/// Escapes `bytes` into `out`. Each 16-byte block is stored whole before it is looked
-/// at, so a run costs no `memcpy` call and an escape a few instructions (text has an
-/// escape every few dozen bytes: a call per run cost more than the scan).
-fn write_piece(out: &mut Vec<u8>, bytes: &[u8]) {
-    // Worst case: every byte becomes `\u00XX`; 16 more for a block stored past the end.
-    out.reserve(bytes.len() * 6 + 16);
-    let base = out.as_mut_ptr();
-    let mut w = out.len();
+/// What a stop writes: up to 8 bytes, how many, and how many input bytes it took.
+pub(crate) type Stop = ([u8; 8], usize, usize);
+
+pub(crate) fn escape_buf(e: [u8; 6]) -> [u8; 8] {
+    [e[0], e[1], e[2], e[3], e[4], e[5], 0, 0]
+}
+
+/// Copies `bytes` to `out`, calling `stop` at every `"`, `\` and control byte (with
+/// the input from there on and its offset) for what to write instead. A stop may take
+/// up to 12 bytes and must write at most 6 bytes per byte it takes (the reservation
+/// below counts on it). Each 16-byte block is stored whole before it is looked at, so
+/// a run costs no `memcpy` call and a stop a few instructions (text has an escape
+/// every few dozen bytes: a call per run cost more than the scan).
+#[inline(always)]
+pub(crate) fn escape_with(
+    out: &mut Vec<u8>,
+    bytes: &[u8],
+    mut stop: impl FnMut(&[u8], usize) -> Stop,
+) {
     let mut i = 0;
-    // Invariant: w <= len0 + 6 * i, so every store below (at most 16 bytes at w) ends
-    // within len0 + 6 * bytes.len() + 16 <= capacity.
     while i < bytes.len() {
-        match mask16(bytes, i) {
-            Some(m) => {
-                // SAFETY: `mask16` read bytes[i..i + 16]; the destination is within
-                // the capacity reserved above (invariant).
-                unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr().add(i), base.add(w), 16) };
-                if m == 0 {
-                    i += 16;
-                    w += 16;
-                    continue;
+        // Windows bound what one reservation asks for beyond the answer's real size.
+        let end = bytes.len().min(i + 4096);
+        // Worst case: every byte becomes six; a stop that starts before `end` takes up
+        // to 12 bytes (so writes up to 72); 16 more for a block stored past the end.
+        out.reserve((end - i) * 6 + 72 + 16);
+        let base = out.as_mut_ptr();
+        let mut w = out.len();
+        // Invariant: w <= len0 + 6 * (i - i0), and i < end + 12, so every store below
+        // (at most 16 bytes at w) ends within the reserved capacity.
+        while i < end {
+            match mask16(bytes, i) {
+                Some(m) => {
+                    // SAFETY: `mask16` read bytes[i..i + 16]; the destination is within
+                    // the capacity reserved above (invariant).
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(bytes.as_ptr().add(i), base.add(w), 16)
+                    };
+                    if m == 0 {
+                        i += 16;
+                        w += 16;
+                        continue;
+                    }
+                    let k = m.trailing_zeros() as usize;
+                    i += k;
+                    w += k;
                 }
-                let k = m.trailing_zeros() as usize;
-                i += k;
-                w += k;
-            }
-            None => {
-                let b = bytes[i];
-                if !(b < 0x20 || b == b'"' || b == b'\\') {
-                    // SAFETY: within the reserved capacity (invariant).
-                    unsafe { *base.add(w) = b };
-                    i += 1;
-                    w += 1;
-                    continue;
+                None => {
+                    let b = bytes[i];
+                    if !(b < 0x20 || b == b'"' || b == b'\\') {
+                        // SAFETY: within the reserved capacity (invariant).
+                        unsafe { *base.add(w) = b };
+                        i += 1;
+                        w += 1;
+                        continue;
+                    }
                 }
             }
+            let (buf, n, taken) = stop(bytes, i);
+            debug_assert!((1..=12).contains(&taken) && n <= 6 * taken && n <= 8);
+            // SAFETY: 8 bytes at w are within the reserved capacity (invariant).
+            unsafe { std::ptr::copy_nonoverlapping(buf.as_ptr(), base.add(w), 8) };
+            w += n;
+            i += taken;
         }
-        let (escape, n) = escape_of(bytes[i]);
-        // SAFETY: 6 bytes at w are within the reserved capacity (invariant).
-        unsafe { std::ptr::copy_nonoverlapping(escape.as_ptr(), base.add(w), 6) };
-        w += n;
-        i += 1;
+        // SAFETY: bytes up to w were written above; w is within the capacity.
+        unsafe { out.set_len(w) };
     }
-    // SAFETY: bytes up to w were written above; w is within the capacity.
-    unsafe { out.set_len(w) };
 }
 
 /// The escape of a byte that needs one, padded to six bytes, and its length.
 #[inline]
-fn escape_of(b: u8) -> ([u8; 6], usize) {
+pub(crate) fn escape_of(b: u8) -> ([u8; 6], usize) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let short = |c: u8| ([b'\\', c, 0, 0, 0, 0], 2);
     match b {

@@ -12,6 +12,7 @@ pub mod branch;
 pub mod chat;
 pub mod checked;
 pub mod compact;
+mod conversation;
 pub mod fold;
 pub mod hermes;
 pub mod include;

@@ -9,16 +9,18 @@
 //! and the tests that hold the two to each other).
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use crate::compaction::conversation_json::JsonText;
 use crate::compaction::file_ops::FileLists;
 use crate::compaction::prepare::{prepare_compaction, NotCompactable, Preparation};
-use crate::compaction::{serialize_conversation, AgentMessage, Settings};
+use crate::compaction::{AgentMessage, Settings, Wrappers};
+use crate::json::write::write_str_contents;
 use crate::session::entry::{value_of, value_of_str, RawJson};
 use crate::session::{Entry, EntryBody, InputError};
 use crate::summarize::{PromptOptions, Prompts, RequestKind, SummaryRequest, CONVERSATION_OPEN};
@@ -142,19 +144,76 @@ pub struct Conversation {
 }
 
 /// A serialized conversation, held once by the answer and shared by the parts that
-/// show it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SharedText(pub Arc<String>);
+/// show it: the contents of its JSON string as the answer writes them (escaped), the
+/// text itself decoded from them only when asked for (`as_str`: the CLI's pretty
+/// printing, `Serialize`, the tests).
+#[derive(Debug, Clone)]
+pub struct SharedText(Arc<Shared>);
 
-impl SharedText {
-    pub fn as_str(&self) -> &str {
-        &self.0
+#[derive(Debug)]
+struct Shared {
+    json: Vec<u8>,
+    text: OnceLock<String>,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        super::conversation::give_back(std::mem::take(&mut self.json));
     }
 }
 
+impl SharedText {
+    /// The contents (no quotes) of a JSON string, escaped as `json::write` escapes.
+    pub fn from_json(json: JsonText) -> Self {
+        SharedText(Arc::new(Shared {
+            json: json.0,
+            text: OnceLock::new(),
+        }))
+    }
+
+    pub fn from_text(text: String) -> Self {
+        let mut json = Vec::with_capacity(text.len());
+        write_str_contents(&mut json, &text);
+        SharedText(Arc::new(Shared {
+            json,
+            text: OnceLock::from(text),
+        }))
+    }
+
+    /// The escaped contents of the JSON string.
+    pub fn json(&self) -> &[u8] {
+        &self.0.json
+    }
+
+    pub fn as_str(&self) -> &str {
+        self.0.text.get_or_init(|| {
+            let mut quoted = Vec::with_capacity(self.0.json.len() + 2);
+            quoted.push(b'"');
+            quoted.extend_from_slice(&self.0.json);
+            quoted.push(b'"');
+            // The escaper's own output always reads back; lossy only defensively.
+            serde_json::from_slice(&quoted)
+                .unwrap_or_else(|_| String::from_utf8_lossy(&self.0.json).into_owned())
+        })
+    }
+
+    /// The same shared text (not merely equal).
+    pub fn same(&self, other: &SharedText) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl PartialEq for SharedText {
+    fn eq(&self, other: &Self) -> bool {
+        self.json() == other.json()
+    }
+}
+
+impl Eq for SharedText {}
+
 impl Serialize for SharedText {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.0)
+        s.serialize_str(self.as_str())
     }
 }
 
@@ -380,7 +439,7 @@ pub struct RequestPlan {
 /// Each conversation text is serialized once; the requests share it.
 pub fn plan_requests(prep: &Preparation, prompts: &Prompts, opts: &PromptOptions) -> RequestPlan {
     let w = &prompts.wrappers;
-    let history_text = SharedText(Arc::new(serialize_conversation(prep.history_messages(), w)));
+    let history_text = conversation_text(&prep.path[prep.history.clone()], w);
     let previous = prep.previous_summary.map(|s| s.decode());
     let reserve = prep.settings.reserve_tokens;
     let split_with_prefix = prep.cut.is_split_turn && prep.turn_prefix_messages().next().is_some();
@@ -402,10 +461,7 @@ pub fn plan_requests(prep: &Preparation, prompts: &Prompts, opts: &PromptOptions
         if has_history_request {
             requests.push(history_request());
         }
-        let prefix = SharedText(Arc::new(serialize_conversation(
-            prep.turn_prefix_messages(),
-            w,
-        )));
+        let prefix = conversation_text(&prep.path[prep.turn_prefix.clone()], w);
         // Prompts::turn_prefix_request, in parts.
         requests.push(PreparedRequest {
             kind: RequestKind::TurnPrefix,
@@ -417,7 +473,7 @@ pub fn plan_requests(prep: &Preparation, prompts: &Prompts, opts: &PromptOptions
         turn_prefix_text = Some(prefix);
     } else {
         if prep.cut.is_split_turn {
-            turn_prefix_text = Some(SharedText(Arc::new(String::new())));
+            turn_prefix_text = Some(SharedText::from_json(JsonText::default()));
         }
         requests.push(history_request());
     }
@@ -427,6 +483,12 @@ pub fn plan_requests(prep: &Preparation, prompts: &Prompts, opts: &PromptOptions
         has_history_request,
         requests,
     }
+}
+
+/// The serialized conversation of `entries` (their messages for compaction), written
+/// straight as the answer's escaped JSON (`conversation_json`).
+fn conversation_text(entries: &[&Entry], w: &Wrappers) -> SharedText {
+    SharedText::from_json(super::conversation::write(entries, w))
 }
 
 /// The JSON of an AgentMessage as pi would hold it after migration.

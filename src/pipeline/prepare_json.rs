@@ -12,7 +12,6 @@
 //!   there is nothing to win there and it keeps the formatting of numbers identical.
 
 use std::ops::Range;
-use std::sync::Arc;
 
 use crate::json::write::{write_str, write_str_contents, write_value, Object};
 use crate::summarize::CONVERSATION_OPEN;
@@ -37,19 +36,19 @@ impl PrepareResponse<'_> {
 
 /// Where a conversation text's escaped bytes are in the buffer already.
 #[derive(Default)]
-struct Written(Vec<(Arc<String>, Range<usize>)>);
+struct Written(Vec<(SharedText, Range<usize>)>);
 
 impl Written {
-    /// Writes the escaped contents of `text`, or copies them from where they were
-    /// written before.
+    /// Copies the escaped contents of `text`: from where they were written before in
+    /// the buffer if they were, else from the text.
     fn text(&mut self, out: &mut Vec<u8>, text: &SharedText) {
-        if let Some((_, range)) = self.0.iter().find(|(t, _)| Arc::ptr_eq(t, &text.0)) {
+        if let Some((_, range)) = self.0.iter().find(|(t, _)| t.same(text)) {
             out.extend_from_within(range.clone());
             return;
         }
         let start = out.len();
-        write_str_contents(out, text.as_str());
-        self.0.push((text.0.clone(), start..out.len()));
+        out.extend_from_slice(text.json());
+        self.0.push((text.clone(), start..out.len()));
     }
 }
 
@@ -152,20 +151,20 @@ fn size_hint(c: &Compactable) -> usize {
         })
         .sum();
     let conversation = c.conversation.as_ref().map_or(0, |conv| {
-        conv.history.as_str().len() + conv.turn_prefix.as_ref().map_or(0, |t| t.as_str().len())
+        conv.history.json().len() + conv.turn_prefix.as_ref().map_or(0, |t| t.json().len())
     });
     let requests: usize = c
         .requests
         .iter()
         .flatten()
-        .map(|r| r.system_prompt.len() + r.conversation.as_str().len() + r.tail.len() + 64)
+        .map(|r| r.system_prompt.len() + r.conversation.json().len() + r.tail.len() + 64)
         .sum();
     let ids = c
         .summarized_entry_ids
         .as_ref()
         .map_or(0, |ids| ids.len() * 16);
-    let text = conversation + requests;
-    messages + text + text / 16 + ids + 4096
+    // Conversation texts are escaped already; prompts and tails escape a little.
+    messages + conversation + requests + requests / 64 + ids + 4096
 }
 
 #[cfg(test)]

@@ -58,6 +58,16 @@ impl<'a> Text<'a> {
         }
     }
 
+    /// Length in bytes as held (escaped or not): never less than the UTF-16 length
+    /// (an escape is at least two bytes for one unit, a character at least as many
+    /// bytes as units), so a cheap bound before counting.
+    pub fn byte_len(&self) -> usize {
+        match self {
+            Text::Escaped(s) => s.len(),
+            Text::Plain(s) => s.len(),
+        }
+    }
+
     /// Length in UTF-16 code units, as JavaScript's `String.length` reports it.
     pub fn utf16_len(&self) -> usize {
         match self {
@@ -137,6 +147,20 @@ mod tests {
         assert_eq!(parse(r#""\ud83d\ude00""#).utf16_len(), 2);
         assert_eq!(parse(r#""\ud800x""#).utf16_len(), 2);
         assert_eq!(parse(r#""é\"\\\/""#).utf16_len(), 4);
+    }
+
+    #[test]
+    fn byte_lengths_bound_utf16_lengths() {
+        for json in [
+            r#""a\nb""#,
+            r#""\ud83d\ude00""#,
+            r#""😀é""#,
+            r#""\u00e9""#,
+            r#""""#,
+        ] {
+            let t = parse(json);
+            assert!(t.byte_len() >= t.utf16_len(), "{json}");
+        }
     }
 
     #[test]

@@ -75,7 +75,7 @@ pub fn stringify_raw<S: Sink>(raw: &str, out: &mut S) -> Result<(), NeedsValue> 
 
 /// `Object.entries(args).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(", ")` for a
 /// raw JSON object.
-pub fn tool_arguments_raw(raw: &str, out: &mut String) -> Result<(), NeedsValue> {
+pub fn tool_arguments_raw<S: Sink>(raw: &str, out: &mut S) -> Result<(), NeedsValue> {
     let mut lx = Lexer::trusted(raw);
     lx.ws();
     if lx.peek() != Some(b'{') {
@@ -88,7 +88,7 @@ pub fn tool_arguments_raw(raw: &str, out: &mut String) -> Result<(), NeedsValue>
             out.push_str(", ");
         }
         out.push_str(key);
-        out.push('=');
+        out.push_str("=");
         raw_value(lx, out)
     })
     .ok_or(NeedsValue)
