@@ -162,22 +162,15 @@ impl<'a> Lexer<'a> {
 
     /// An object key (at its opening quote), without the quotes. Keys with escapes
     /// are not read (`None`): serde would decode them, JavaScript would too.
+    #[inline]
     pub fn key(&mut self) -> Option<&'a str> {
         let b = self.bytes();
         let start = self.pos + 1;
-        let mut end = start;
-        // Eight bytes at a time: keys are short.
-        while let Some(w) = b.get(end..end + 8) {
-            let m = specials(u64::from_le_bytes(w.try_into().ok()?));
-            if m != 0 {
-                end += m.trailing_zeros() as usize / 8;
-                break;
-            }
-            end += 8;
-        }
-        while !matches!(*b.get(end)?, b'"' | b'\\' | ..0x20) {
-            end += 1;
-        }
+        let end = match specials16(b, start) {
+            // One 16-byte look ends nearly every key.
+            Some(m) if m != 0 => start + m.trailing_zeros() as usize,
+            looked => key_end(b, start + if looked.is_some() { 16 } else { 0 })?,
+        };
         if b[end] != b'"' {
             return None;
         }
@@ -335,6 +328,25 @@ fn number_end(b: &[u8], mut i: usize) -> Option<usize> {
         }
     }
     Some(i)
+}
+
+/// Where a key's scan stops from `end` on (a quote, a backslash or a control byte):
+/// the rest of a key longer than 16 bytes, or one near the end of the text. Out of
+/// line, so that the usual case inlines small.
+#[inline(never)]
+fn key_end(b: &[u8], mut end: usize) -> Option<usize> {
+    // Eight bytes at a time: keys are short.
+    while let Some(w) = b.get(end..end + 8) {
+        let m = specials(u64::from_le_bytes(w.try_into().ok()?));
+        if m != 0 {
+            return Some(end + m.trailing_zeros() as usize / 8);
+        }
+        end += 8;
+    }
+    while !matches!(*b.get(end)?, b'"' | b'\\' | ..0x20) {
+        end += 1;
+    }
+    Some(end)
 }
 
 /// Any byte below 0x20. Outside strings JSON allows only tab, CR and LF (whitespace);
@@ -501,6 +513,36 @@ fn mask16(_: &[u8], _: usize) -> Option<u32> {
     None
 }
 
+/// Bit k set when byte `i + k` is a quote, a backslash or a control character (what
+/// ends a key's scan); `None` when fewer than 16 bytes are left.
+#[cfg(target_arch = "x86_64")]
+fn specials16(b: &[u8], i: usize) -> Option<u32> {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    let chunk: &[u8; 16] = b.get(i..i + 16)?.try_into().ok()?;
+    // SAFETY: SSE2 is part of the x86_64 baseline, and the unaligned load reads the 16
+    // bytes of `chunk`, which is borrowed for the duration of the call.
+    let (special, printable) = unsafe {
+        let v = _mm_loadu_si128(chunk.as_ptr().cast());
+        let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+        let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+        // At least 0x20: raising the byte to 0x20 leaves it as it is.
+        let printable = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x20)), v);
+        (
+            _mm_movemask_epi8(_mm_or_si128(quote, backslash)),
+            _mm_movemask_epi8(printable),
+        )
+    };
+    Some((special as u32) | (!(printable as u32) & 0xFFFF))
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn specials16(_: &[u8], _: usize) -> Option<u32> {
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -644,6 +686,36 @@ mod tests {
         let mut lx = Lexer::strict(r#""fullOutputPath":1"#);
         assert_eq!(lx.key(), Some("fullOutputPath"));
         assert_eq!(lx.pos(), 16);
+    }
+
+    #[test]
+    fn keys_end_where_the_byte_wise_reading_ends() {
+        let mut rng = fastrand::Rng::with_seed(17);
+        let alphabet: &[u8] = b"abcXYZ_09 \"\\\x01\x1f\x7f";
+        for _ in 0..20_000 {
+            let len = rng.usize(0..40);
+            let mut text = vec![b'"'];
+            text.extend((0..len).map(|_| match rng.u8(..8) {
+                0 => alphabet[rng.usize(..alphabet.len())],
+                1 => 0xC3,
+                _ => b'a' + rng.u8(..26),
+            }));
+            text.push(b'"');
+            let Ok(text) = std::str::from_utf8(&text) else {
+                continue;
+            };
+            let b = text.as_bytes();
+            let mut end = 1;
+            while !matches!(b[end], b'"' | b'\\' | ..0x20) {
+                end += 1;
+            }
+            let expected = (b[end] == b'"').then(|| &text[1..end]);
+            let mut lx = Lexer::strict(text);
+            assert_eq!(lx.key(), expected, "{text:?}");
+            if expected.is_some() {
+                assert_eq!(lx.pos(), end + 1);
+            }
+        }
     }
 
     #[test]
