@@ -27,6 +27,13 @@ pub fn write_str_contents(out: &mut Vec<u8>, s: &str) {
     });
 }
 
+/// The input bytes [`escape_with`] reserves room for at a time.
+const ESCAPE_WINDOW: usize = 4096;
+
+/// The most room one reservation of [`escape_with`] asks for beyond what it writes: a
+/// buffer sized to its final length plus this never grows (and never doubles).
+pub(crate) const ESCAPE_HEADROOM: usize = ESCAPE_WINDOW * 6 + 72 + 16;
+
 /// What a stop writes: up to 8 bytes, how many, and how many input bytes it took.
 pub(crate) type Stop = ([u8; 8], usize, usize);
 
@@ -49,7 +56,7 @@ pub(crate) fn escape_with(
     let mut i = 0;
     while i < bytes.len() {
         // Windows bound what one reservation asks for beyond the answer's real size.
-        let end = bytes.len().min(i + 4096);
+        let end = bytes.len().min(i + ESCAPE_WINDOW);
         // Worst case: every byte becomes six; a stop that starts before `end` takes up
         // to 12 bytes (so writes up to 72); 16 more for a block stored past the end.
         out.reserve((end - i) * 6 + 72 + 16);

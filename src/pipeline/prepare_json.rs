@@ -13,7 +13,7 @@
 
 use std::ops::Range;
 
-use crate::json::write::{write_str, write_str_contents, write_value, Object};
+use crate::json::write::{write_str, write_str_contents, write_value, Object, ESCAPE_HEADROOM};
 use crate::summarize::CONVERSATION_OPEN;
 
 use super::prepare::{Compactable, MessageJson, PrepareResponse, PreparedRequest, SharedText};
@@ -162,9 +162,27 @@ fn size_hint(c: &Compactable) -> usize {
     let ids = c
         .summarized_entry_ids
         .as_ref()
-        .map_or(0, |ids| ids.len() * 16);
-    // Conversation texts are escaped already; prompts and tails escape a little.
-    messages + conversation + requests + requests / 64 + ids + 4096
+        .map_or(0, |ids| ids.iter().map(|id| id.len() + 3).sum());
+    let files = c.details.as_ref().map_or(0, |d| {
+        let paths = d.read_files.iter().chain(&d.modified_files);
+        paths.map(|p| p.len() + p.len() / 16 + 3).sum::<usize>() + 64
+    });
+    let previous = c
+        .previous_summary
+        .kept()
+        .map_or(0, |p| p.as_ref().map_or(0, |p| p.len() + p.len() / 8 + 32));
+    // Conversation texts are escaped already; prompts and tails escape a little. The
+    // escaper reserves room a window ahead: without that headroom the last strings of
+    // a buffer sized to the answer would double it (the whole answer held twice).
+    messages
+        + conversation
+        + requests
+        + requests / 64
+        + ids
+        + files
+        + previous
+        + 4096
+        + ESCAPE_HEADROOM
 }
 
 #[cfg(test)]
@@ -229,6 +247,14 @@ mod tests {
                     let ours = answer.to_json();
                     let serde = serde_json::to_vec(&answer).unwrap();
                     assert!(ours == serde, "{name} include={include:?} keep={keep:?}");
+                    if let super::PrepareResponse::Compactable(c) = &answer {
+                        // Sized up front: a buffer that grew held the answer twice.
+                        assert_eq!(
+                            ours.capacity(),
+                            super::size_hint(c),
+                            "{name} include={include:?} keep={keep:?}: the buffer grew"
+                        );
+                    }
                 }
             }
         }
