@@ -244,13 +244,18 @@ pub(crate) mod tests {
         }
     }
 
+    /// `len` pieces drawn from [`PIECES`].
+    fn random_body(rng: &mut fastrand::Rng, len: usize) -> String {
+        (0..len)
+            .map(|_| PIECES[rng.usize(..PIECES.len())])
+            .collect()
+    }
+
     #[test]
     fn prefixes_transcode_as_decoding_a_prefix_then_escaping_does() {
         let mut rng = fastrand::Rng::with_seed(2000);
         for len in 0..200 {
-            let body: String = (0..len)
-                .map(|_| PIECES[rng.usize(..PIECES.len())])
-                .collect();
+            let body = random_body(&mut rng, len);
             for max in 0..len + 3 {
                 let mut text = String::new();
                 crate::json::string::unescape_prefix_into(&body, &mut text, max);
@@ -271,16 +276,13 @@ pub(crate) mod tests {
     fn random_bodies_transcode_as_decoding_then_escaping_does() {
         let mut rng = fastrand::Rng::with_seed(16);
         for len in 0..400 {
-            let body: String = (0..len)
-                .map(|_| PIECES[rng.usize(..PIECES.len())])
-                .collect();
+            let body = random_body(&mut rng, len);
             check(&body);
         }
         // Long bodies, across the 4096-byte windows.
         for _ in 0..10 {
-            let body: String = (0..rng.usize(3000..9000))
-                .map(|_| PIECES[rng.usize(..PIECES.len())])
-                .collect();
+            let len = rng.usize(3000..9000);
+            let body = random_body(&mut rng, len);
             check(&body);
         }
     }

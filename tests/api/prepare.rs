@@ -302,6 +302,16 @@ async fn post_in_parts(address: &str, target: &str, parts: &[&[u8]]) -> (String,
     (status, serde_json::from_str(body).unwrap())
 }
 
+/// `body` cut inside lines, near multi-byte characters and at line ends: at 0, 1, 100,
+/// the `extra` offsets, a third, just past half, and one byte before the end.
+fn cut_in_parts<'a>(body: &'a [u8], extra: &[usize]) -> Vec<&'a [u8]> {
+    let n = body.len();
+    let mut cuts = vec![0, 1, 100];
+    cuts.extend_from_slice(extra);
+    cuts.extend([n / 3, n / 2 + 1, n - 1, n]);
+    cuts.windows(2).map(|w| &body[w[0]..w[1]]).collect()
+}
+
 #[tokio::test]
 async fn a_jsonl_body_arriving_in_pieces_cut_mid_line_parses_as_a_whole() {
     let app = spawn_app().await;
@@ -313,19 +323,7 @@ async fn a_jsonl_body_arriving_in_pieces_cut_mid_line_parses_as_a_whole() {
         .await
         .unwrap();
     assert_eq!(whole["compactable"], true);
-    // Cuts inside lines, inside a multi-byte character's neighbourhood and at line ends.
-    let b = body.as_bytes();
-    let cuts = [
-        0,
-        1,
-        100,
-        4097,
-        b.len() / 3,
-        b.len() / 2 + 1,
-        b.len() - 1,
-        b.len(),
-    ];
-    let parts: Vec<&[u8]> = cuts.windows(2).map(|w| &b[w[0]..w[1]]).collect();
+    let parts = cut_in_parts(body.as_bytes(), &[4097]);
     let (status, answer) = post_in_parts(&app.address, "/v1/prepare?include=cut", &parts).await;
     assert_eq!(status, "HTTP/1.1 200 OK");
     assert_eq!(answer, whole);
@@ -399,17 +397,7 @@ async fn the_other_session_endpoints_parse_a_body_arriving_in_pieces_alike() {
         let res = app.post_jsonl(target, body.to_string()).await;
         assert_eq!(res.status().as_u16(), 200, "{target}");
         let whole = without_pruned_at(res.json().await.unwrap());
-        let b = body.as_bytes();
-        let cuts = [
-            0,
-            1,
-            100,
-            b.len() / 3,
-            b.len() / 2 + 1,
-            b.len() - 1,
-            b.len(),
-        ];
-        let parts: Vec<&[u8]> = cuts.windows(2).map(|w| &b[w[0]..w[1]]).collect();
+        let parts = cut_in_parts(body.as_bytes(), &[]);
         let (status, answer) = post_in_parts(&app.address, target, &parts).await;
         assert_eq!(status, "HTTP/1.1 200 OK", "{target}");
         assert_eq!(without_pruned_at(answer), whole, "{target}");
