@@ -67,8 +67,6 @@ mod tests {
     use crate::compaction::serialize_conversation;
     use crate::json::write::write_str_contents;
 
-    /// Every session the tests hold, every entry on its path: the escaped text of the
-    /// text serializer, whole, and written as two runs cut at three places.
     #[test]
     fn a_buffer_given_back_is_reused_empty_and_large_ones_are_not_kept() {
         let mut big = Vec::with_capacity(1 << 16);
@@ -82,6 +80,8 @@ mod tests {
         assert_eq!(spare_buffer().capacity(), 0);
     }
 
+    /// Every session the tests hold, every entry on its path: the escaped text of the
+    /// text serializer, whole, and written as two runs cut at three places.
     #[test]
     fn every_corpus_conversation_is_the_escaped_text() {
         use crate::pipeline::{BodyFormat, PrepareOptions, SessionInput};
