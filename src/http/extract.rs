@@ -180,8 +180,15 @@ where
 {
     let (pieces, arriving) = std::sync::mpsc::channel();
     let max_entries = state.config.max_entries;
+    // A size hint only: `send_lines` reports a declared length past the limit.
+    let declared = declared_length(&req, state.config.max_body_bytes)
+        .ok()
+        .flatten()
+        .unwrap_or(0);
     let worker = tokio::task::spawn_blocking(move || {
-        parse_arriving(arriving, query, max_entries, |input| work(&input?))
+        parse_arriving(arriving, query, max_entries, declared, |input| {
+            work(&input?)
+        })
     });
     send_lines(req, state, pieces).await?;
     match worker.await {

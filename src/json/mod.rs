@@ -10,6 +10,8 @@
 //!   transcoder (`compaction::stringify`) are both built on it.
 //! * [`string`]: the bodies of string literals: escapes, decoding, UTF-16 lengths
 //!   (JavaScript's `String.length`), lone surrogates.
+//! * [`lines`]: the lines of a JSONL text, with whether each holds a control byte
+//!   (what the strict lexer needs to know), found in one pass.
 //! * [`lenient`]: finding the end of a JSON-ish value inside plain text (tool
 //!   arguments as the serialized conversation shows them), where the text is not JSON.
 //!
@@ -21,6 +23,7 @@
 mod blocks;
 pub mod lenient;
 pub mod lexer;
+pub mod lines;
 #[cfg(test)]
 pub(crate) mod mutations;
 pub mod string;

@@ -80,12 +80,14 @@ impl LineCutter {
 
 /// Receives the pieces of a JSONL body, parses them as they come, and calls `then` with
 /// the session (or what is wrong with the body, exactly as
-/// [`SessionInput::parse_limited`] words it). `None` when the sender went away before
+/// [`SessionInput::parse_limited`] words it). `body_len`: the declared length of
+/// the body, 0 when unknown (a size hint). `None` when the sender went away before
 /// [`Piece::End`]: the body did not arrive whole, and the receiving side says why.
 pub fn parse_arriving<O, P, R>(
     pieces: Receiver<Piece<P>>,
     query: O,
     max_entries: usize,
+    body_len: usize,
     then: impl for<'a> FnOnce(Result<SessionInput<'a, O>, InputError>) -> R,
 ) -> Option<R>
 where
@@ -94,7 +96,7 @@ where
 {
     let chain = Chain::default();
     let mut slot = &chain.first;
-    let mut lines = Some(Lines::new(max_entries));
+    let mut lines = Some(Lines::new(max_entries, body_len));
     loop {
         match pieces.recv() {
             Ok(Piece::Lines(piece)) => {
@@ -141,9 +143,11 @@ struct Lines<'a> {
 }
 
 impl<'a> Lines<'a> {
-    fn new(max_entries: usize) -> Self {
+    /// `body_len`: the declared length of the body (0 when unknown), to size the
+    /// entry vector as the whole-body parse does.
+    fn new(max_entries: usize, body_len: usize) -> Self {
         Lines {
-            builder: session::Builder::default(),
+            builder: session::Builder::for_body(body_len.min(max_entries.saturating_mul(1024))),
             line: 0,
             entries: 0,
             max_entries,
@@ -160,25 +164,35 @@ impl<'a> Lines<'a> {
         let Ok(text) = simdutf8::basic::from_utf8(piece) else {
             return false;
         };
-        let mut start = 0;
-        for end in memchr::memchr_iter(b'\n', text.as_bytes()) {
-            self.line += 1;
-            if !self.push(&text[start..end], self.line) {
+        let (b, mut start) = (text.as_bytes(), 0);
+        while start < b.len() {
+            // The line's end, and whether it holds a control byte: one pass.
+            let (end, controls) = crate::json::lines::line_end(b, start);
+            // Only the last piece has text after its last line break.
+            let number = if end < b.len() {
+                self.line += 1;
+                self.line
+            } else {
+                self.line + 1
+            };
+            if !self.push(&text[start..end], number, controls) {
                 return false;
             }
             start = end + 1;
         }
-        // Only the last piece has text after its last line break.
-        start == text.len() || self.push(&text[start..], self.line + 1)
+        true
     }
 
-    fn push(&mut self, line: &'a str, number: usize) -> bool {
+    fn push(&mut self, line: &'a str, number: usize, controls: bool) -> bool {
         let line = line.strip_suffix('\r').unwrap_or(line);
-        if line.trim().is_empty() {
+        if session::is_blank(line) {
             return true;
         }
         self.entries += 1;
-        self.entries <= self.max_entries && self.builder.push(line, Origin::Line(number))
+        self.entries <= self.max_entries
+            && self
+                .builder
+                .push_hinted(line, Origin::Line(number), Some(controls))
     }
 }
 
@@ -267,12 +281,22 @@ mod tests {
     }
 
     fn arriving(pieces: Vec<Bytes>, max_entries: usize) -> String {
+        // The declared length: sometimes absent, sometimes right, sometimes off.
+        let len: usize = pieces.iter().map(|p| p.len()).sum();
+        let declared = [0, len, len / 3, len * 3][len % 4];
         let (tx, rx) = std::sync::mpsc::channel();
         for p in pieces {
             tx.send(Piece::Lines(p)).unwrap();
         }
         tx.send(Piece::End).unwrap();
-        parse_arriving(rx, PrepareOptions::default(), max_entries, outcome).unwrap()
+        parse_arriving(
+            rx,
+            PrepareOptions::default(),
+            max_entries,
+            declared,
+            outcome,
+        )
+        .unwrap()
     }
 
     fn whole(body: &[u8], max_entries: usize) -> String {
@@ -398,7 +422,7 @@ mod tests {
         tx.send(Piece::Lines(Bytes::from_static(V3.as_bytes())))
             .unwrap();
         drop(tx);
-        assert!(parse_arriving(rx, PrepareOptions::default(), usize::MAX, outcome).is_none());
+        assert!(parse_arriving(rx, PrepareOptions::default(), usize::MAX, 0, outcome).is_none());
     }
 
     #[test]
@@ -410,7 +434,7 @@ mod tests {
             tx.send(Piece::Lines(Bytes::from_static(b"\n"))).unwrap();
         }
         tx.send(Piece::End).unwrap();
-        let got = parse_arriving(rx, PrepareOptions::default(), usize::MAX, outcome).unwrap();
+        let got = parse_arriving(rx, PrepareOptions::default(), usize::MAX, 0, outcome).unwrap();
         assert!(got.starts_with("ok"), "{got}");
     }
 }

@@ -18,7 +18,7 @@ pub use error::{InputError, Origin, Violation};
 pub use id::Id;
 pub use text::Text;
 
-use entry::{parse_entry, EntryError, Parsed};
+use entry::{parse_entry_hinted, EntryError, Parsed};
 
 /// The newest session format version (pi's `CURRENT_SESSION_VERSION`).
 pub const CURRENT_VERSION: u32 = 3;
@@ -43,20 +43,20 @@ impl<'a> Session<'a> {
     /// Parses a JSONL body (a pi session file). Blank lines are skipped, like pi does;
     /// a line that is not JSON is an error (pi would silently drop it).
     pub fn from_jsonl(body: &'a str) -> Result<Self, InputError> {
-        // A guess (entries are rarely under 1 kB); the vector grows past it.
-        let mut builder = Builder::with_capacity(body.len() / 1024 + 1);
-        let mut start = 0;
-        let ends = memchr::memchr_iter(b'\n', body.as_bytes()).chain(std::iter::once(body.len()));
-        for (n, end) in ends.enumerate() {
+        let mut builder = Builder::for_body(body.len());
+        let (b, mut start) = (body.as_bytes(), 0);
+        for n in 1.. {
+            // The line's end, and whether it holds a control byte: one pass.
+            let (end, controls) = crate::json::lines::line_end(b, start);
             let line = &body[start..end];
-            start = end + 1;
             let line = line.strip_suffix('\r').unwrap_or(line);
-            if line.trim().is_empty() {
-                continue;
-            }
-            if !builder.push(line, Origin::Line(n + 1)) {
+            if !is_blank(line) && !builder.push_hinted(line, Origin::Line(n), Some(controls)) {
                 break;
             }
+            if end == b.len() {
+                break;
+            }
+            start = end + 1;
         }
         builder.finish()
     }
@@ -115,15 +115,28 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// For a JSONL body of `len` bytes: room for one entry per kB, a guess (entries
+    /// are rarely under 1 kB) that spares the entry vector its doublings (each one a
+    /// copy of all entries so far); it grows past the guess when it must.
+    pub fn for_body(len: usize) -> Self {
+        Self::with_capacity(len / 1024 + 1)
+    }
+
     /// Parses the next entry's JSON text. `false`: the session is known to be invalid
     /// and further entries would change nothing.
     pub fn push(&mut self, raw: &'a str, origin: Origin) -> bool {
+        self.push_hinted(raw, origin, None)
+    }
+
+    /// [`Builder::push`], told whether `raw` holds a byte below 0x20 when the caller
+    /// knows (`json::lines::line_end` finds that with the line's end).
+    pub fn push_hinted(&mut self, raw: &'a str, origin: Origin, controls: Option<bool>) -> bool {
         if !self.accepts() {
             return false;
         }
         let index = self.pushed;
         self.pushed += 1;
-        match parse_entry(raw, index, origin) {
+        match parse_entry_hinted(raw, index, origin, controls) {
             Ok(Parsed::Header(h)) if index == 0 => self.header = Some(h),
             Ok(Parsed::Header(_)) => self
                 .violations
@@ -206,6 +219,12 @@ impl<'a> Builder<'a> {
             by_id,
         })
     }
+}
+
+/// A line pi skips: empty or only whitespace. Entry lines start with `{`, so that is
+/// looked at first (`str::trim` walks Unicode whitespace from both ends).
+pub fn is_blank(line: &str) -> bool {
+    line.as_bytes().first() != Some(&b'{') && line.trim().is_empty()
 }
 
 /// Shortens user-supplied text quoted in an error, so errors never echo big inputs.

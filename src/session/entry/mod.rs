@@ -27,7 +27,7 @@ mod raw;
 pub(crate) mod scan;
 
 pub use fields::truthy;
-pub use parse::{parse_entry, parse_message};
+pub use parse::{parse_entry, parse_entry_hinted, parse_message};
 
 /// The text of a JSON value as sent, already validated by the parser (a borrowed
 /// `RawValue`, which the fast scanner can build without serde).

@@ -19,8 +19,19 @@ pub fn parse_entry<'a>(
     index: usize,
     origin: Origin,
 ) -> Result<Parsed<'a>, EntryError> {
+    parse_entry_hinted(raw, index, origin, None)
+}
+
+/// [`parse_entry`], told whether `raw` holds a byte below 0x20 when the caller knows
+/// ([`Lexer::strict_hinted`](crate::json::Lexer::strict_hinted)).
+pub fn parse_entry_hinted<'a>(
+    raw: &'a str,
+    index: usize,
+    origin: Origin,
+    controls: Option<bool>,
+) -> Result<Parsed<'a>, EntryError> {
     let mut r = RawEntry::empty();
-    if scan::entry(raw, &mut r).is_some() {
+    if scan::entry(raw, controls, &mut r).is_some() {
         return Ok(build_entry(&mut r, raw, index, origin)?);
     }
     drop(r);

@@ -17,11 +17,13 @@ use crate::session::text::Text;
 /// Reads one entry into `r` (an empty one), or `None` when the serde_json path must
 /// decide (`r` is then partly filled, and dropped). In place, not returned: the raw
 /// entry is about 500 bytes, and each move of it was a `memcpy` call per line.
+/// `controls`: whether `raw` holds a byte below 0x20, when the caller knows.
 pub(super) fn entry<'a>(
     raw: &'a str,
+    controls: Option<bool>,
     r: &mut RawEntry<'a, RawMessage<'a>, ContentField<'a>>,
 ) -> Option<()> {
-    let mut lx = Lexer::strict(raw);
+    let mut lx = Lexer::strict_hinted(raw, controls);
     lx.ws();
     if lx.peek() != Some(b'{') {
         return None;
@@ -316,7 +318,7 @@ mod tests {
     /// The scanner's reading, returned.
     fn entry(json: &str) -> Option<RawEntry<'_, RawMessage<'_>, ContentField<'_>>> {
         let mut r = RawEntry::empty();
-        super::entry(json, &mut r).map(|()| r)
+        super::entry(json, None, &mut r).map(|()| r)
     }
 
     /// The fast path either gives up or agrees with serde_json.
