@@ -32,7 +32,8 @@ pub struct Lexer<'a> {
     surrogates: bool,
     depth: u32,
     max_depth: u32,
-    finder: QuoteOrBackslash,
+    /// Built when first needed: most lexers never reach a string's last 64 bytes.
+    finder: Option<QuoteOrBackslash>,
 }
 
 impl<'a> Lexer<'a> {
@@ -52,7 +53,7 @@ impl<'a> Lexer<'a> {
             surrogates: false,
             depth: 0,
             max_depth: STRICT_MAX_DEPTH,
-            finder: QuoteOrBackslash::new(),
+            finder: None,
         }
     }
 
@@ -65,7 +66,7 @@ impl<'a> Lexer<'a> {
             surrogates: true,
             depth: 0,
             max_depth: u32::MAX,
-            finder: QuoteOrBackslash::new(),
+            finder: None,
         }
     }
 
@@ -101,17 +102,25 @@ impl<'a> Lexer<'a> {
 
     /// A string (at its opening quote). Returns the text between the quotes and
     /// whether it contains escapes.
+    #[inline]
     pub fn string(&mut self) -> Option<(&'a str, bool)> {
         let b = self.bytes();
         let start = self.pos + 1;
-        // Short strings (keys, ids, types) end within 16 bytes: one look. Longer ones
-        // go 64 bytes at a time (`blocks`), the last bytes of the text byte-wise below.
+        // Short strings (ids, types, names) end within 16 bytes: one look, inline.
         if let Some(m) = mask16(b, start).filter(|&m| m != 0) {
             let at = start + m.trailing_zeros() as usize;
             if b[at] == b'"' {
                 return self.string_end(start, at, false);
             }
         }
+        self.long_string(start)
+    }
+
+    /// [`Lexer::string`] past its first look: 64 bytes at a time (`blocks`), the last
+    /// bytes of the text byte-wise. Out of line, so that the short case inlines small.
+    #[inline(never)]
+    fn long_string(&mut self, start: usize) -> Option<(&'a str, bool)> {
+        let b = self.bytes();
         let (mut i, mut escaped) = match super::blocks::scan(b, start, self.surrogates) {
             super::blocks::Scan::End { quote, escaped } => {
                 return self.string_end(start, quote, escaped)
@@ -124,9 +133,9 @@ impl<'a> Lexer<'a> {
             // the next byte, then the next 16 inline, and call memchr only for a longer run.
             if b.get(i) != Some(&b'\\') {
                 i += match mask16(b, i) {
-                    Some(0) => 16 + self.finder.find(b.get(i + 16..)?)?,
+                    Some(0) => 16 + self.finder().find(b.get(i + 16..)?)?,
                     Some(m) => m.trailing_zeros() as usize,
-                    None => self.finder.find(b.get(i..)?)?,
+                    None => self.finder().find(b.get(i..)?)?,
                 };
             }
             if b[i] == b'"' {
@@ -154,6 +163,10 @@ impl<'a> Lexer<'a> {
             }
         }
         self.string_end(start, i, escaped)
+    }
+
+    fn finder(&mut self) -> &QuoteOrBackslash {
+        self.finder.get_or_insert_with(QuoteOrBackslash::new)
     }
 
     /// The body `start..quote` of a string whose closing quote is at `quote`.

@@ -18,8 +18,9 @@
 //!   line and column. A valid body gives the same session either way: the same lines,
 //!   numbered the same, through the same [`session::Builder`].
 //! * The byte-order mark is stripped at the start of the body only, as the whole-body
-//!   path does; pieces are validated as UTF-8 one by one, which is the same check since
-//!   they split the body at line breaks (never inside a character).
+//!   path does; lines are validated as UTF-8 one by one, which is the same check since
+//!   line breaks are never inside a character (and ASCII lines, known so from the
+//!   pass that finds the line's end, need no check).
 
 use std::sync::mpsc::Receiver;
 use std::sync::OnceLock;
@@ -157,28 +158,38 @@ impl<'a> Lines<'a> {
 
     /// Parses the lines of the next piece; `false` when the body is known to be invalid.
     fn feed(&mut self, piece: &'a [u8]) -> bool {
-        let piece = match std::mem::replace(&mut self.started, true) {
+        let b = match std::mem::replace(&mut self.started, true) {
             false => piece.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(piece),
             true => piece,
         };
-        let Ok(text) = simdutf8::basic::from_utf8(piece) else {
-            return false;
-        };
-        let (b, mut start) = (text.as_bytes(), 0);
+        let mut start = 0;
         while start < b.len() {
-            // The line's end, and whether it holds a control byte: one pass.
-            let (end, controls) = crate::json::lines::line_end(b, start);
+            // The line's end, whether it holds a control byte, whether it is ASCII: one
+            // pass. Lines are UTF-8 one by one as the piece is (a character never
+            // holds a `\n` byte), so only lines with other bytes are validated.
+            let line = crate::json::lines::line_end(b, start);
+            let bytes = &b[start..line.end];
+            let text = if line.ascii {
+                // SAFETY: every byte of `bytes` is below 0x80 (`ascii` is exact when
+                // true), and ASCII text is UTF-8.
+                unsafe { std::str::from_utf8_unchecked(bytes) }
+            } else {
+                match simdutf8::basic::from_utf8(bytes) {
+                    Ok(text) => text,
+                    Err(_) => return false,
+                }
+            };
             // Only the last piece has text after its last line break.
-            let number = if end < b.len() {
+            let number = if line.end < b.len() {
                 self.line += 1;
                 self.line
             } else {
                 self.line + 1
             };
-            if !self.push(&text[start..end], number, controls) {
+            if !self.push(text, number, line.controls) {
                 return false;
             }
-            start = end + 1;
+            start = line.end + 1;
         }
         true
     }
@@ -324,6 +335,22 @@ mod tests {
             // errors: syntax, UTF-8, a bad entry, a duplicate id, a late header, empty
             format!("{V3}{{\"type\":\"message\",\"id\":\n").into(),
             [V3.as_bytes(), b"{\"type\":\"x\",\"id\":\"\xff\"}\n"].concat(),
+            // more UTF-8: a surrogate, an overlong form after a tab, a character cut off
+            // at the end of the body, a bad byte after 100 ASCII bytes
+            [V3.as_bytes(), b"{\"type\":\"x\",\"id\":\"\xed\xa0\x80\"}\n"].concat(),
+            [
+                V3.as_bytes(),
+                b"{\"type\":\"x\",\t\"id\":\"caf\xc3\xa9\xc0\xaf\"}\n",
+            ]
+            .concat(),
+            [V3.as_bytes(), b"{\"type\":\"x\",\"id\":\"\xc3"].concat(),
+            [
+                V3.as_bytes(),
+                b"{\"type\":\"x\",\"id\":\"",
+                &[b'a'; 100],
+                b"\x80\"}\n",
+            ]
+            .concat(),
             format!("{V3}{{\"type\":\"message\",\"id\":5}}\n").into(),
             format!("{V3}{{\"type\":\"x\",\"id\":\"a\"}}\n").into(),
             format!("{V3}{{\"type\":\"session\"}}\n").into(),

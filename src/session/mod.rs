@@ -47,7 +47,8 @@ impl<'a> Session<'a> {
         let (b, mut start) = (body.as_bytes(), 0);
         for n in 1.. {
             // The line's end, and whether it holds a control byte: one pass.
-            let (end, controls) = crate::json::lines::line_end(b, start);
+            let end = crate::json::lines::line_end(b, start);
+            let (controls, end) = (end.controls, end.end);
             let line = &body[start..end];
             let line = line.strip_suffix('\r').unwrap_or(line);
             if !is_blank(line) && !builder.push_hinted(line, Origin::Line(n), Some(controls)) {
