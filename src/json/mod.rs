@@ -19,6 +19,7 @@
 //! long strings.
 
 mod blocks;
+pub mod escaped;
 pub mod lenient;
 pub mod lexer;
 #[cfg(test)]
