@@ -341,8 +341,135 @@ unsafe fn copy_decoded_avx2(
     i
 }
 
+/// Writes the valid body `bytes` to `out` as JavaScript's literal of it, escaped once
+/// more (`transcode::write_js_literal_escaped`). JavaScript writes an escape back as
+/// it is except `\/` and `\uXXXX`, so the output is the body escaped as text: a
+/// backslash before every backslash and quote, the runs between them copied as they
+/// are. `stop` (`transcode::js_stop`) writes what the rest become: the escapes that
+/// [`copy_decoded`] stops at. Returns how far it got (at the start of a character
+/// outside any escape): the caller writes the rest (fewer than 96 bytes) the plain
+/// way.
+pub(crate) fn copy_js(
+    out: &mut Vec<u8>,
+    bytes: &[u8],
+    stop: impl FnMut(&[u8], usize) -> Stop,
+) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if bytes.len() >= 96 && avx2() {
+        // SAFETY: the CPU has AVX2 and POPCNT (checked just above).
+        return unsafe { copy_js_avx2(out, bytes, stop) };
+    }
+    let _ = (out, stop);
+    0
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,popcnt")]
+unsafe fn copy_js_avx2(
+    out: &mut Vec<u8>,
+    bytes: &[u8],
+    mut stop: impl FnMut(&[u8], usize) -> Stop,
+) -> usize {
+    // Input consumed up to `i`; blocks at `bb`, each followed by 32 readable bytes (a
+    // run copy may read 32 bytes from any offset of the block).
+    let (mut i, mut bb, mut carry) = (0usize, 0usize, 0u64);
+    while bb + 96 <= bytes.len() {
+        // One block consumes input up to bb + 64 + 11 (a stop at its last byte takes
+        // up to 12): at most 6 bytes out per byte, and a 32-byte copy may overrun.
+        out.reserve(76 * 6 + 32);
+        let base = out.as_mut_ptr();
+        let mut w = out.len();
+        let block: &[u8; 64] = bytes[bb..bb + 64].try_into().expect("64 bytes");
+        // SAFETY: AVX2 is enabled for this function.
+        let (bs, raw) = unsafe { decode_masks(block) };
+        // What `copy_decoded` stops at: escapes that change, raw quotes and controls.
+        let (escaped, next) = if bs | carry == 0 {
+            (0, 0)
+        } else {
+            let (escaped, _, next) = escapes(bs, carry);
+            (escaped, next)
+        };
+        let mut special = raw & !escaped;
+        if escaped | next != 0 {
+            // SAFETY: AVX2 is enabled for this function.
+            let kept = unsafe { kept_mask(block) };
+            special |= (escaped & !kept) >> 1;
+            if next != 0 && !KEPT.contains(&bytes[bb + 64]) {
+                special |= 1 << 63;
+            }
+        }
+        carry = next;
+        // Every other backslash or quote gets a backslash before it.
+        let mut stops = bs | raw | special;
+        while stops != 0 {
+            let k = stops.trailing_zeros();
+            let p = bb + k as usize;
+            stops &= stops - 1;
+            // Taken by the stop before (a `\u` escape's second half, an escaped
+            // control byte).
+            if p < i {
+                continue;
+            }
+            // SAFETY: the run `i..p` lies in the block, with 32 readable bytes from
+            // `i`; the destination is within the capacity reserved above.
+            unsafe { copy_run(bytes, i, p, base.add(w)) };
+            w += p - i;
+            if special >> k & 1 == 0 {
+                // SAFETY: within the capacity reserved above.
+                unsafe { *base.add(w) = b'\\' };
+                w += 1;
+                // The byte itself starts the next run.
+                i = p;
+                continue;
+            }
+            let (buf, n, taken) = stop(bytes, p);
+            debug_assert!((1..=12).contains(&taken) && n <= 6 * taken && n <= 8);
+            // SAFETY: within the capacity reserved above.
+            unsafe { std::ptr::copy_nonoverlapping(buf.as_ptr(), base.add(w), 8) };
+            w += n;
+            i = p + taken;
+        }
+        bb += 64;
+        if i < bb {
+            // SAFETY: as above.
+            unsafe { copy_run(bytes, i, bb, base.add(w)) };
+            w += bb - i;
+            i = bb;
+        }
+        // SAFETY: bytes up to w were written above; w is within the capacity.
+        unsafe { out.set_len(w) };
+    }
+    if carry != 0 && i == bb {
+        // The last block ended on a backslash whose escape runs on (written as `\\`
+        // and itself): leave both to the caller.
+        out.truncate(out.len() - 2);
+        i -= 1;
+    }
+    i
+}
+
+/// Copies `bytes[from..to]` to `dst`: one 32-byte copy (which may write up to 31
+/// bytes past the run), and a `memcpy` for the rest of a longer run. (A loop of
+/// 32-byte copies compiles to a `memcpy` call for every run: runs between escapes are
+/// a dozen bytes on average.)
+///
+/// # Safety
+/// `bytes` must have 32 readable bytes from `from`, and `dst` room for
+/// `max(to - from, 32)` bytes.
+#[inline(always)]
+unsafe fn copy_run(bytes: &[u8], from: usize, to: usize, dst: *mut u8) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let src = bytes.as_ptr().add(from);
+        std::ptr::copy_nonoverlapping(src, dst, 32);
+        if to - from > 32 {
+            std::ptr::copy_nonoverlapping(src.add(32), dst.add(32), to - from - 32);
+        }
+    }
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::json::string;
 
@@ -469,6 +596,41 @@ mod tests {
                         let n = string::escaped_utf16_len(&body);
                         assert_eq!(escaped_utf16_len(&body), n, "{body:?}");
                     }
+                }
+            }
+        }
+    }
+
+    /// `write_js_literal_escaped` against its plain path (a stop at every backslash);
+    /// the plain path is held to `JSON.stringify` in `compaction::conversation_json`.
+    fn check_js(body: &str) {
+        use crate::json::transcode::{js_stop, write_js_literal_escaped};
+        let mut out = b"x".to_vec();
+        write_js_literal_escaped(&mut out, body);
+        let mut want = b"x\\\"".to_vec();
+        crate::json::write::escape_with(&mut want, body.as_bytes(), js_stop);
+        want.extend_from_slice(b"\\\"");
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            String::from_utf8_lossy(&want),
+            "{body:?}"
+        );
+    }
+
+    #[test]
+    fn js_block_copies_agree_with_the_plain_path() {
+        let mut rng = fastrand::Rng::with_seed(96);
+        for round in 0..3000 {
+            check_js(&random_body_with(&mut rng, round % 70, round % 3 != 0));
+        }
+        use crate::json::transcode::tests::PIECES;
+        // Raw quotes and control bytes, and a control byte after a backslash: not valid,
+        // but written as the plain path writes them all the same.
+        let more = [r"\\\\", r"\\\/", r"\\\u0041", "\u{1}", "\"", "\\\u{1}"];
+        for p in PIECES.iter().chain(&more) {
+            for pad in 0..170 {
+                for tail in [0, 1, 31, 32, 33, 63, 64, 65, 96, 130] {
+                    check_js(&format!("{}{p}{}", "a".repeat(pad), "b".repeat(tail)));
                 }
             }
         }
