@@ -96,6 +96,11 @@ unsafe fn unit_masks(b: &[u8; 64]) -> Masks {
         unsafe {
             let v = load(b, k);
             m.backslash |= mask(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'\\' as i8))) << (32 * k);
+            if mask(v) == 0 {
+                // ASCII (most text): every byte starts a character.
+                m.starts |= 0xFFFF_FFFF << (32 * k);
+                continue;
+            }
             // Signed: continuation bytes 0x80..=0xBF are -128..=-65.
             m.starts |= mask(_mm256_cmpgt_epi8(v, _mm256_set1_epi8(-65))) << (32 * k);
             let f0 = _mm256_set1_epi8(0xF0u8 as i8);
@@ -177,6 +182,50 @@ unsafe fn utf16_len_avx2(b: &[u8]) -> usize {
     // SAFETY: as above.
     let (u, _, _) = unsafe { block_units(&last, carry) };
     (units + u) as usize - (64 - rest.len())
+}
+
+/// The UTF-16 length of `JSON.stringify` of the string whose valid body is `body`,
+/// quotes left out: JavaScript writes the body's escapes back as they are, except
+/// `\/` (one unit less); `Some(None)` when the body has a `\u` escape (what that
+/// becomes depends on the character: the caller's general path). `None` without
+/// AVX2 or for a short body: the caller's plain count.
+pub(crate) fn js_literal_units(body: &str) -> Option<Option<usize>> {
+    #[cfg(target_arch = "x86_64")]
+    if body.len() >= 64 && avx2() {
+        // SAFETY: the CPU has AVX2 and POPCNT (checked just above).
+        return Some(unsafe { js_literal_units_avx2(body.as_bytes()) });
+    }
+    None
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,popcnt")]
+unsafe fn js_literal_units_avx2(b: &[u8]) -> Option<usize> {
+    let mut chunks = b.chunks_exact(64);
+    let (mut units, mut carry) = (0usize, 0u64);
+    let rest = chunks.remainder();
+    let mut last = [0u8; 64];
+    last[..rest.len()].copy_from_slice(rest);
+    for c in (&mut chunks)
+        .map(|c| c.try_into().expect("64 bytes"))
+        .chain([&last])
+    {
+        // SAFETY: AVX2 and POPCNT are enabled for this function.
+        let m = unsafe { unit_masks(c) };
+        let (escaped, _, next) = escapes(m.backslash, carry);
+        carry = next;
+        units += (m.starts.count_ones() + m.astral.count_ones()) as usize;
+        if escaped != 0 {
+            // SAFETY: as above.
+            let (u, slash) = unsafe { (eq_mask(c, b'u'), eq_mask(c, b'/')) };
+            if u & escaped != 0 {
+                return None;
+            }
+            units -= (slash & escaped).count_ones() as usize;
+        }
+    }
+    // The zero bytes of the last block counted one unit each.
+    Some(units - (64 - rest.len()))
 }
 
 /// Where to start counting a prefix of at most `max_units` units of the valid body
