@@ -175,6 +175,21 @@ mod tests {
     }
 
     #[test]
+    fn long_random_literals_write_javascripts_text_escaped() {
+        // Long enough for the 64-byte block path, escapes dense and sparse.
+        let mut rng = fastrand::Rng::with_seed(130);
+        for round in 0..1500 {
+            let body =
+                crate::json::escaped::tests::random_body_with(&mut rng, round % 60, round % 2 == 0);
+            let mut js = String::new();
+            stringify_raw(&format!("\"{body}\""), &mut js).unwrap();
+            let mut out = Vec::new();
+            write_js_literal_escaped(&mut out, &body);
+            assert_eq!(out, escaped(&js), "{body}");
+        }
+    }
+
+    #[test]
     fn pieces_written_apart_join_as_the_whole() {
         let s = SessionText::new()
             .user("a\nb")

@@ -21,6 +21,7 @@
 //! long strings.
 
 mod blocks;
+pub mod escaped;
 pub mod lenient;
 pub mod lexer;
 pub mod lines;

@@ -17,38 +17,44 @@
 //!   included, `compaction::stringify`), escaped again as a part of a JSON string: the
 //!   tool-call arguments shown in the conversation.
 
+use super::escaped::{copy_decoded, copy_js, prefix_start};
 use super::string::unicode_escape;
 use super::write::{escape_buf, escape_of, escape_with, Stop};
 
 /// Appends the text the string literal body `body` decodes to, escaped as
 /// `json::write::write_str_contents` escapes it.
 pub fn write_decoded_contents(out: &mut Vec<u8>, body: &str) {
-    escape_with(out, body.as_bytes(), |b, i| {
-        if b[i] != b'\\' {
-            return raw(b[i]);
+    // Long runs copied 64 bytes at a time between the escapes that change (AVX2),
+    // the rest (or all, without AVX2) one stop at each backslash.
+    let done = copy_decoded(out, body.as_bytes(), decoded_stop);
+    escape_with(out, &body.as_bytes()[done..], decoded_stop);
+}
+
+/// What [`write_decoded_contents`] writes at a byte that needs a look.
+#[inline(always)]
+fn decoded_stop(b: &[u8], i: usize) -> Stop {
+    if b[i] != b'\\' {
+        return raw(b[i]);
+    }
+    match b.get(i + 1) {
+        // Written back as they are: `\"` `\\` `\b` `\f` `\n` `\r` `\t`.
+        Some(&c @ (b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't')) => (buf(&[b'\\', c]), 2, 2),
+        Some(b'/') => (buf(b"/"), 1, 2),
+        Some(b'u') => {
+            let (code, taken) = unicode_escape(&b[i..]).unwrap_or((0xFFFD, 6));
+            let taken = taken.min(b.len() - i);
+            let c = char::from_u32(code).unwrap_or('\u{FFFD}');
+            let (bytes, n) = char_escaped(c);
+            (bytes, n, taken)
         }
-        match b.get(i + 1) {
-            // Written back as they are: `\"` `\\` `\b` `\f` `\n` `\r` `\t`.
-            Some(&c @ (b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't')) => {
-                (buf(&[b'\\', c]), 2, 2)
-            }
-            Some(b'/') => (buf(b"/"), 1, 2),
-            Some(b'u') => {
-                let (code, taken) = unicode_escape(&b[i..]).unwrap_or((0xFFFD, 6));
-                let taken = taken.min(b.len() - i);
-                let c = char::from_u32(code).unwrap_or('\u{FFFD}');
-                let (bytes, n) = char_escaped(c);
-                (bytes, n, taken)
-            }
-            // Another escape decodes to its character (defensive: not valid JSON).
-            Some(&c) => {
-                let (bytes, n) = char_escaped(c as char);
-                (bytes, n, 2)
-            }
-            // A lone backslash at the end decodes to nothing.
-            None => ([0; 8], 0, 1),
+        // Another escape decodes to its character (defensive: not valid JSON).
+        Some(&c) => {
+            let (bytes, n) = char_escaped(c as char);
+            (bytes, n, 2)
         }
-    });
+        // A lone backslash at the end decodes to nothing.
+        None => ([0; 8], 0, 1),
+    }
 }
 
 /// [`write_decoded_contents`] of the longest start of the text that has at most
@@ -56,8 +62,8 @@ pub fn write_decoded_contents(out: &mut Vec<u8>, body: &str) {
 /// `string::unescape_prefix_into` decodes, escaped.
 pub fn write_decoded_prefix(out: &mut Vec<u8>, body: &str, max_units: usize) {
     let b = body.as_bytes();
-    let mut i = 0;
-    let mut units = 0;
+    // Whole blocks counted 64 bytes at a time up to near the cut (AVX2).
+    let (mut i, mut units) = prefix_start(b, max_units);
     const ONES: u64 = 0x0101_0101_0101_0101;
     while i < b.len() {
         // Eight ASCII bytes without a backslash are eight units: a word at a time.
@@ -100,32 +106,59 @@ pub fn write_decoded_prefix(out: &mut Vec<u8>, body: &str, max_units: usize) {
 /// included), escaped as a part of a JSON string (`\"…\"`).
 pub fn write_js_literal_escaped(out: &mut Vec<u8>, body: &str) {
     out.extend_from_slice(b"\\\"");
-    escape_with(out, body.as_bytes(), |b, i| {
-        if b[i] != b'\\' {
-            return raw(b[i]);
-        }
-        match b.get(i + 1) {
-            // JavaScript writes these back as they are; escaped once more: `\\` and
-            // the character escaped.
-            Some(&c @ (b'"' | b'\\')) => (buf(&[b'\\', b'\\', b'\\', c]), 4, 2),
-            Some(&c @ (b'b' | b'f' | b'n' | b'r' | b't')) => (buf(&[b'\\', b'\\', c]), 3, 2),
-            Some(b'/') => (buf(b"/"), 1, 2),
-            Some(b'u') => {
-                let (code, taken) = unicode_escape(&b[i..]).unwrap_or((0xFFFD, 6));
-                let taken = taken.min(b.len() - i);
-                let (bytes, n) = js_char_escaped(code);
-                (bytes, n, taken)
-            }
-            Some(&c) => {
-                let (bytes, n) = js_char_escaped(c as u32);
-                (bytes, n, 2)
-            }
-            // `JSON.parse` would not take it; written as an escaped backslash.
-            None => (buf(b"\\\\"), 2, 1),
-        }
-    });
+    // Runs between escapes copied from 64-byte blocks (AVX2), the rest (or all,
+    // without AVX2) one stop at each backslash.
+    let done = copy_js(out, body.as_bytes(), js_stop);
+    escape_with(out, &body.as_bytes()[done..], js_stop);
     out.extend_from_slice(b"\\\"");
 }
+
+/// What [`write_js_literal_escaped`] writes at a byte that needs a look.
+#[inline(always)]
+pub(crate) fn js_stop(b: &[u8], i: usize) -> Stop {
+    if b[i] != b'\\' {
+        return raw(b[i]);
+    }
+    let Some(&c) = b.get(i + 1) else {
+        // `JSON.parse` would not take it; written as an escaped backslash.
+        return (buf(b"\\\\"), 2, 1);
+    };
+    // JavaScript writes `\" \\ \b \f \n \r \t` back as they are; escaped once more:
+    // `\\` and the character escaped. A table, not a `match`: the mix of escapes in
+    // real text mispredicts a jump table's indirect branch.
+    let (e, n) = JS_KEPT[c as usize];
+    if n != 0 {
+        return ([e[0], e[1], e[2], e[3], 0, 0, 0, 0], n as usize, 2);
+    }
+    match c {
+        b'/' => (buf(b"/"), 1, 2),
+        b'u' => {
+            let (code, taken) = unicode_escape(&b[i..]).unwrap_or((0xFFFD, 6));
+            let taken = taken.min(b.len() - i);
+            let (bytes, n) = js_char_escaped(code);
+            (bytes, n, taken)
+        }
+        c => {
+            let (bytes, n) = js_char_escaped(c as u32);
+            (bytes, n, 2)
+        }
+    }
+}
+
+/// For each byte after a backslash that JavaScript writes back as it is, that escape
+/// escaped once more and its length; 0 for the others.
+static JS_KEPT: [([u8; 4], u8); 256] = {
+    let mut t = [([0u8; 4], 0u8); 256];
+    t[b'"' as usize] = (*b"\\\\\\\"", 4);
+    t[b'\\' as usize] = (*b"\\\\\\\\", 4);
+    let short = *b"bfnrt";
+    let mut k = 0;
+    while k < short.len() {
+        t[short[k] as usize] = ([b'\\', b'\\', short[k], 0], 3);
+        k += 1;
+    }
+    t
+};
 
 /// A raw byte that needs escaping (a quote or a control byte).
 fn raw(b: u8) -> Stop {

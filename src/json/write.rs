@@ -28,11 +28,12 @@ pub fn write_str_contents(out: &mut Vec<u8>, s: &str) {
 }
 
 /// The input bytes [`escape_with`] reserves room for at a time.
-const ESCAPE_WINDOW: usize = 4096;
+pub(crate) const ESCAPE_WINDOW: usize = 4096;
 
 /// The most room one reservation of [`escape_with`] asks for beyond what it writes: a
 /// buffer sized to its final length plus this never grows (and never doubles).
-pub(crate) const ESCAPE_HEADROOM: usize = ESCAPE_WINDOW * 6 + 72 + 16;
+/// (64: `json::escaped` stores 64-byte blocks whole.)
+pub(crate) const ESCAPE_HEADROOM: usize = ESCAPE_WINDOW * 6 + 72 + 64;
 
 /// What a stop writes: up to 8 bytes, how many, and how many input bytes it took.
 pub(crate) type Stop = ([u8; 8], usize, usize);

@@ -11,7 +11,8 @@ use std::fmt;
 use serde::de::{self, Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
-use crate::json::string::{escaped_utf16_len, push_prefix, unescape_into, unescape_prefix_into};
+use crate::json::escaped::escaped_utf16_len;
+use crate::json::string::{push_prefix, unescape_into, unescape_prefix_into};
 /// Kept here too: JavaScript string lengths are what callers of `Text` count in.
 pub use crate::json::utf16_len;
 
