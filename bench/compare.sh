@@ -4,8 +4,7 @@
 # conversation in Node, against a release compactd answering POST /v1/prepare over HTTP
 # (curl, and Node's fetch), timed in one run, interleaved, on the same files.
 #
-#   bash bench/compare.sh                 # from anywhere; ROUNDS=15 WARMUP=3 SETTLE_SECS=180
-#                                         # SETTLE_MS=25 (pause before each timed run) adjustable
+#   bash bench/compare.sh                 # from anywhere; ROUNDS=15 WARMUP=3 SETTLE_SECS=180 adjustable
 #
 # 1. cargo build --release; `cargo bench --bench prepare` with COMPACTD_BENCH_GENERATE_ONLY=1
 #    writes the generated sessions into target/bench-data/ (20 MB: a seed nothing else uses)
@@ -89,7 +88,7 @@ const ms = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(
 const row = (cells) => "| " + cells.join(" | ") + " |";
 const cell = (r, k) => `${ms(r[k].medianMs)} (${(r.reference.medianMs / r[k].medianMs).toFixed(1)}×)`;
 console.log(`## compactd (${rev}) over HTTP vs the reference in-process (${run.reference}, Node ${run.node})\n`);
-console.log(`Median of ${run.rounds} interleaved rounds after ${run.warmup} warm-up rounds, each run after a ${run.settleMs} ms pause; (n×) = reference / compactd. "work" = \`include=cut,files,conversation\`, "all" = the default answer.\n`);
+console.log(`Median of ${run.rounds} interleaved rounds after ${run.warmup} warm-up rounds; (n×) = reference / compactd. "work" = \`include=cut,files,conversation\`, "all" = the default answer.\n`);
 console.log(row(["file", "size", "reference in-process", "curl, work", "curl, all", "fetch, work", "fetch, all"]));
 console.log(row(["---", "---:", "---:", "---:", "---:", "---:", "---:"]));
 for (const r of run.results) {

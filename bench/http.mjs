@@ -24,9 +24,7 @@
 //              server that only reads the body and answers as many bytes as compactd's
 //              include=cut,files,conversation answer: the upload and the download alone, so
 //              reference / floor is the best ratio a server could reach on this machine.
-// Before every timed run the script waits SETTLE_MS (default 25 ms, untimed), so each run
-// starts on an idle machine (see `settle`). Medians of the rounds; the spread printed is
-// the interquartile range over the median.
+// Medians of the rounds; the spread printed is the interquartile range over the median.
 //
 // Prints one JSON document on stdout; progress on stderr.
 
@@ -102,12 +100,6 @@ async function viaFetch(bytes, include, to = endpoint(include)) {
 	return { ms, answer };
 }
 
-// Each timed run starts on an idle machine: what the previous run left running in the
-// background (V8's concurrent garbage collection after the reference or a fetch, the
-// server freeing an answer) would otherwise be charged to whichever run comes next.
-const SETTLE_MS = Number(process.env.SETTLE_MS ?? 25);
-const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-
 function timed(f) {
 	const t = performance.now();
 	const r = f();
@@ -171,7 +163,6 @@ for (const file of files) {
 		// Rotate the order every round, so no kind always follows the same one.
 		for (let k = 0; k < KINDS.length; k++) {
 			const kind = KINDS[(k + round) % KINDS.length];
-			await settle();
 			const ms = await runs[kind]();
 			if (keep) times[kind].push(ms);
 		}
@@ -181,4 +172,4 @@ for (const file of files) {
 	results.push({ name, bytes, answerBytes: sizes, ...Object.fromEntries(KINDS.map((k) => [k, summary(times[k])])) });
 }
 
-console.log(JSON.stringify({ reference: `@mariozechner/pi-coding-agent@${REF_VERSION}`, node: process.versions.node, rounds, warmup, settleMs: SETTLE_MS, results }, null, 2));
+console.log(JSON.stringify({ reference: `@mariozechner/pi-coding-agent@${REF_VERSION}`, node: process.versions.node, rounds, warmup, results }, null, 2));
