@@ -88,7 +88,7 @@ const ms = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(
 const row = (cells) => "| " + cells.join(" | ") + " |";
 const cell = (r, k) => `${ms(r[k].medianMs)} (${(r.reference.medianMs / r[k].medianMs).toFixed(1)}×)`;
 console.log(`## compactd (${rev}) over HTTP vs the reference in-process (${run.reference}, Node ${run.node})\n`);
-console.log(`Median of ${run.rounds} interleaved rounds after ${run.warmup} warm-up rounds; (n×) = reference / compactd. "work" = \`include=cut,files,conversation\`, "all" = the default answer.\n`);
+console.log(`Median of ${run.rounds} rounds (each in a shuffled order) after ${run.warmup} warm-up rounds; (n×) = reference / compactd. "work" = \`include=cut,files,conversation\`, "all" = the default answer.\n`);
 console.log(row(["file", "size", "reference in-process", "curl, work", "curl, all", "fetch, work", "fetch, all"]));
 console.log(row(["---", "---:", "---:", "---:", "---:", "---:", "---:"]));
 for (const r of run.results) {

@@ -5,7 +5,8 @@
 //
 //   node bench/http.mjs --url http://127.0.0.1:PORT [--floor http://127.0.0.1:PORT2] [--rounds 15] [--warmup 3] FILE...
 //
-// Per file and per round, in this order (so load from other processes hits all alike):
+// Per file and per round, in a shuffled order (so load from other processes, and what one
+// run leaves behind, hits all alike):
 //   reference  in Node, from the file's text in memory: split + JSON.parse the lines,
 //              migrateSessionEntries, the branch from the last entry, prepareCompaction,
 //              then serializeConversation(convertToLlm(...)) of the history and of the turn
@@ -119,6 +120,29 @@ const quantile = (xs, q) => {
 };
 const summary = (xs) => ({ medianMs: +median(xs).toFixed(3), iqrPct: +((100 * (quantile(xs, 0.75) - quantile(xs, 0.25))) / median(xs)).toFixed(1), minMs: +Math.min(...xs).toFixed(3), maxMs: +Math.max(...xs).toFixed(3), runs: xs.length });
 
+/** Mulberry32: a small seeded generator, so every run times the same orders. */
+function seeded(seed) {
+	let a = seed >>> 0;
+	return () => {
+		a = (a + 0x6d2b79f5) >>> 0;
+		let t = a;
+		t = Math.imul(t ^ (t >>> 15), t | 1);
+		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+	};
+}
+const nextRandom = seeded(16);
+
+/** A shuffled copy of `xs` (Fisher-Yates). */
+function shuffled(xs, random) {
+	const out = [...xs];
+	for (let i = out.length - 1; i > 0; i--) {
+		const j = Math.floor(random() * (i + 1));
+		[out[i], out[j]] = [out[j], out[i]];
+	}
+	return out;
+}
+
 const KINDS = ["reference", "curlWork", "curlAll", "fetchWork", "fetchAll", ...(floor ? ["curlFloor", "fetchFloor"] : [])];
 const results = [];
 for (const file of files) {
@@ -160,9 +184,12 @@ for (const file of files) {
 			curlFloor: () => viaCurl(file, WORK, floorUrl).ms,
 			fetchFloor: async () => (await viaFetch(body, WORK, floorUrl)).ms,
 		};
-		// Rotate the order every round, so no kind always follows the same one.
-		for (let k = 0; k < KINDS.length; k++) {
-			const kind = KINDS[(k + round) % KINDS.length];
+		// A new order every round (a seeded shuffle: the same orders on every run), so no kind
+		// always follows the same one: a run slows the next one down by what it leaves behind
+		// (the reference's garbage, collected by V8's background threads while the next run
+		// goes). Rotating a fixed order did not do that: curl "work" always came right after
+		// the reference and took ~0.5 ms more there than after any other kind.
+		for (const kind of shuffled(KINDS, nextRandom)) {
 			const ms = await runs[kind]();
 			if (keep) times[kind].push(ms);
 		}
