@@ -311,6 +311,34 @@ unsafe fn decode_masks(b: &[u8; 64]) -> (u64, u64) {
     (bs, raw)
 }
 
+/// Where [`copy_decoded`] stops in a block (its backslashes `bs`, raw quotes and control
+/// bytes `raw`, `carry` from the block before; `after` is the byte after the block): the
+/// raw quotes and control bytes outside escapes and the first byte of every escape that
+/// changes; and the carry for the next block.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,popcnt")]
+#[inline]
+unsafe fn decoded_stops(block: &[u8; 64], bs: u64, raw: u64, carry: u64, after: u8) -> (u64, u64) {
+    let (escaped, next) = if bs | carry == 0 {
+        (0, 0)
+    } else {
+        let (escaped, _, next) = escapes(bs, carry);
+        (escaped, next)
+    };
+    let mut stops = raw & !escaped;
+    if escaped | next != 0 {
+        // SAFETY: AVX2 is enabled for this function.
+        let kept = unsafe { kept_mask(block) };
+        // An escape starts one byte before its escaped byte; the escaped byte of an
+        // escape starting at byte 63 is the byte after the block.
+        stops |= (escaped & !kept) >> 1;
+        if next != 0 && !KEPT.contains(&after) {
+            stops |= 1 << 63;
+        }
+    }
+    (stops, next)
+}
+
 /// Bytes of the block that are in [`KEPT`].
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
@@ -357,24 +385,8 @@ unsafe fn copy_decoded_avx2(
             unsafe { std::ptr::copy_nonoverlapping(block.as_ptr(), base.add(w), 64) };
             // SAFETY: AVX2 is enabled for this function.
             let (bs, raw) = unsafe { decode_masks(block) };
-            let (escaped, next) = if bs | carry == 0 {
-                (0, 0)
-            } else {
-                let (escaped, _, next) = escapes(bs, carry);
-                (escaped, next)
-            };
-            // A raw quote or control byte (not escaped) is a stop.
-            let mut stops = raw & !escaped;
-            if escaped | next != 0 {
-                // SAFETY: AVX2 is enabled for this function.
-                let kept = unsafe { kept_mask(block) };
-                // An escape starts one byte before its escaped byte; the escaped byte
-                // of an escape starting at byte 63 is the byte after the block.
-                stops |= (escaped & !kept) >> 1;
-                if next != 0 && !KEPT.contains(&bytes[i + 64]) {
-                    stops |= 1 << 63;
-                }
-            }
+            // SAFETY: AVX2 is enabled for this function.
+            let (stops, next) = unsafe { decoded_stops(block, bs, raw, carry, bytes[i + 64]) };
             if stops == 0 {
                 i += 64;
                 w += 64;
@@ -446,21 +458,8 @@ unsafe fn copy_js_avx2(
         // SAFETY: AVX2 is enabled for this function.
         let (bs, raw) = unsafe { decode_masks(block) };
         // What `copy_decoded` stops at: escapes that change, raw quotes and controls.
-        let (escaped, next) = if bs | carry == 0 {
-            (0, 0)
-        } else {
-            let (escaped, _, next) = escapes(bs, carry);
-            (escaped, next)
-        };
-        let mut special = raw & !escaped;
-        if escaped | next != 0 {
-            // SAFETY: AVX2 is enabled for this function.
-            let kept = unsafe { kept_mask(block) };
-            special |= (escaped & !kept) >> 1;
-            if next != 0 && !KEPT.contains(&bytes[bb + 64]) {
-                special |= 1 << 63;
-            }
-        }
+        // SAFETY: AVX2 is enabled for this function.
+        let (special, next) = unsafe { decoded_stops(block, bs, raw, carry, bytes[bb + 64]) };
         carry = next;
         // Every other backslash or quote gets a backslash before it.
         let mut stops = bs | raw | special;
