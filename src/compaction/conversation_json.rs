@@ -165,11 +165,7 @@ mod tests {
                 let mut out = JsonText::default();
                 crate::compaction::stringify::tool_arguments_raw(&raw, &mut out).unwrap();
                 assert_eq!(out.0, escaped(&js), "{raw}");
-                let mut js = String::new();
-                stringify_raw(&format!("\"{body}\""), &mut js).unwrap();
-                let mut out = Vec::new();
-                write_js_literal_escaped(&mut out, &body);
-                assert_eq!(out, escaped(&js), "{body}");
+                literal_is_javascripts_text_escaped(&body);
             }
         }
     }
@@ -181,12 +177,18 @@ mod tests {
         for round in 0..1500 {
             let body =
                 crate::json::escaped::tests::random_body_with(&mut rng, round % 60, round % 2 == 0);
-            let mut js = String::new();
-            stringify_raw(&format!("\"{body}\""), &mut js).unwrap();
-            let mut out = Vec::new();
-            write_js_literal_escaped(&mut out, &body);
-            assert_eq!(out, escaped(&js), "{body}");
+            literal_is_javascripts_text_escaped(&body);
         }
+    }
+
+    /// `write_js_literal_escaped` of the string body `body` is `JSON.stringify`'s text of
+    /// it, escaped.
+    fn literal_is_javascripts_text_escaped(body: &str) {
+        let mut js = String::new();
+        stringify_raw(&format!("\"{body}\""), &mut js).unwrap();
+        let mut out = Vec::new();
+        write_js_literal_escaped(&mut out, body);
+        assert_eq!(out, escaped(&js), "{body}");
     }
 
     #[test]
