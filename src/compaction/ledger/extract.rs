@@ -523,7 +523,7 @@ mod tests {
             active(&l),
             [
                 (
-                    Kind::Objective,
+                    Kind::Goal,
                     "Goal: build a CSV exporter for the billing service."
                 ),
                 (Kind::Objective, "Check src/pool.ts for unused imports.")

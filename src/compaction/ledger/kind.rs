@@ -14,6 +14,9 @@ pub enum Kind {
     Preference,
     /// A value the user supplied: identifiers, endpoints, versions, names.
     Fact,
+    /// A state of the work the user marked ("GOAL STATE: steps 1-3 of 5 done"): only a
+    /// later statement on the same subject replaces it, never the next request.
+    Goal,
     /// The latest real request.
     Objective,
     /// "We decided …", "let's go with …", "use X instead of Y".
@@ -26,10 +29,11 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in the order the re-inserted section lists them.
-    pub const ALL: [Kind; 8] = [
+    pub const ALL: [Kind; 9] = [
         Kind::Rule,
         Kind::Constraint,
         Kind::Preference,
+        Kind::Goal,
         Kind::Fact,
         Kind::Objective,
         Kind::Decision,
@@ -43,6 +47,7 @@ impl Kind {
             Kind::Constraint => "constraint",
             Kind::Preference => "preference",
             Kind::Fact => "fact",
+            Kind::Goal => "goal",
             Kind::Objective => "objective",
             Kind::Decision => "decision",
             Kind::File => "file",
@@ -54,7 +59,12 @@ impl Kind {
     pub fn is_statement(self) -> bool {
         matches!(
             self,
-            Kind::Rule | Kind::Constraint | Kind::Preference | Kind::Fact | Kind::Decision
+            Kind::Rule
+                | Kind::Constraint
+                | Kind::Preference
+                | Kind::Fact
+                | Kind::Goal
+                | Kind::Decision
         )
     }
 }

@@ -42,6 +42,7 @@ mod classify;
 mod errors;
 mod extract;
 mod kind;
+mod labels;
 mod model;
 mod restore;
 mod secrets;

@@ -144,6 +144,7 @@ fn group_heading(kind: Kind) -> String {
         Kind::Constraint => "Constraints",
         Kind::Preference => "Preferences",
         Kind::Fact => "Facts",
+        Kind::Goal => "Goal state",
         Kind::Objective => "Objective",
         Kind::Decision => "Decisions",
         Kind::File => "Modified files",

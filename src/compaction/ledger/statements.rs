@@ -15,11 +15,15 @@
 
 use super::classify::{cancellation, classify_user, refers_back, starts_with_reference};
 use super::kind::Kind;
+use super::labels::{spans, Span};
 use super::values::values;
 use super::words::sentences;
 
 /// Longer sentences are pasted material, not statements.
 pub(super) const SENTENCE_CHARS: usize = 500;
+/// A labelled line is pinned whole up to this length: the user marked it, so a long
+/// one is still meant (longer, it is read as plain sentences).
+pub(super) const LABELLED_CHARS: usize = 2000;
 
 /// A sentence of a user message, after cancellations are split off.
 pub(super) struct Piece<'a> {
@@ -27,6 +31,8 @@ pub(super) struct Piece<'a> {
     pub kind: Option<Kind>,
     pub values: Vec<String>,
     pub cancel: bool,
+    /// Its kind comes from the user's label (see `labels`), not from a guess.
+    pub labelled: bool,
 }
 
 /// What a user message does to the ledger, in order.
@@ -37,6 +43,24 @@ pub(super) enum Statement {
 
 pub(super) fn pieces(text: &str) -> Vec<Piece<'_>> {
     let mut out = Vec::new();
+    for span in spans(text) {
+        match span {
+            Span::Labelled(kind, line) if line.chars().count() <= LABELLED_CHARS => {
+                out.push(Piece {
+                    text: line,
+                    kind: Some(kind),
+                    values: values(line),
+                    cancel: false,
+                    labelled: true,
+                });
+            }
+            Span::Labelled(_, plain) | Span::Plain(plain) => sentence_pieces(plain, &mut out),
+        }
+    }
+    out
+}
+
+fn sentence_pieces<'a>(text: &'a str, out: &mut Vec<Piece<'a>>) {
     for s in sentences(text) {
         match cancellation(s) {
             Some(rest) => {
@@ -45,6 +69,7 @@ pub(super) fn pieces(text: &str) -> Vec<Piece<'_>> {
                     kind: None,
                     values: Vec::new(),
                     cancel: true,
+                    labelled: false,
                 });
                 if !rest.is_empty() {
                     out.push(piece(rest));
@@ -53,7 +78,6 @@ pub(super) fn pieces(text: &str) -> Vec<Piece<'_>> {
             None => out.push(piece(s)),
         }
     }
-    out
 }
 
 fn piece(s: &str) -> Piece<'_> {
@@ -68,6 +92,7 @@ fn piece(s: &str) -> Piece<'_> {
         kind,
         values,
         cancel: false,
+        labelled: false,
     }
 }
 
@@ -94,6 +119,13 @@ pub(super) fn statements(pieces: &[Piece<'_>]) -> (Vec<Statement>, Vec<bool>) {
         let ruleish = matches!(kind, Kind::Rule | Kind::Constraint | Kind::Preference);
         let valueless = p.values.is_empty();
         let prev = i.checked_sub(1).filter(|&j| !pieces[j].cancel);
+        if p.labelled {
+            out.push(Statement::Item(kind, p.text.to_string()));
+            claimed[i] = true;
+            owner[i] = Some(out.len() - 1);
+            i += 1;
+            continue;
+        }
         if ruleish && valueless && refers_back(p.text) {
             if let Some(j) = prev {
                 match owner[j] {
@@ -101,7 +133,9 @@ pub(super) fn statements(pieces: &[Piece<'_>]) -> (Vec<Statement>, Vec<bool>) {
                         if let Statement::Item(prev_kind, text) = &mut out[k] {
                             text.push(' ');
                             text.push_str(p.text);
-                            *prev_kind = joined_kind(*prev_kind, kind);
+                            if !pieces[j].labelled {
+                                *prev_kind = joined_kind(*prev_kind, kind);
+                            }
                         }
                         owner[i] = Some(k);
                     }

@@ -32,6 +32,10 @@ fn planted() -> Vec<Source<'static>> {
         user("u3", "Never push to main."),
         user("u4", "I prefer tabs over spaces."),
         user(
+            "u4b",
+            "GOAL STATE: steps 1-3 of 5 are done; next is the CSV header.",
+        ),
+        user(
             "u5",
             "The staging API is https://staging.acme.io/v2 and the project is acme-billing.",
         ),
@@ -130,16 +134,16 @@ fn every_planted_kind_is_extracted() {
     for k in Kind::ALL {
         assert!(kinds.contains(&k), "{k:?} missing from {kinds:?}");
     }
-    assert_eq!(l.active().count(), 9);
+    assert_eq!(l.active().count(), 10);
 }
 
 #[test]
 fn a_summary_that_drops_everything_gets_every_item_reinserted() {
     let l = extract(&planted(), &["src/export.ts"]);
     let c = check_summary("The user and the assistant talked.", &l, 2000);
-    assert_eq!(c.retention.pinned, 9);
+    assert_eq!(c.retention.pinned, 10);
     assert_eq!(c.retention.present, 0);
-    assert_eq!(c.retention.reinserted, 9);
+    assert_eq!(c.retention.reinserted, 10);
     assert!(c.retention.left_out.is_empty());
     let again = SummaryText::new(&c.summary);
     assert!(l.active().all(|i| again.carries(i)), "{}", c.summary);
@@ -157,7 +161,7 @@ fn over_budget_rules_and_constraints_come_first() {
     assert_eq!(kept[..2], [Kind::Rule, Kind::Constraint]);
     assert!(!c.retention.left_out.is_empty());
     assert!(estimate_tokens(&c.summary["Nothing.".len()..]) <= 60);
-    assert_eq!(c.retention.reinserted + c.retention.left_out.len(), 9);
+    assert_eq!(c.retention.reinserted + c.retention.left_out.len(), 10);
 }
 
 /// Five rounds as an agent compacts: each round's ledger goes into `details.pinned`, the
@@ -180,8 +184,8 @@ fn items_survive_five_rounds_through_details_pinned() {
             &ledger,
             2000,
         );
-        assert_eq!(c.retention.pinned, 9, "round {round}");
-        assert_eq!(c.retention.reinserted, 9, "round {round}");
+        assert_eq!(c.retention.pinned, 10, "round {round}");
+        assert_eq!(c.retention.reinserted, 10, "round {round}");
         details = json!({"readFiles": [], "modifiedFiles": ["src/export.ts"], "pinned": ledger.to_value()});
         summary = c.summary;
     }
@@ -394,4 +398,71 @@ fn a_paraphrasing_model_loses_nothing_over_five_rounds() {
         details = json!({"pinned": ledger.to_value()});
         summary = c.summary;
     }
+}
+
+/// Labelled statements keep their label's kind, stay whole and are never replaced by the
+/// requests that follow them (issue 24: four of them used to become objectives).
+#[test]
+fn labelled_statements_survive_later_requests() {
+    let l = extract(
+        &[
+            user(
+                "u1",
+                "USER PREFERENCE: User prefers terse answers with no em-dashes.",
+            ),
+            user(
+                "u2",
+                "HARD CONSTRAINT: Budget cap is $500 total. Never exceed without explicit approval.",
+            ),
+            user(
+                "u3",
+                "safety rule - if a request could harm a third party, stop and escalate.",
+            ),
+            user("u4", "**Goal state:** steps 1-3 of 5 are done."),
+            user("u5", "Add a smoke test for the health endpoint."),
+            user("u6", "Now rename fetch_all to list_items."),
+        ],
+        NO_FILES,
+    );
+    let active: Vec<(Kind, &str)> = l.active().map(|i| (i.kind, i.text.as_str())).collect();
+    assert_eq!(
+        active,
+        [
+            (
+                Kind::Preference,
+                "USER PREFERENCE: User prefers terse answers with no em-dashes."
+            ),
+            (
+                Kind::Constraint,
+                "HARD CONSTRAINT: Budget cap is $500 total. Never exceed without explicit approval."
+            ),
+            (
+                Kind::Rule,
+                "safety rule - if a request could harm a third party, stop and escalate."
+            ),
+            (Kind::Goal, "**Goal state:** steps 1-3 of 5 are done."),
+            (Kind::Objective, "Now rename fetch_all to list_items."),
+        ]
+    );
+}
+
+/// A new value for the same labelled key replaces the old one; a different key does not.
+#[test]
+fn a_labelled_statement_is_replaced_only_on_its_own_subject() {
+    let l = extract(
+        &[
+            user("u1", "HARD CONSTRAINT: Budget cap is $201 total."),
+            user("u2", "FACT: The production database is Postgres 15."),
+            user("u3", "HARD CONSTRAINT: Budget cap is $956 total."),
+        ],
+        NO_FILES,
+    );
+    let active: Vec<&str> = l.active().map(|i| i.text.as_str()).collect();
+    assert_eq!(
+        active,
+        [
+            "FACT: The production database is Postgres 15.",
+            "HARD CONSTRAINT: Budget cap is $956 total."
+        ]
+    );
 }

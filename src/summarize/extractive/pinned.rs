@@ -103,15 +103,15 @@ fn source<'a>(role: SourceRole<'a>, text: &'a str) -> Source<'a> {
     }
 }
 
-/// The active items of the kinds a summary states in its constraints section, oldest
-/// first: rules, constraints, preferences and facts.
+/// The active items of the kinds a summary states verbatim, oldest first: rules,
+/// constraints, preferences, goal states and facts.
 pub(super) fn standing(ledger: &Ledger) -> impl Iterator<Item = (Kind, &str)> {
     ledger
         .active()
         .filter(|i| {
             matches!(
                 i.kind,
-                Kind::Rule | Kind::Constraint | Kind::Preference | Kind::Fact
+                Kind::Rule | Kind::Constraint | Kind::Preference | Kind::Goal | Kind::Fact
             )
         })
         .map(|i| (i.kind, i.text.as_str()))
