@@ -138,7 +138,7 @@ impl Default for Settings {
             branch_reserve_tokens: 16_384,
             context_window: 128_000,
             pin: true,
-            pin_budget_share: 0.25,
+            pin_budget_share: 1.0,
             // hermes-agent's compressor requires the same real saving.
             min_progress: 0.05,
             prompts_dir: None,

@@ -15,14 +15,14 @@
 
 use serde::Serialize;
 
-use crate::compaction::ledger::{strip_section, Ledger, Retention};
+use crate::compaction::ledger::{
+    estimate_tokens, render_section, strip_section, Ledger, Retention,
+};
 use crate::compaction::message::for_compaction;
 use crate::config::Checking;
 
 use crate::compaction::file_ops::{format_file_lists, FileLists};
-use crate::compaction::message::for_context;
-use crate::compaction::prepare::prepare_compaction;
-use crate::compaction::tokens::estimate;
+use crate::compaction::prepare::{prepare_compaction, Preparation};
 use crate::compaction::{serialize_conversation, NotCompactable, Settings};
 use crate::session::{Entry, InputError};
 use crate::summarize::{
@@ -38,13 +38,18 @@ use super::options::{CompactOptions, CompactReason};
 use super::sources::{ledger_of, previous_ledger, sources_of};
 
 mod history;
+mod target;
 use history::{planned_chunks, summarize_history};
+pub use target::Target;
 
 /// Everything the summarizer stage needs, owned (preparation runs on a blocking
 /// thread; the model calls run on the async runtime).
 #[derive(Debug, Clone)]
 pub struct CompactPlan {
     pub settings: Settings,
+    /// The request's `targetTokens`, when it set one: the summary then fills what the kept
+    /// messages leave of it.
+    pub target: Option<Target>,
     pub first_kept_entry_id: String,
     pub tokens_before: f64,
     pub is_split_turn: bool,
@@ -108,13 +113,33 @@ pub fn plan_compaction(
     let session = &input.session;
     let positions = input.path(o.prepare.leaf_id.as_deref())?;
     let path: Vec<&Entry> = positions.iter().map(|&i| &session.entries[i]).collect();
+    let checking = Checking {
+        pin: o.pin.unwrap_or(checking.pin),
+        ..checking
+    };
     let settings = o.prepare.settings(defaults);
-    let prep = prepare_compaction(&path, settings).map_err(|(reason, tokens_before)| {
+    let nothing = |(reason, tokens_before)| {
         PlanError::NothingToCompact(NothingToCompact {
             reason,
             tokens_before,
         })
-    })?;
+    };
+    let (prep, target) = match o.target_tokens {
+        Some(t) => {
+            let price = |p: &Preparation<'_, '_>| {
+                let ledger = plan_ledger(p, checking.pin);
+                let all: Vec<_> = ledger.active().collect();
+                if all.is_empty() {
+                    0
+                } else {
+                    estimate_tokens(&render_section(&all)) as u64
+                }
+            };
+            let (prep, target) = target::fit(&path, t, settings, price).map_err(nothing)?;
+            (prep, Some(target))
+        }
+        None => (prepare_compaction(&path, settings).map_err(nothing)?, None),
+    };
     let w = &prompts.wrappers;
     let history_parts = prep
         .history_messages()
@@ -123,30 +148,20 @@ pub fn plan_compaction(
         .collect();
     let turn_prefix = (prep.cut.is_split_turn && prep.turn_prefix_messages().next().is_some())
         .then(|| serialize_conversation(prep.turn_prefix_messages(), w));
-    let checking = Checking {
-        pin: o.pin.unwrap_or(checking.pin),
-        ..checking
-    };
     let details = prep.file_ops.lists();
-    let previous = prep
-        .previous_compaction
-        .map(|i| previous_ledger(prep.path[i]))
-        .unwrap_or_default();
-    let ledger = if checking.pin {
-        let summarized = prep
-            .summarized_entries()
-            .filter_map(|e| for_compaction(e).map(|m| (m, e)));
-        ledger_of(previous, &sources_of(summarized), &details.modified_files)
-    } else {
-        previous
+    let ledger = plan_ledger(&prep, checking.pin);
+    let kept_tokens = target::kept_tokens(&prep);
+    let settings = match target {
+        // The summary's whole share; the summarizer stage divides it (see `target`).
+        Some(t) => Settings {
+            reserve_tokens: target::reserve_for(t.tokens.saturating_sub(kept_tokens)),
+            ..prep.settings
+        },
+        None => settings,
     };
-    let kept_tokens = path[prep.cut.first_kept..]
-        .iter()
-        .filter_map(|e| for_context(e))
-        .map(estimate)
-        .sum();
     Ok(CompactPlan {
         settings,
+        target,
         first_kept_entry_id: prep.first_kept().id().unwrap_or_default().to_string(),
         tokens_before: prep.tokens_before,
         is_split_turn: prep.cut.is_split_turn,
@@ -169,6 +184,23 @@ pub fn plan_compaction(
         reason: o.reason,
         taken_ids: session.owned_ids(),
     })
+}
+
+/// This round's pinned ledger: the previous compaction's, carried through what `prep`
+/// summarizes and the modified files; with pinning off, the previous one as it was.
+fn plan_ledger(prep: &Preparation<'_, '_>, pin: bool) -> Ledger {
+    let previous = prep
+        .previous_compaction
+        .map(|i| previous_ledger(prep.path[i]))
+        .unwrap_or_default();
+    if !pin {
+        return previous;
+    }
+    let details = prep.file_ops.lists();
+    let summarized = prep
+        .summarized_entries()
+        .filter_map(|e| for_compaction(e).map(|m| (m, e)));
+    ledger_of(previous, &sources_of(summarized), &details.modified_files)
 }
 
 /// The answer of `/v1/compact`.
@@ -280,6 +312,13 @@ pub async fn run_compaction_observed(
     now: time::OffsetDateTime,
     sink: &dyn ProgressSink,
 ) -> Result<CompactionResult, SummarizeError> {
+    let mut plan = plan;
+    if let Some(t) = plan.target {
+        let extractive = summarizer
+            .context_window_for(plan.model.as_deref(), plan.strategy)
+            .is_none();
+        plan.settings.reserve_tokens = target_reserve(&plan, t, extractive);
+    }
     let model = plan.model.as_deref();
     let opts = PromptOptions {
         custom_instructions: plan.custom_instructions.as_deref(),
@@ -360,11 +399,22 @@ pub async fn run_compaction_observed(
     };
     let summary = without_secrets(summary + &format_file_lists(&plan.details));
     // The final text is verified; the restored section may take a share of what the
-    // history summary was allowed to write.
+    // history summary was allowed to write, or, with a target, what is left of it.
     let (summary, retention) = match pin {
         Some(ledger) => {
-            let budget = prompts.history_request("", None, reserve, &opts).max_tokens;
-            let v = verify(&summary, ledger, budget, plan.checking.pin_budget_share);
+            let (budget, share) = match plan.target {
+                Some(t) => (
+                    t.tokens
+                        .saturating_sub(plan.kept_tokens)
+                        .saturating_sub(tokens_of(&summary)),
+                    1.0,
+                ),
+                None => (
+                    prompts.history_request("", None, reserve, &opts).max_tokens,
+                    plan.checking.pin_budget_share,
+                ),
+            };
+            let v = verify(&summary, ledger, budget, share);
             record(&v.retention);
             (v.summary, Some(v.retention))
         }
@@ -424,6 +474,33 @@ pub async fn run_compaction_observed(
         entry,
         summary,
     })
+}
+
+/// The `reserveTokens` of each summary under a target: what the kept messages and the
+/// file lists leave, less the room held back for restoring pinned items a model may drop
+/// (see `target`), halved when a turn prefix is summarized beside the history.
+fn target_reserve(plan: &CompactPlan, t: Target, extractive: bool) -> u64 {
+    let files = tokens_of(&format_file_lists(&plan.details));
+    let split = if plan.turn_prefix.is_some() {
+        tokens_of("\n\n---\n\n**Turn Context (split turn):**\n\n")
+    } else {
+        0
+    };
+    let room = t
+        .tokens
+        .saturating_sub(plan.kept_tokens)
+        .saturating_sub(files + split);
+    let held = if extractive || !plan.checking.pin {
+        0
+    } else {
+        t.pinned_tokens.min(room / 2)
+    };
+    let each = if plan.turn_prefix.is_some() && plan.history_messages > 0 {
+        (room - held) / 2
+    } else {
+        room - held
+    };
+    target::reserve_for(each.max(1))
 }
 
 fn merge_tally(into: &mut Tally, from: Tally) {

@@ -52,6 +52,10 @@ pub struct SettingsRequest {
     pub keep_recent_tokens: Option<u64>,
     /// Tokens reserved for the summary output [16384].
     pub reserve_tokens: Option<u64>,
+    /// `/v1/compact`: the context budget after compaction (summary plus kept messages,
+    /// counted as `tokensAfter`); compactd then picks the kept tail and the summary budget
+    /// itself, and `keepRecentTokens` / `reserveTokens` are not used.
+    pub target_tokens: Option<u64>,
 }
 
 impl SettingsRequest {
@@ -59,6 +63,7 @@ impl SettingsRequest {
         match key {
             "keepRecentTokens" => self.keep_recent_tokens,
             "reserveTokens" => self.reserve_tokens,
+            "targetTokens" => self.target_tokens,
             _ => None,
         }
     }
@@ -302,6 +307,11 @@ options! {
     /// Options of `POST /v1/compact`: prepare's and the compaction's own.
     pub struct CompactOptions {
         flatten pub prepare: PrepareOptions;
+        /// The context budget after compaction, in tokens: the summary plus the kept
+        /// messages, counted as `tokensAfter` is. compactd picks the kept tail and the
+        /// summary budget itself (pinned items first, then as many recent messages
+        /// verbatim as fit); `keepRecentTokens` and `reserveTokens` are then not used.
+        pub target_tokens: Option<u64> = "targetTokens", settings;
         /// Also write a one-paragraph summary for a UI.
         pub short_summary: Option<bool> = "shortSummary";
         /// Any JSON, echoed into the answer and the compaction entry (JSON only).

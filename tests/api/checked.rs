@@ -428,3 +428,71 @@ async fn no_answer_carries_a_secret_a_model_repeated() {
         );
     }
 }
+
+/// `targetTokens` (issue 24): the compacted context (summary plus kept messages, as
+/// `tokensAfter` counts it) fits the target, and the pinned items take what they need of
+/// it, with a model that drops everything and with the extractive summarizer alike.
+#[tokio::test]
+async fn a_target_is_met_with_every_pinned_item() {
+    let session = planted_session().text();
+    let drop_all = spawn_app_with_summarizer(DropAll::new()).await;
+    let extractive = crate::helpers::spawn_app().await;
+    for app in [&drop_all, &extractive] {
+        for target in [900u64, 1500, 3000] {
+            let res = app
+                .post_jsonl(
+                    &format!("/v1/compact?targetTokens={target}"),
+                    session.clone(),
+                )
+                .await;
+            assert_eq!(res.status().as_u16(), 200);
+            let body: Value = res.json().await.unwrap();
+            let after = body["tokensAfter"].as_u64().unwrap();
+            assert!(after <= target, "{target}: {after}");
+            let summary = body["summary"].as_str().unwrap();
+            for item in PLANTED {
+                assert!(
+                    summary.contains(item),
+                    "{target}: {item} missing from {summary}"
+                );
+            }
+            assert_eq!(body["retention"]["leftOut"], json!([]), "{target}");
+        }
+    }
+    // A larger target keeps more of the conversation verbatim.
+    let kept = |target: u64| {
+        let session = session.clone();
+        let app = &extractive;
+        async move {
+            let body: Value = app
+                .post_jsonl(&format!("/v1/compact?targetTokens={target}"), session)
+                .await
+                .json()
+                .await
+                .unwrap();
+            body["firstKeptEntryId"].as_str().unwrap().to_string()
+        }
+    };
+    assert!(kept(3000).await < kept(900).await);
+}
+
+/// In a JSON body the target is a setting, like `keepRecentTokens`.
+#[tokio::test]
+async fn a_target_in_the_settings_of_a_json_body() {
+    let app = crate::helpers::spawn_app().await;
+    let session = planted_session().text();
+    let entries: Vec<Value> = session
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let body: Value = app
+        .post_json(
+            "/v1/compact",
+            &json!({"entries": entries, "settings": {"targetTokens": 1200}}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(body["tokensAfter"].as_u64().unwrap() <= 1200, "{body}");
+}

@@ -77,6 +77,8 @@ const RULE_IMPERATIVE: &[&str] = &[
 const RULE_ANYWHERE: &[&str] = &[
     "must", "must not", "mustn't", "shall not", "under no circumstances", "not allowed",
     "forbidden", "prohibited", "mandatory", "is required", "are required", "required to",
+    "from now on", "from here on", "going forward", "for the rest of", "at all times",
+    "in the future", "in future", "every time", "each time",
 ];
 
 #[rustfmt::skip]

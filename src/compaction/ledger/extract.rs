@@ -558,14 +558,15 @@ mod tests {
             ],
             NO_FILES,
         );
-        let facts: Vec<&str> = l
-            .active()
-            .filter(|i| i.kind == Kind::Fact)
-            .map(|i| i.text.as_str())
-            .collect();
+        // The first is a fact; "from now on" makes the second a standing rule, which
+        // replaces the fact on the same subject.
+        let active: Vec<(Kind, &str)> = l.active().map(|i| (i.kind, i.text.as_str())).collect();
         assert_eq!(
-            facts,
-            ["Update: the cache TTL should be 2963 seconds from now on."]
+            active,
+            [(
+                Kind::Rule,
+                "Update: the cache TTL should be 2963 seconds from now on."
+            )]
         );
     }
 

@@ -65,6 +65,8 @@ pub(super) struct Labelled<'a> {
     pub kind: Kind,
     /// The text after the label; empty when the label stands alone (a block's head).
     pub body: &'a str,
+    /// A note-like label (see [`Strength::Weak`]).
+    pub weak: bool,
 }
 
 /// The label a line opens with, if any (see the module docs).
@@ -150,9 +152,39 @@ pub(super) fn label(line: &str) -> Option<Labelled<'_>> {
             .trim()
             .trim_end_matches(['*', '_'])
             .trim();
-        return Some(Labelled { kind, body });
+        return Some(Labelled {
+            kind,
+            body,
+            weak: WEAK.contains(&word),
+        });
     }
     None
+}
+
+/// How strongly a text was marked as lasting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Strength {
+    /// Opens with a label naming a rule, constraint, preference, goal or fact.
+    Strong,
+    /// Opens with a note-like label (`NOTE:`, `FYI`, `REMINDER:`).
+    Weak,
+    /// No label.
+    None,
+}
+
+/// Labels that pin their line but say less than "this is a rule".
+const WEAK: &[&str] = &["note", "notes", "nb", "fyi", "reminder"];
+
+/// How strongly `text` (a pinned item's text) was marked: by the label it opens with.
+pub(super) fn strength(text: &str) -> Strength {
+    let Some(first) = text.lines().next() else {
+        return Strength::None;
+    };
+    match label(first) {
+        Some(l) if l.weak => Strength::Weak,
+        Some(_) => Strength::Strong,
+        None => Strength::None,
+    }
 }
 
 /// Labels that are the first word of the rule itself ("NEVER push"): the statement

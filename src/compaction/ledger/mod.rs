@@ -44,6 +44,7 @@ mod extract;
 mod kind;
 mod labels;
 mod model;
+mod priority;
 mod restore;
 mod secrets;
 mod statements;
@@ -60,6 +61,7 @@ pub use classify::is_real_request;
 pub use extract::{extract, update, Source, SourceRole, MAX_SUPERSEDED, OBJECTIVE_CHARS};
 pub use kind::{Kind, Origin};
 pub use model::{Ledger, PinnedItem, Status, SupersededBy, LEDGER_VERSION};
+pub use priority::budget_order;
 pub use restore::{
     check_summary, estimate_tokens, render_section, strip_section, Checked, Retention,
     PINNED_HEADING,

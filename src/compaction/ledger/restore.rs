@@ -22,8 +22,8 @@
 //!   oldest first; a multi-line text keeps its lines, indented under its bullet.
 //! * The budget is in tokens as the crate estimates them: UTF-16 units / 4, rounded up,
 //!   of everything appended (the blank line before the heading included).
-//! * Over budget, rules and constraints are chosen first, then everything else; newest
-//!   first within each. An item that does not fit is left out and the next one is tried,
+//! * Over budget, items are chosen in [`budget_order`]: labelled statements first, then
+//!   by kind (rules, constraints, preferences, goal states, facts, …), newest first. An item that does not fit is left out and the next one is tried,
 //!   so one long item does not shut out several short ones. What is left out is reported
 //!   by id.
 
@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 
 use super::kind::Kind;
 use super::model::{Ledger, PinnedItem};
+use super::priority::budget_order;
 use super::verify::SummaryText;
 
 /// The heading of the closing section.
@@ -173,12 +174,7 @@ fn units(s: &str) -> usize {
 /// heading per kind present, one line per item), so it is tracked without re-rendering.
 fn select<'a>(missing: &[&'a PinnedItem], budget_tokens: usize) -> Vec<&'a str> {
     let budget_units = budget_tokens.saturating_mul(4);
-    let mut order: Vec<(usize, &PinnedItem)> = missing.iter().copied().enumerate().collect();
-    // Rules and constraints first, then newest first.
-    order.sort_by_key(|&(pos, i)| {
-        let binding = matches!(i.kind, Kind::Rule | Kind::Constraint);
-        (!binding, std::cmp::Reverse(pos))
-    });
+    let order = budget_order(missing).into_iter().map(|p| (p, missing[p]));
     let fixed = units(SEPARATOR) + units(PINNED_HEADING) + units(PINNED_NOTE) + 2;
     let mut used = fixed;
     let mut kinds: Vec<Kind> = Vec::new();

@@ -45,8 +45,11 @@ pub const TURN_PREFIX_HEADINGS: [&str; 3] = [
     "## Context for Suffix",
 ];
 
-/// Never dropped (the first request, the blocking error).
+/// Shortened before anything else is given up (the first and the latest request, the
+/// blocking error); dropped only when the pinned items alone fill the budget.
 pub(super) const KEEP: u8 = u8::MAX;
+/// The user's standing statements from the pinned ledger: the last to go.
+pub(super) const PINNED: u8 = u8::MAX - 1;
 
 impl Layout {
     pub(super) fn headings(self) -> &'static [&'static str] {

@@ -12,7 +12,7 @@ use super::diagnostics::{command_error, tool_error};
 use super::transcript::{
     classify_user, parse_calls, split_parts, strip_truncation, Call, CallKind, Label, UserPart,
 };
-use crate::compaction::ledger::{extract, Kind, Ledger, Source, SourceRole};
+use crate::compaction::ledger::{extract, Kind, Ledger, PinnedItem, Source, SourceRole};
 
 /// One part as the ledger reads it, with the strings it needs owned.
 enum Piece<'a> {
@@ -105,7 +105,7 @@ fn source<'a>(role: SourceRole<'a>, text: &'a str) -> Source<'a> {
 
 /// The active items of the kinds a summary states verbatim, oldest first: rules,
 /// constraints, preferences, goal states and facts.
-pub(super) fn standing(ledger: &Ledger) -> impl Iterator<Item = (Kind, &str)> {
+pub(super) fn standing(ledger: &Ledger) -> Vec<&PinnedItem> {
     ledger
         .active()
         .filter(|i| {
@@ -114,7 +114,7 @@ pub(super) fn standing(ledger: &Ledger) -> impl Iterator<Item = (Kind, &str)> {
                 Kind::Rule | Kind::Constraint | Kind::Preference | Kind::Goal | Kind::Fact
             )
         })
-        .map(|i| (i.kind, i.text.as_str()))
+        .collect()
 }
 
 /// The active decisions, oldest first.

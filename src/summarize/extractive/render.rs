@@ -6,7 +6,7 @@
 use crate::session::text::utf16_len;
 
 use super::facts::Facts;
-use super::layout::{Item, Layout, KEEP};
+use super::layout::{Item, Layout, KEEP, PINNED};
 use super::sections::{checkpoint_items, turn_prefix_items, Builder};
 use super::short::compact;
 
@@ -21,7 +21,13 @@ fn item_len(layout: Layout, item: &Item) -> usize {
     marker + utf16_len(&item.text) + 1
 }
 
-fn section_len(layout: Layout, section: usize, items: &[Item], alive: &[bool]) -> usize {
+fn section_len(
+    layout: Layout,
+    section: usize,
+    items: &[Item],
+    alive: &[bool],
+    omit_empty: bool,
+) -> usize {
     let head = utf16_len(layout.headings()[section]) + 1;
     let mut body = 0;
     let mut n = 0;
@@ -36,22 +42,40 @@ fn section_len(layout: Layout, section: usize, items: &[Item], alive: &[bool]) -
             item_len(layout, item)
         };
     }
-    head + if n == 0 { NONE.len() } else { body - 1 }
+    match (n, omit_empty) {
+        (0, true) => 0,
+        (0, false) => head + NONE.len(),
+        _ => head + body - 1,
+    }
 }
 
-pub(super) fn render(layout: Layout, items: &[Item], alive: &[bool]) -> String {
+/// The summary's length from its sections' lengths (an omitted section is 0 long and
+/// has no blank line before it).
+fn total(lens: &[usize]) -> usize {
+    let shown = lens.iter().filter(|&&l| l > 0).count();
+    lens.iter().sum::<usize>() + 2 * shown.saturating_sub(1)
+}
+
+/// The markdown; with `omit_empty`, sections with nothing alive are left out instead of
+/// saying "(none)".
+pub(super) fn render(layout: Layout, items: &[Item], alive: &[bool], omit_empty: bool) -> String {
     let mut out = String::new();
     for (s, heading) in layout.headings().iter().enumerate() {
-        if s > 0 {
+        let mut lines = items
+            .iter()
+            .enumerate()
+            .filter(|&(i, item)| item.section == s && alive[i])
+            .peekable();
+        if omit_empty && lines.peek().is_none() {
+            continue;
+        }
+        if !out.is_empty() {
             out.push_str("\n\n");
         }
         out.push_str(heading);
         out.push('\n');
         let mut n = 0;
-        for (i, item) in items.iter().enumerate() {
-            if item.section != s || !alive[i] {
-                continue;
-            }
+        for (_, item) in lines {
             if n > 0 {
                 out.push('\n');
             }
@@ -72,6 +96,16 @@ pub(super) fn render(layout: Layout, items: &[Item], alive: &[bool]) -> String {
     out
 }
 
+/// The structured summary within `limit` UTF-16 units. When everything does not fit,
+/// what goes is, in this order (issue 24: the budget goes to what matters first):
+/// 1. the ordinary items, least important tier first (empty sections are then left out
+///    rather than saying "(none)");
+/// 2. the must-keep items (the first and latest request, the blocker) are shortened;
+/// 3. then dropped;
+/// 4. then the pinned statements, in the ledger's budget order from the end.
+///
+/// The pinned statements a summary cannot hold are restored after it, within what is
+/// left, by the verification (`compaction::ledger::check_summary`), or listed as left out.
 pub(super) fn structured(f: &Facts, layout: Layout, limit: usize) -> String {
     let mut b = Builder::new(layout);
     match layout {
@@ -81,33 +115,48 @@ pub(super) fn structured(f: &Facts, layout: Layout, limit: usize) -> String {
     let mut items = b.items;
     let sections = layout.headings().len();
     let mut alive = vec![true; items.len()];
-    let mut lens: Vec<usize> = (0..sections)
-        .map(|s| section_len(layout, s, &items, &alive))
-        .collect();
+    let lens_of = |items: &[Item], alive: &[bool], omit: bool| -> Vec<usize> {
+        (0..sections)
+            .map(|s| section_len(layout, s, items, alive, omit))
+            .collect()
+    };
+    let mut lens = lens_of(&items, &alive, false);
+    if total(&lens) <= limit {
+        return render(layout, &items, &alive, false);
+    }
+    // The budget binds: empty sections go first.
+    lens = lens_of(&items, &alive, true);
     let mut counts = vec![0usize; sections];
     for item in &items {
         counts[item.section] += 1;
     }
-    let total = |lens: &[usize]| lens.iter().sum::<usize>() + 2 * (lens.len() - 1);
-    // Drop the least important items first.
-    let mut order: Vec<usize> = (0..items.len())
-        .filter(|&i| items[i].tier != KEEP)
-        .collect();
-    order.sort_by_key(|&i| (items[i].tier, items[i].order));
-    for i in order {
-        if total(&lens) <= limit {
-            break;
+    // Lengths are updated per dropped item, not recomputed (linear in the items).
+    let drop_in_order = |tiers: &dyn Fn(u8) -> bool,
+                         items: &[Item],
+                         alive: &mut [bool],
+                         lens: &mut Vec<usize>,
+                         counts: &mut Vec<usize>| {
+        let mut order: Vec<usize> = (0..items.len())
+            .filter(|&i| alive[i] && tiers(items[i].tier))
+            .collect();
+        order.sort_by_key(|&i| (items[i].tier, items[i].order));
+        for i in order {
+            if total(lens) <= limit {
+                break;
+            }
+            alive[i] = false;
+            let s = items[i].section;
+            counts[s] -= 1;
+            lens[s] = if counts[s] == 0 {
+                0
+            } else if layout.numbered(s) {
+                section_len(layout, s, items, alive, true)
+            } else {
+                lens[s] - item_len(layout, &items[i])
+            };
         }
-        alive[i] = false;
-        let s = items[i].section;
-        counts[s] -= 1;
-        lens[s] = if layout.numbered(s) {
-            section_len(layout, s, &items, &alive)
-        } else {
-            let none = if counts[s] == 0 { NONE.len() + 1 } else { 0 };
-            lens[s] - item_len(layout, &items[i]) + none
-        };
-    }
+    };
+    drop_in_order(&|t| t < PINNED, &items, &mut alive, &mut lens, &mut counts);
     // Then shorten what must stay.
     let mut step = 0;
     while total(&lens) > limit {
@@ -124,13 +173,16 @@ pub(super) fn structured(f: &Facts, layout: Layout, limit: usize) -> String {
             break;
         }
         step += 1;
-        lens = (0..sections)
-            .map(|s| section_len(layout, s, &items, &alive))
-            .collect();
+        lens = lens_of(&items, &alive, true);
     }
-    let text = render(layout, &items, &alive);
-    if utf16_len(&text) <= limit {
-        text
+    drop_in_order(&|t| t == KEEP, &items, &mut alive, &mut lens, &mut counts);
+    drop_in_order(&|t| t == PINNED, &items, &mut alive, &mut lens, &mut counts);
+    // Without a pinned statement to keep, a request that had to be cut is better told
+    // in the one-paragraph form, which has no headings to pay for.
+    let pinned = (0..items.len()).any(|i| alive[i] && items[i].tier == PINNED);
+    let cut = step > 0 || (0..items.len()).any(|i| !alive[i] && items[i].tier == KEEP);
+    if alive.iter().any(|&a| a) && total(&lens) <= limit && (pinned || !cut) {
+        render(layout, &items, &alive, true)
     } else {
         compact(f, limit)
     }

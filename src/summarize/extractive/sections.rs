@@ -5,10 +5,11 @@ use std::collections::HashSet;
 
 use super::diagnostics::{command_key, is_viewer, main_command};
 use super::facts::{Facts, Failure};
-use super::layout::{Item, Layout, Sec, KEEP};
+use super::layout::{Item, Layout, Sec, KEEP, PINNED};
 use super::paths::is_covered;
 use super::pinned::{decisions, open_errors, standing};
 use super::text::{code, collapse_ws, shorten};
+use crate::compaction::ledger::{budget_order, Kind};
 
 /// The items of every section in the order they were added; an item already in its
 /// section is not added twice.
@@ -60,6 +61,23 @@ impl Builder {
             tier,
             order,
             shorter,
+        });
+    }
+
+    /// An item with its drop order given (lower first).
+    fn add_ordered(&mut self, sec: Sec, text: String, tier: u8, order: usize) {
+        let section = self.layout.section(sec);
+        let key = collapse_ws(&text).to_lowercase();
+        if key.is_empty() || !self.seen.insert((section, key)) {
+            return;
+        }
+        self.items.push(Item {
+            section,
+            text,
+            raw: false,
+            tier,
+            order,
+            shorter: Vec::new(),
         });
     }
 
@@ -155,10 +173,25 @@ fn pick_notes(notes: &[String]) -> Vec<&String> {
     }
 }
 
-/// The user's standing instructions, verbatim from the pinned ledger.
+/// The user's standing instructions, verbatim from the pinned ledger, in conversation
+/// order; goal states under the goal when the layout has one. They outrank everything
+/// but the budget itself (tier [`PINNED`]); among them the ledger's [`budget_order`]
+/// decides which go first when not all fit.
 fn standing_items(b: &mut Builder, f: &Facts, sec: Sec) {
-    for (_, text) in standing(&f.ledger) {
-        b.add(sec, collapse_ws(text), 8, true);
+    let items = standing(&f.ledger);
+    let mut rank = vec![0; items.len()];
+    for (r, p) in budget_order(&items).into_iter().enumerate() {
+        rank[p] = r;
+    }
+    for (p, item) in items.iter().enumerate() {
+        let target = if item.kind == Kind::Goal && b.layout == Layout::Checkpoint {
+            Sec::Goal
+        } else {
+            sec
+        };
+        // The most important is dropped last: the highest order.
+        let order = usize::MAX - rank[p];
+        b.add_ordered(target, collapse_ws(&item.text), PINNED, order);
     }
 }
 
