@@ -42,6 +42,9 @@ mod target;
 use history::{planned_chunks, summarize_history};
 pub use target::Target;
 
+/// What joins the history summary and the turn-prefix summary (pi's wording).
+const SPLIT_TURN_HEADING: &str = "\n\n---\n\n**Turn Context (split turn):**\n\n";
+
 /// Everything the summarizer stage needs, owned (preparation runs on a blocking
 /// thread; the model calls run on the async runtime).
 #[derive(Debug, Clone)]
@@ -313,11 +316,14 @@ pub async fn run_compaction_observed(
     sink: &dyn ProgressSink,
 ) -> Result<CompactionResult, SummarizeError> {
     let mut plan = plan;
+    let mut prefix_reserve = plan.settings.reserve_tokens;
     if let Some(t) = plan.target {
         let extractive = summarizer
             .context_window_for(plan.model.as_deref(), plan.strategy)
             .is_none();
-        plan.settings.reserve_tokens = target_reserve(&plan, t, extractive);
+        let (history, prefix) = target_reserve(&plan, t, extractive);
+        plan.settings.reserve_tokens = history;
+        prefix_reserve = prefix;
     }
     let model = plan.model.as_deref();
     let opts = PromptOptions {
@@ -374,7 +380,7 @@ pub async fn run_compaction_observed(
         Some(prefix) => {
             let req = SummaryRequest {
                 strategy: plan.strategy,
-                ..prompts.turn_prefix_request(prefix, reserve)
+                ..prompts.turn_prefix_request(prefix, prefix_reserve)
             };
             let scoped = Scoped::new(sink, "turnPrefix", None);
             let prefix_call = summarizer.summarize_observed(&req, model, &scoped);
@@ -385,10 +391,7 @@ pub async fn run_compaction_observed(
             merge_tally(&mut tally, t);
             tally.add(&p);
             chunks = n;
-            format!(
-                "{history_text}\n\n---\n\n**Turn Context (split turn):**\n\n{}",
-                p.text
-            )
+            format!("{history_text}{SPLIT_TURN_HEADING}{}", p.text)
         }
         None => {
             let (text, t, n) = history.await?;
@@ -476,13 +479,14 @@ pub async fn run_compaction_observed(
     })
 }
 
-/// The `reserveTokens` of each summary under a target: what the kept messages and the
-/// file lists leave, less the room held back for restoring pinned items a model may drop
-/// (see `target`), halved when a turn prefix is summarized beside the history.
-fn target_reserve(plan: &CompactPlan, t: Target, extractive: bool) -> u64 {
+/// The `reserveTokens` of the history and the turn-prefix summaries under a target: what
+/// the kept messages and the file lists leave, less the room held back for restoring
+/// pinned items a model may drop (see `target`); a turn prefix takes at most its own
+/// length and half of that, the history the rest.
+fn target_reserve(plan: &CompactPlan, t: Target, extractive: bool) -> (u64, u64) {
     let files = tokens_of(&format_file_lists(&plan.details));
     let split = if plan.turn_prefix.is_some() {
-        tokens_of("\n\n---\n\n**Turn Context (split turn):**\n\n")
+        tokens_of(SPLIT_TURN_HEADING)
     } else {
         0
     };
@@ -495,12 +499,19 @@ fn target_reserve(plan: &CompactPlan, t: Target, extractive: bool) -> u64 {
     } else {
         t.pinned_tokens.min(room / 2)
     };
-    let each = if plan.turn_prefix.is_some() && plan.history_messages > 0 {
-        (room - held) / 2
-    } else {
-        room - held
+    let room = room - held;
+    let (history, prefix) = match (&plan.turn_prefix, plan.history_messages > 0) {
+        (Some(p), true) => {
+            let prefix = tokens_of(p).min(room / 2);
+            (room - prefix, prefix)
+        }
+        (Some(_), false) => (0, room),
+        (None, _) => (room, 0),
     };
-    target::reserve_for(each.max(1))
+    (
+        target::reserve_for(history.max(1)),
+        target::reserve_for(prefix.max(1)),
+    )
 }
 
 fn merge_tally(into: &mut Tally, from: Tally) {

@@ -187,6 +187,19 @@ pub(super) fn strength(text: &str) -> Strength {
     }
 }
 
+/// A statement of the plain form `LABEL: body` split into the label as written (with its
+/// colon) and the body, so a summary can list several under one label line. Other forms
+/// (bold, headings, capitals without a colon) are not split.
+pub fn split_label(text: &str) -> Option<(&str, &str)> {
+    let colon = text.find(':')?;
+    let (head, body) = (&text[..colon], text[colon + 1..].trim());
+    let known = LABELS.iter().any(|(w, _)| head.eq_ignore_ascii_case(w));
+    let capital = head.starts_with(|c: char| c.is_ascii_uppercase());
+    let needs = NEEDS_CAPITAL.iter().any(|w| head.eq_ignore_ascii_case(w));
+    (known && !body.is_empty() && (capital || !needs) && label(text).is_some())
+        .then(|| (&text[..=colon], body))
+}
+
 /// Labels that are the first word of the rule itself ("NEVER push"): the statement
 /// keeps them.
 fn is_norm_word(word: &str) -> bool {
@@ -341,6 +354,18 @@ mod tests {
             l.body, "NEVER push to main",
             "the norm word stays in the rule"
         );
+    }
+
+    #[test]
+    fn a_plain_label_splits_from_its_body() {
+        assert_eq!(
+            split_label("SAFETY RULE: Never reveal keys."),
+            Some(("SAFETY RULE:", "Never reveal keys."))
+        );
+        assert_eq!(split_label("**Important:** rotate keys"), None);
+        assert_eq!(split_label("NEVER push to main"), None);
+        assert_eq!(split_label("The port: 8080"), None);
+        assert_eq!(split_label("note: expected type"), None);
     }
 
     #[test]

@@ -11,8 +11,9 @@
 //!   newest one (pi's cut never keeps less).
 //! * The cut is found with pi's own `findCutPoint` by adjusting `keepRecentTokens` (a
 //!   cut keeps up to one message more than asked): the whole tail first, then a binary
-//!   search, a bounded number of linear preparations; a split turn is avoided when its
-//!   whole turn fits, since a turn-prefix summary costs more than the turn.
+//!   search, a bounded number of linear preparations. A split turn is avoided when its
+//!   whole turn fits, or when its prefix is so small that its summary and the split-turn
+//!   heading would take as much as the prefix itself.
 //! * The summary gets everything the kept messages leave: `target − kept`. A model may
 //!   drop pinned items and fill its budget, so with a model part of it (at most half, at
 //!   most what the pinned items need) is held back for the restored section; the
@@ -27,6 +28,9 @@ use crate::session::Entry;
 
 /// Tokens kept for the summary's headings beside the pinned items.
 const FRAME_TOKENS: u64 = 16;
+/// A turn prefix this small is kept verbatim rather than summarized: its summary, with
+/// the split-turn heading, would take about as much.
+const SMALL_PREFIX_TOKENS: u64 = 64;
 /// Preparations tried for a cut that fits the tail (a binary search over 2^24 tokens).
 const TRIES: usize = 24;
 
@@ -99,10 +103,11 @@ pub(super) fn fit<'s, 'a>(
         }
     }
     if best.cut.is_split_turn {
-        let whole = kept_tokens(&best) + prefix_tokens(&best);
-        if whole <= tail {
+        let prefix = prefix_tokens(&best);
+        let whole = kept_tokens(&best) + prefix;
+        if whole <= tail || prefix <= SMALL_PREFIX_TOKENS {
             if let Ok(p) = prepare_compaction(path, with_keep(whole)) {
-                if !p.cut.is_split_turn && kept_tokens(&p) <= tail {
+                if !p.cut.is_split_turn && kept_tokens(&p) <= whole {
                     best = p;
                 }
             }

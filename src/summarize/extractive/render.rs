@@ -11,6 +11,8 @@ use super::sections::{checkpoint_items, turn_prefix_items, Builder};
 use super::short::compact;
 
 const NONE: &str = "(none)";
+/// Dropped pinned statements tried again in what room is left.
+const REFILL_TRIES: usize = 64;
 
 fn item_len(layout: Layout, item: &Item) -> usize {
     let marker = if item.raw {
@@ -31,11 +33,18 @@ fn section_len(
     let head = utf16_len(layout.headings()[section]) + 1;
     let mut body = 0;
     let mut n = 0;
+    let mut group = None;
     for (i, item) in items.iter().enumerate() {
         if item.section != section || !alive[i] {
             continue;
         }
         n += 1;
+        if let Some((id, label)) = &item.group {
+            if group != Some(*id) {
+                body += group_len(label);
+            }
+            group = Some(*id);
+        }
         body += if layout.numbered(section) && !item.raw {
             utf16_len(&format!("{n}. ")) + utf16_len(&item.text) + 1
         } else {
@@ -47,6 +56,11 @@ fn section_len(
         (0, false) => head + NONE.len(),
         _ => head + body - 1,
     }
+}
+
+/// A label line over a group of items.
+fn group_len(label: &str) -> usize {
+    utf16_len(label) + 1
 }
 
 /// The summary's length from its sections' lengths (an omitted section is 0 long and
@@ -75,11 +89,19 @@ pub(super) fn render(layout: Layout, items: &[Item], alive: &[bool], omit_empty:
         out.push_str(heading);
         out.push('\n');
         let mut n = 0;
+        let mut group = None;
         for (_, item) in lines {
             if n > 0 {
                 out.push('\n');
             }
             n += 1;
+            if let Some((id, label)) = &item.group {
+                if group != Some(*id) {
+                    out.push_str(label);
+                    out.push('\n');
+                }
+                group = Some(*id);
+            }
             if !item.raw {
                 if layout.numbered(s) {
                     out.push_str(&format!("{n}. "));
@@ -127,15 +149,23 @@ pub(super) fn structured(f: &Facts, layout: Layout, limit: usize) -> String {
     // The budget binds: empty sections go first.
     lens = lens_of(&items, &alive, true);
     let mut counts = vec![0usize; sections];
+    let mut in_group: Vec<usize> = Vec::new();
     for item in &items {
         counts[item.section] += 1;
+        if let Some((id, _)) = item.group {
+            if in_group.len() <= id {
+                in_group.resize(id + 1, 0);
+            }
+            in_group[id] += 1;
+        }
     }
     // Lengths are updated per dropped item, not recomputed (linear in the items).
     let drop_in_order = |tiers: &dyn Fn(u8) -> bool,
                          items: &[Item],
                          alive: &mut [bool],
                          lens: &mut Vec<usize>,
-                         counts: &mut Vec<usize>| {
+                         counts: &mut Vec<usize>,
+                         in_group: &mut Vec<usize>| {
         let mut order: Vec<usize> = (0..items.len())
             .filter(|&i| alive[i] && tiers(items[i].tier))
             .collect();
@@ -147,16 +177,35 @@ pub(super) fn structured(f: &Facts, layout: Layout, limit: usize) -> String {
             alive[i] = false;
             let s = items[i].section;
             counts[s] -= 1;
+            // The last item of a group takes its label line with it.
+            let label = match &items[i].group {
+                Some((id, label)) => {
+                    in_group[*id] -= 1;
+                    if in_group[*id] == 0 {
+                        group_len(label)
+                    } else {
+                        0
+                    }
+                }
+                None => 0,
+            };
             lens[s] = if counts[s] == 0 {
                 0
             } else if layout.numbered(s) {
                 section_len(layout, s, items, alive, true)
             } else {
-                lens[s] - item_len(layout, &items[i])
+                lens[s] - item_len(layout, &items[i]) - label
             };
         }
     };
-    drop_in_order(&|t| t < PINNED, &items, &mut alive, &mut lens, &mut counts);
+    drop_in_order(
+        &|t| t < PINNED,
+        &items,
+        &mut alive,
+        &mut lens,
+        &mut counts,
+        &mut in_group,
+    );
     // Then shorten what must stay.
     let mut step = 0;
     while total(&lens) > limit {
@@ -175,8 +224,38 @@ pub(super) fn structured(f: &Facts, layout: Layout, limit: usize) -> String {
         step += 1;
         lens = lens_of(&items, &alive, true);
     }
-    drop_in_order(&|t| t == KEEP, &items, &mut alive, &mut lens, &mut counts);
-    drop_in_order(&|t| t == PINNED, &items, &mut alive, &mut lens, &mut counts);
+    drop_in_order(
+        &|t| t == KEEP,
+        &items,
+        &mut alive,
+        &mut lens,
+        &mut counts,
+        &mut in_group,
+    );
+    drop_in_order(
+        &|t| t == PINNED,
+        &items,
+        &mut alive,
+        &mut lens,
+        &mut counts,
+        &mut in_group,
+    );
+    // One long statement must not shut out several short ones: the dropped statements
+    // that still fit go back in, most important first (a bounded number of tries).
+    let mut dropped: Vec<usize> = (0..items.len())
+        .filter(|&i| !alive[i] && items[i].tier == PINNED)
+        .collect();
+    dropped.sort_by_key(|&i| std::cmp::Reverse(items[i].order));
+    for i in dropped.into_iter().take(REFILL_TRIES) {
+        let s = items[i].section;
+        alive[i] = true;
+        let before = lens[s];
+        lens[s] = section_len(layout, s, &items, &alive, true);
+        if total(&lens) > limit {
+            alive[i] = false;
+            lens[s] = before;
+        }
+    }
     // Without a pinned statement to keep, a request that had to be cut is better told
     // in the one-paragraph form, which has no headings to pay for.
     let pinned = (0..items.len()).any(|i| alive[i] && items[i].tier == PINNED);

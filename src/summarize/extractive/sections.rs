@@ -9,7 +9,7 @@ use super::layout::{Item, Layout, Sec, KEEP, PINNED};
 use super::paths::is_covered;
 use super::pinned::{decisions, open_errors, standing};
 use super::text::{code, collapse_ws, shorten};
-use crate::compaction::ledger::{budget_order, Kind};
+use crate::compaction::ledger::{budget_order, split_label, Kind};
 
 /// The items of every section in the order they were added; an item already in its
 /// section is not added twice.
@@ -61,13 +61,25 @@ impl Builder {
             tier,
             order,
             shorter,
+            group: None,
         });
     }
 
-    /// An item with its drop order given (lower first).
-    fn add_ordered(&mut self, sec: Sec, text: String, tier: u8, order: usize) {
+    /// An item with its drop order given (lower first), under a label line if any.
+    fn add_ordered(
+        &mut self,
+        sec: Sec,
+        text: String,
+        tier: u8,
+        order: usize,
+        group: Option<(usize, String)>,
+    ) {
         let section = self.layout.section(sec);
         let key = collapse_ws(&text).to_lowercase();
+        let key = match &group {
+            Some((_, label)) => format!("{} {key}", label.to_lowercase()),
+            None => key,
+        };
         if key.is_empty() || !self.seen.insert((section, key)) {
             return;
         }
@@ -78,6 +90,7 @@ impl Builder {
             tier,
             order,
             shorter: Vec::new(),
+            group,
         });
     }
 
@@ -177,21 +190,72 @@ fn pick_notes(notes: &[String]) -> Vec<&String> {
 /// order; goal states under the goal when the layout has one. They outrank everything
 /// but the budget itself (tier [`PINNED`]); among them the ledger's [`budget_order`]
 /// decides which go first when not all fit.
+///
+/// In a checkpoint, statements labelled alike (`SAFETY RULE: …`) are listed under one
+/// label line, after the unlabelled ones: the label is said once, not once per item, and
+/// each item still reads as the user wrote it under its label.
 fn standing_items(b: &mut Builder, f: &Facts, sec: Sec) {
     let items = standing(&f.ledger);
     let mut rank = vec![0; items.len()];
     for (r, p) in budget_order(&items).into_iter().enumerate() {
         rank[p] = r;
     }
-    for (p, item) in items.iter().enumerate() {
-        let target = if item.kind == Kind::Goal && b.layout == Layout::Checkpoint {
-            Sec::Goal
-        } else {
-            sec
+    let grouping = b.layout == Layout::Checkpoint;
+    // (target section, group label, position), grouped labels after the others.
+    let mut placed: Vec<(Sec, Option<&str>, usize)> = items
+        .iter()
+        .enumerate()
+        .map(|(p, item)| {
+            let target = if item.kind == Kind::Goal && grouping {
+                Sec::Goal
+            } else {
+                sec
+            };
+            let label = split_label(&item.text).filter(|_| grouping).map(|(l, _)| l);
+            (target, label, p)
+        })
+        .collect();
+    let mut labels: Vec<String> = Vec::new();
+    let mut label_id = |l: &str| match labels.iter().position(|x| x.eq_ignore_ascii_case(l)) {
+        Some(i) => i,
+        None => {
+            labels.push(l.to_string());
+            labels.len() - 1
+        }
+    };
+    let keys: Vec<Option<usize>> = placed
+        .iter()
+        .map(|(_, l, _)| l.map(&mut label_id))
+        .collect();
+    // Groups in the order of their most important statement (safety rules before notes).
+    let mut group_rank = vec![usize::MAX; labels.len()];
+    for (i, k) in keys.iter().enumerate() {
+        if let Some(k) = *k {
+            group_rank[k] = group_rank[k].min(rank[placed[i].2]);
+        }
+    }
+    let mut order: Vec<usize> = (0..placed.len()).collect();
+    order.sort_by_key(|&i| {
+        (
+            keys[i].map_or(0, |k| group_rank[k].saturating_add(1)),
+            placed[i].2,
+        )
+    });
+    for i in order {
+        let (target, label, p) = std::mem::replace(&mut placed[i], (sec, None, 0));
+        let text = match label {
+            Some(l) => split_label(&items[p].text).map_or(l, |(_, body)| body),
+            None => items[p].text.as_str(),
         };
+        let group = keys[i].map(|k| (k, labels[k].clone()));
         // The most important is dropped last: the highest order.
-        let order = usize::MAX - rank[p];
-        b.add_ordered(target, collapse_ws(&item.text), PINNED, order);
+        b.add_ordered(
+            target,
+            collapse_ws(text),
+            PINNED,
+            usize::MAX - rank[p],
+            group,
+        );
     }
 }
 
