@@ -144,13 +144,25 @@ pub fn plan_compaction(
         None => (prepare_compaction(&path, settings).map_err(nothing)?, None),
     };
     let w = &prompts.wrappers;
+    // Under a target a split turn's prefix is summarized with the history: one summary
+    // spends the budget better than two and the split-turn heading (see `target`).
+    let merged = target.is_some() && prep.cut.is_split_turn;
+    let merged_prefix = prep.turn_prefix_messages().filter(|_| merged);
     let history_parts = prep
         .history_messages()
+        .chain(merged_prefix)
         .map(|m| serialize_conversation([m], w))
         .filter(|t| !t.is_empty())
         .collect();
-    let turn_prefix = (prep.cut.is_split_turn && prep.turn_prefix_messages().next().is_some())
-        .then(|| serialize_conversation(prep.turn_prefix_messages(), w));
+    let turn_prefix =
+        (!merged && prep.cut.is_split_turn && prep.turn_prefix_messages().next().is_some())
+            .then(|| serialize_conversation(prep.turn_prefix_messages(), w));
+    let history_messages = prep.history_messages().count()
+        + if merged {
+            prep.turn_prefix_messages().count()
+        } else {
+            0
+        };
     let details = prep.file_ops.lists();
     let ledger = plan_ledger(&prep, checking.pin);
     let kept_tokens = target::kept_tokens(&prep);
@@ -170,7 +182,7 @@ pub fn plan_compaction(
         is_split_turn: prep.cut.is_split_turn,
         previous_summary: prep.previous_summary.map(|s| s.decode().into_owned()),
         history_parts,
-        history_messages: prep.history_messages().count(),
+        history_messages,
         turn_prefix,
         details,
         ledger,

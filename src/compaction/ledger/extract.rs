@@ -66,6 +66,9 @@ pub enum SourceRole<'a> {
     },
     /// An earlier compaction or branch summary.
     Summary,
+    /// A statement an earlier summary carried as the user's (a labelled line of its
+    /// constraints): pinned as a user statement is, never read as a request.
+    Carried,
 }
 
 /// The ledger of this round alone.
@@ -85,7 +88,8 @@ pub fn update<S: AsRef<str>>(
     let mut ledger = previous;
     for s in sources {
         match s.role {
-            SourceRole::User => user(&mut ledger, s.text, s.entry_id),
+            SourceRole::User => user(&mut ledger, s.text, s.entry_id, true),
+            SourceRole::Carried => user(&mut ledger, s.text, s.entry_id, false),
             SourceRole::Assistant => assistant(&mut ledger, s.text, s.entry_id),
             SourceRole::ToolResult {
                 is_error,
@@ -116,7 +120,8 @@ pub fn update<S: AsRef<str>>(
     ledger
 }
 
-fn user(ledger: &mut Ledger, text: &str, entry_id: Option<&str>) {
+/// A user message's statements and, with `objective`, what is left of it as the request.
+fn user(ledger: &mut Ledger, text: &str, entry_id: Option<&str>, objective: bool) {
     let redacted = redact(text);
     let pieces = pieces(&redacted);
     let (statements, claimed) = statements(&pieces);
@@ -147,6 +152,9 @@ fn user(ledger: &mut Ledger, text: &str, entry_id: Option<&str>) {
         }
     }
 
+    if !objective {
+        return;
+    }
     // The objective: what is left of the message once pinned statements are taken out.
     let untouched = claimed.iter().all(|c| !c);
     let rest: Vec<&str> = pieces

@@ -200,6 +200,40 @@ pub fn split_label(text: &str) -> Option<(&str, &str)> {
         .then(|| (&text[..=colon], body))
 }
 
+/// A line that is only a known label and its colon (`SAFETY RULE:`), as a summary lists a
+/// group of statements under it; the label as written, colon included.
+pub fn group_label(line: &str) -> Option<&str> {
+    let t = line.trim();
+    let head = t.strip_suffix(':')?;
+    let known = LABELS.iter().any(|(w, _)| head.eq_ignore_ascii_case(w));
+    let capital = head.starts_with(|c: char| c.is_ascii_uppercase());
+    let needs = NEEDS_CAPITAL.iter().any(|w| head.eq_ignore_ascii_case(w));
+    (known && (capital || !needs)).then_some(t)
+}
+
+/// A statement without the label it opens with ("SAFETY RULE: Never …" → "Never …"), so
+/// what it is about is not its label: two hard constraints are not one subject.
+pub(super) fn without_label(text: &str) -> &str {
+    let Some(first) = text.lines().next() else {
+        return text;
+    };
+    match label(first) {
+        Some(l) if !l.body.is_empty() => {
+            let start = l.body.as_ptr() as usize - text.as_ptr() as usize;
+            &text[start..]
+        }
+        _ => text,
+    }
+}
+
+/// Whether a statement opens with a label (see [`label`]) and says something after it.
+pub fn is_labelled(text: &str) -> bool {
+    text.lines()
+        .next()
+        .and_then(label)
+        .is_some_and(|l| !l.body.is_empty())
+}
+
 /// Labels that are the first word of the rule itself ("NEVER push"): the statement
 /// keeps them.
 fn is_norm_word(word: &str) -> bool {

@@ -18,6 +18,7 @@
 use std::collections::BTreeSet;
 
 use super::kind::Kind;
+use super::labels::without_label;
 use super::words::{content_words, is_stopword, jaccard, stem, words};
 
 /// The share of content words two statements must have in common to be one topic.
@@ -33,8 +34,11 @@ pub(super) fn subject_of(kind: Kind, text: &str, values: &[String]) -> String {
             let t = text.split(" failed").next().unwrap_or(text);
             format!("error:{}", t.trim().to_lowercase())
         }
-        _ => label(text, values)
-            .unwrap_or_else(|| ordered_content(text, MAX_SUBJECT_WORDS).join(" ")),
+        _ => {
+            let text = without_label(text);
+            label(text, values)
+                .unwrap_or_else(|| ordered_content(text, MAX_SUBJECT_WORDS).join(" "))
+        }
     }
 }
 
@@ -107,7 +111,7 @@ fn ordered_content(text: &str, max: usize) -> Vec<String> {
 
 /// Content words of a statement apart from its values.
 pub(super) fn topic_words(text: &str, values: &[String]) -> BTreeSet<String> {
-    let mut t = text.to_string();
+    let mut t = without_label(text).to_string();
     for v in values {
         t = t.replace(v.as_str(), " ");
     }

@@ -12,8 +12,10 @@
 //! * The cut is found with pi's own `findCutPoint` by adjusting `keepRecentTokens` (a
 //!   cut keeps up to one message more than asked): the whole tail first, then a binary
 //!   search, a bounded number of linear preparations. A split turn is avoided when its
-//!   whole turn fits, or when its prefix is so small that its summary and the split-turn
-//!   heading would take as much as the prefix itself.
+//!   whole turn fits; when it does not, its prefix is summarized with the history (one
+//!   summary, no turn-prefix call and no split-turn heading: two summaries of one small
+//!   budget would each pay for their own headings). `isSplitTurn` still says where the
+//!   cut is.
 //! * The summary gets everything the kept messages leave: `target − kept`. A model may
 //!   drop pinned items and fill its budget, so with a model part of it (at most half, at
 //!   most what the pinned items need) is held back for the restored section; the
@@ -28,9 +30,6 @@ use crate::session::Entry;
 
 /// Tokens kept for the summary's headings beside the pinned items.
 const FRAME_TOKENS: u64 = 16;
-/// A turn prefix this small is kept verbatim rather than summarized: its summary, with
-/// the split-turn heading, would take about as much.
-const SMALL_PREFIX_TOKENS: u64 = 64;
 /// Preparations tried for a cut that fits the tail (a binary search over 2^24 tokens).
 const TRIES: usize = 24;
 
@@ -103,9 +102,8 @@ pub(super) fn fit<'s, 'a>(
         }
     }
     if best.cut.is_split_turn {
-        let prefix = prefix_tokens(&best);
-        let whole = kept_tokens(&best) + prefix;
-        if whole <= tail || prefix <= SMALL_PREFIX_TOKENS {
+        let whole = kept_tokens(&best) + prefix_tokens(&best);
+        if whole <= tail {
             if let Ok(p) = prepare_compaction(path, with_keep(whole)) {
                 if !p.cut.is_split_turn && kept_tokens(&p) <= whole {
                     best = p;

@@ -3,6 +3,7 @@
 //! as bold labels so nothing of an earlier summary is lost in the merge.
 
 use super::layout::Sec;
+use crate::compaction::ledger::{group_label, is_labelled};
 
 /// An item of an earlier summary.
 pub(super) struct Earlier {
@@ -10,6 +11,9 @@ pub(super) struct Earlier {
     pub(super) text: String,
     /// A code block, rendered as it was.
     pub(super) raw: bool,
+    /// A labelled statement (`SAFETY RULE: …`, or a bullet under a `SAFETY RULE:` line):
+    /// the user's, carried; it goes back through the pinned ledger, not the sections.
+    pub(super) pinned: bool,
 }
 
 /// Removes `<read-files>` / `<modified-files>` blocks (the caller appends fresh ones).
@@ -105,6 +109,8 @@ struct SummaryParser {
     label: Option<String>,
     item: Option<String>,
     paragraph: bool,
+    /// The label line the bullets below it are listed under (`SAFETY RULE:`).
+    group: Option<String>,
 }
 
 impl SummaryParser {
@@ -126,16 +132,23 @@ impl SummaryParser {
                     sec: self.sec,
                     text: format!("**{label}**:"),
                     raw: false,
+                    pinned: false,
                 });
                 text
             }
             Some(label) => format!("**{label}**: {text}"),
             None => text,
         };
+        let pinned = !raw && (self.group.is_some() || is_labelled(&text));
+        let text = match (&self.group, raw) {
+            (Some(group), false) => format!("{group} {text}"),
+            _ => text,
+        };
         self.out.push(Earlier {
             sec: self.sec,
             text,
             raw,
+            pinned,
         });
     }
 
@@ -146,6 +159,7 @@ impl SummaryParser {
                 sec: self.sec,
                 text: format!("**{label}**"),
                 raw: false,
+                pinned: false,
             });
         }
         match map_heading(title) {
@@ -169,6 +183,7 @@ pub(super) fn parse_summary(text: &str) -> Vec<Earlier> {
         label: None,
         item: None,
         paragraph: false,
+        group: None,
     };
     let mut fence: Option<String> = None;
     for line in text.lines() {
@@ -189,6 +204,12 @@ pub(super) fn parse_summary(text: &str) -> Vec<Earlier> {
         }
         if t.is_empty() {
             p.flush();
+            p.group = None;
+            continue;
+        }
+        if let Some(group) = group_label(t) {
+            p.flush();
+            p.group = Some(group.to_string());
             continue;
         }
         if matches!(t, "---" | "***" | "___") || t == "**Turn Context (split turn):**" {
@@ -199,6 +220,7 @@ pub(super) fn parse_summary(text: &str) -> Vec<Earlier> {
             let level = t.bytes().take_while(|&c| c == b'#').count();
             let title = t[level..].trim();
             if !title.is_empty() && t.as_bytes().get(level) == Some(&b' ') {
+                p.group = None;
                 p.heading(level, title);
                 continue;
             }
@@ -219,6 +241,7 @@ pub(super) fn parse_summary(text: &str) -> Vec<Earlier> {
             }
             _ => {
                 p.flush();
+                p.group = None;
                 p.item = Some(t.to_string());
                 p.paragraph = true;
             }
@@ -234,6 +257,7 @@ pub(super) fn parse_summary(text: &str) -> Vec<Earlier> {
             sec: p.sec,
             text: format!("**{label}**"),
             raw: false,
+            pinned: false,
         });
     }
     p.out

@@ -15,7 +15,7 @@ use super::text::{code, collapse_ws, floor_boundary, shorten, Ordered};
 use super::transcript::{
     classify_user, parse_calls, split_parts, strip_truncation, Call, CallKind, Label, UserPart,
 };
-use crate::compaction::ledger::{is_real_request, Ledger};
+use crate::compaction::ledger::{is_labelled, is_real_request, Ledger};
 use crate::summarize::templates::PromptParts;
 
 /// A file a write or edit call touched.
@@ -121,7 +121,14 @@ impl Facts {
             .filter(|m| m.done())
             .map(|m| m.path.clone())
             .collect();
-        f.ledger = ledger_of(p.conversation, &changed);
+        // Labelled statements an earlier summary carried go back through the ledger (in
+        // front of this span, so what the span says replaces them), not the sections.
+        let (carried, earlier): (Vec<Earlier>, Vec<Earlier>) = std::mem::take(&mut f.earlier)
+            .into_iter()
+            .partition(|e| e.pinned);
+        f.earlier = earlier;
+        let carried: Vec<&str> = carried.iter().map(|e| e.text.as_str()).collect();
+        f.ledger = ledger_of(&carried, p.conversation, &changed);
         f
     }
 
@@ -295,7 +302,7 @@ impl Facts {
     pub(super) fn real_requests(&self) -> impl Iterator<Item = &String> {
         self.requests
             .iter()
-            .filter(|r| is_real_request(r) && !looks_pasted(r) && !is_reply(r))
+            .filter(|r| is_real_request(r) && !looks_pasted(r) && !is_reply(r) && !only_labelled(r))
     }
 
     /// Whether the work shown was finished: a commit succeeded. An earlier summary's "in
@@ -440,6 +447,13 @@ pub(super) fn commit_message(command: &str) -> Option<String> {
     let end = body.find(quote).unwrap_or(body.len());
     let message = collapse_ws(&body[..end]);
     (!message.is_empty()).then_some(message)
+}
+
+/// A message of labelled statements only ("SAFETY RULE: …"): what it says is pinned and
+/// stated as such, it asks for nothing.
+fn only_labelled(message: &str) -> bool {
+    let mut lines = message.lines().filter(|l| !l.trim().is_empty()).peekable();
+    lines.peek().is_some() && lines.all(is_labelled)
 }
 
 #[cfg(test)]

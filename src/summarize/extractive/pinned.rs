@@ -16,6 +16,7 @@ use crate::compaction::ledger::{extract, Kind, Ledger, PinnedItem, Source, Sourc
 
 /// One part as the ledger reads it, with the strings it needs owned.
 enum Piece<'a> {
+    Carried(&'a str),
     User(&'a str),
     Assistant(&'a str),
     Summary(&'a str),
@@ -27,9 +28,10 @@ enum Piece<'a> {
     },
 }
 
-/// The ledger of a serialized conversation (files modified are pinned too).
-pub(super) fn ledger_of(conversation: &str, modified: &[String]) -> Ledger {
-    let mut pieces = Vec::new();
+/// The ledger of a serialized conversation (files modified are pinned too), after the
+/// statements an earlier summary carried.
+pub(super) fn ledger_of(carried: &[&str], conversation: &str, modified: &[String]) -> Ledger {
+    let mut pieces: Vec<Piece<'_>> = carried.iter().map(|t| Piece::Carried(t)).collect();
     let mut pending: VecDeque<Call> = VecDeque::new();
     for part in split_parts(conversation) {
         match part.label {
@@ -74,6 +76,7 @@ pub(super) fn ledger_of(conversation: &str, modified: &[String]) -> Ledger {
     let sources: Vec<Source<'_>> = pieces
         .iter()
         .map(|p| match p {
+            Piece::Carried(t) => source(SourceRole::Carried, t),
             Piece::User(t) => source(SourceRole::User, t),
             Piece::Assistant(t) => source(SourceRole::Assistant, t),
             Piece::Summary(t) => source(SourceRole::Summary, t),
