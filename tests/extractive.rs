@@ -73,9 +73,10 @@ fn summarizes_a_real_session() {
         history.starts_with("## Goal\n- Refactor `coding-agent`"),
         "{history}"
     );
+    // A short reply is quoted among the instructions, never as the goal.
     assert!(
-        !history.contains("- can leave it"),
-        "a reply is not a request"
+        !history.starts_with("## Goal\n- can leave it"),
+        "a reply is not the goal"
     );
 }
 
@@ -164,7 +165,9 @@ fn the_real_session_summary_is_short_and_keeps_what_matters() {
     // No noise: chit-chat, import specifiers, diff paths, command logs, stale state.
     for noise in [
         "wow, it works",
-        "are we all commited?",
+        // The bare question; "are we all commited? if yes, do it, if not commit first" is
+        // an instruction and is quoted.
+        "- are we all commited?\n",
         "`../../utils/config.js`",
         "`a/packages/",
         "`b/packages/",
@@ -196,4 +199,35 @@ fn the_large_session_summary_is_short_and_lists_every_modified_file() {
         !result.summary.contains("- /mode"),
         "a slash command is no goal"
     );
+}
+
+/// Issue 24: on both real sessions the default summary quotes every user instruction of
+/// the summarized span (chit-chat aside; a message that is only pasted output is kept by
+/// its error line), names the errors met, and stays within 12 kB.
+#[test]
+fn the_real_summaries_keep_every_instruction_and_error() {
+    for file in fixtures::ALL {
+        let (result, conversations) = compact(file);
+        let summary = &result.summary;
+        assert!(summary.len() <= 12_000, "{file}: {} bytes", summary.len());
+        let flat: String = summary.split_whitespace().collect::<Vec<_>>().join(" ");
+        for user in conversations.iter().flat_map(|c| user_parts(c)) {
+            let words: Vec<&str> = user.split_whitespace().collect();
+            let quoted = words.join(" ");
+            let head: String = quoted.chars().take(40).collect();
+            if flat.contains(&head) || !compactd::compaction::ledger::is_real_request(user) {
+                continue;
+            }
+            // Only pasted output: its error is named instead.
+            assert!(
+                flat.contains("Error met: a run the user pasted failed"),
+                "{file}: {head:?} missing"
+            );
+        }
+        assert!(
+            flat.to_lowercase().contains("no such file or directory"),
+            "{file}: the errors met"
+        );
+        assert!(flat.contains("Error met: "), "{file}");
+    }
 }

@@ -193,8 +193,12 @@ mod tests {
         );
         let conv = "[User]: Make the checks pass in src/lib.ts please, all of them.\n\n[Assistant tool calls]: bash(command=\"cd /repo && npm run check 2>&1 | head -5\")\n\n[Tool result]: src/lib.ts(3,1): error TS2304: Cannot find name 'x'.\n\n[Assistant tool calls]: edit(path=\"src/lib.ts\", oldText=\"x\", newText=\"y\")\n\n[Tool result]: Successfully replaced text in src/lib.ts.\n\n[Assistant tool calls]: bash(command=\"npm run check\")\n\n[Tool result]: All checks passed, nothing to report here at all.\n\n[Assistant]: The checks pass now and everything is clean again.";
         let t = summarize(&history(conv, None, 13107)).text;
-        assert!(t.contains("### Blocked\n(none)"), "{t}");
-        // Resolved, so not repeated as the last error either.
-        assert!(!t.contains("error TS2304"), "{t}");
+        assert!(!t.contains("### Blocked\n-"), "{t}");
+        // Resolved: not the last error, only an error met on the way.
+        assert!(!t.contains("Open error"), "{t}");
+        assert!(
+            t.contains("- Error met: `cd /repo && npm run check 2>&1 | head -5` failed: `src/lib.ts(3,1): error TS2304: Cannot find name 'x'.` (passed since)"),
+            "{t}"
+        );
     }
 }

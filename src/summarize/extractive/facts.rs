@@ -70,6 +70,8 @@ pub(super) struct Facts {
     pub(super) done_commands: Ordered,
     pub(super) commands: Ordered,
     pub(super) last_error: Option<Failure>,
+    /// Every distinct failure, in order (by its error line).
+    pub(super) errors: Vec<Failure>,
     pub(super) last_assistant: Option<String>,
     /// The conversation ends with assistant text: the turn ended, the user is next.
     pub(super) waiting: bool,
@@ -148,6 +150,21 @@ impl Facts {
             }
             UserPart::Request(text) => {
                 scan_paths(text, &mut self.mentioned);
+                // Output the user pasted from a run of their own: its error is one met.
+                let pasted = text
+                    .lines()
+                    .find(|l| !l.trim().is_empty())
+                    .is_some_and(looks_pasted);
+                if let Some(line) = pasted.then(|| command_error("", text, None)).flatten() {
+                    if !self.errors.iter().any(|e| e.line == line) {
+                        self.errors.push(Failure {
+                            key: "pasted".into(),
+                            what: "a run the user pasted".into(),
+                            line,
+                            resolved: false,
+                        });
+                    }
+                }
                 let request = collapse_ws(text);
                 if !request.is_empty() && !self.requests.contains(&request) {
                     self.requests.push(request);
@@ -276,6 +293,14 @@ impl Facts {
     fn outcome(&mut self, key: String, what: String, error: Option<String>) {
         match error {
             Some(line) => {
+                if !self.errors.iter().any(|e| e.line == line) {
+                    self.errors.push(Failure {
+                        key: key.clone(),
+                        what: what.clone(),
+                        line: line.clone(),
+                        resolved: false,
+                    });
+                }
                 self.last_error = Some(Failure {
                     key,
                     what,
@@ -289,12 +314,42 @@ impl Facts {
                         e.resolved = true;
                     }
                 }
+                for e in self.errors.iter_mut().filter(|e| e.key == key) {
+                    e.resolved = true;
+                }
             }
         }
     }
 
     pub(super) fn blocker(&self) -> Option<&Failure> {
         self.last_error.as_ref().filter(|e| !e.resolved)
+    }
+
+    /// The user's instructions, in order, each as it is quoted: every request but
+    /// chit-chat, slash commands, short questions and messages of labelled statements
+    /// (stated as pinned items), short replies included ("delete the file", "f0c674"); pasted material after an
+    /// instruction is left out (`[…]`), a message that is only pasted material too.
+    pub(super) fn instructions(&self) -> impl Iterator<Item = String> + '_ {
+        self.requests.iter().filter_map(|r| {
+            // Slash commands drive the UI; a short question asks, it does not instruct.
+            let short = is_reply(r);
+            if !is_real_request(r)
+                || only_labelled(r)
+                || (short && (r.starts_with('/') || r.trim_end().ends_with('?')))
+            {
+                return None;
+            }
+            if !looks_pasted(r) {
+                return Some(r.clone());
+            }
+            let cut = ["{\"", "\":", "➜", "~/"]
+                .iter()
+                .filter_map(|m| r.find(m))
+                .min()
+                .unwrap_or(0);
+            let head = r[..cut].trim();
+            (head.split_whitespace().count() >= 3).then(|| format!("{head} […]"))
+        })
     }
 
     /// The requests that ask for something (chit-chat and state questions such as "wow,

@@ -59,7 +59,7 @@
 //! * Deterministic: the same request gives the same bytes (no clock, no randomness, sets
 //!   keep the order of first appearance), so answers can be cached and compared.
 //! * The limit (`budget`) is a fifth of the span condensed, raised to 1,000 tokens and
-//!   capped at 4,000, within the request's output budget (4 UTF-16 units per token) and
+//!   capped at 2,300 (300 for a turn prefix), within the request's output budget (4 UTF-16 units per token) and
 //!   the length of the text condensed; every form measures itself and gives way to a
 //!   smaller one, down to a cut first request. Lists are bounded too (a few requests,
 //!   commands and mentioned files), so a summary is short before the budget has to cut.
@@ -108,7 +108,12 @@ pub fn summarize(req: &SummaryRequest) -> Summary {
     let parts = split_prompt(&req.prompt);
     let facts = Facts::gather(&parts);
     let condensed = utf16_len(parts.conversation) + parts.previous.map_or(0, utf16_len);
-    let limit = budget::limit_units(condensed, req.max_tokens);
+    let limit = match req.kind {
+        RequestKind::TurnPrefix => {
+            budget::limit_units_within(condensed, req.max_tokens, budget::TURN_PREFIX_MAX_TOKENS)
+        }
+        _ => budget::limit_units(condensed, req.max_tokens),
+    };
     let text = match req.kind {
         // A hermes request never reaches here (hermes has its own fallback); were it sent
         // as a remoteEndpoint body, a checkpoint is the closest shape.

@@ -8,8 +8,8 @@ use super::facts::{Facts, Failure};
 use super::layout::{Item, Layout, Sec, KEEP, PINNED};
 use super::paths::is_covered;
 use super::pinned::{decisions, open_errors, standing};
-use super::text::{code, collapse_ws, shorten};
-use crate::compaction::ledger::{budget_order, split_label, Kind};
+use super::text::{code, collapse_ws, shorten, shorten_middle};
+use crate::compaction::ledger::{budget_order, is_labelled, split_label, Kind};
 
 /// The items of every section in the order they were added; an item already in its
 /// section is not added twice.
@@ -18,6 +18,8 @@ pub(super) struct Builder {
     pub(super) items: Vec<Item>,
     seen: HashSet<(usize, String)>,
     seq: usize,
+    /// Instructions listed as pinned because they carry a pinned statement.
+    quoted: Vec<String>,
 }
 
 impl Builder {
@@ -27,6 +29,7 @@ impl Builder {
             items: Vec::new(),
             seen: HashSet::new(),
             seq: 0,
+            quoted: Vec::new(),
         }
     }
 
@@ -101,8 +104,11 @@ impl Builder {
     }
 }
 
-/// Intermediate requests listed besides the first and the latest.
-const MIDDLE_REQUESTS: usize = 6;
+/// The longest a request between the first and the latest is quoted (pasted material
+/// after an instruction is what gets cut).
+const REQUEST_CHARS: usize = 240;
+/// Distinct errors met, listed in the critical context (the newest).
+const ERRORS_MET: usize = 24;
 /// Commands named in the critical context.
 const COMMANDS: usize = 5;
 /// Files mentioned (not read or changed) named in the critical context.
@@ -111,7 +117,10 @@ const MENTIONED: usize = 8;
 const NOTES: usize = 2;
 
 /// The goal: the first real request (unless an earlier summary states the goal), the
-/// latest one, and a few in between; chit-chat and pasted output are not requests.
+/// latest one, and every one in between, verbatim (long ones cut): the user's
+/// instructions are what a continuing agent can least reconstruct, so they go last of all
+/// but the pinned statements, the oldest first. Chit-chat and pasted output are not
+/// requests.
 fn request_items(b: &mut Builder, f: &Facts, lead_kept: bool) {
     let real: Vec<&String> = f.real_requests().collect();
     let all_first = f.requests.first();
@@ -129,10 +138,26 @@ fn request_items(b: &mut Builder, f: &Facts, lead_kept: bool) {
             .collect();
         b.add_item(Sec::Goal, shorten(first, 800), false, tier, false, shorter);
     }
-    let end = real.len().saturating_sub(1);
-    let start = end.saturating_sub(MIDDLE_REQUESTS).max(1);
-    for r in real.get(start..end).unwrap_or_default() {
-        b.add(Sec::Goal, shorten(r, 200), 5, false);
+    let latest = (real.len() > 1).then(|| real[real.len() - 1]);
+    // An instruction that carries a pinned statement is pinned itself: it says the
+    // statement in the user's words, with its context, and the statement is not repeated
+    // (see `standing_items`).
+    let statements: Vec<String> = standing(&f.ledger)
+        .iter()
+        .filter(|i| !is_labelled(&i.text))
+        .map(|i| collapse_ws(&i.text))
+        .collect();
+    for (n, r) in f.instructions().enumerate() {
+        if Some(&r) == first || Some(&r) == latest {
+            continue;
+        }
+        let text = shorten(&r, REQUEST_CHARS);
+        if statements.iter().any(|st| text.contains(st.as_str())) {
+            b.quoted.push(text.clone());
+            b.add_ordered(Sec::Goal, text, PINNED, usize::MAX / 2 + n, None);
+        } else {
+            b.add(Sec::Goal, text, 9, false);
+        }
     }
     if real.len() > 1 {
         let latest = real[real.len() - 1];
@@ -146,7 +171,11 @@ fn request_items(b: &mut Builder, f: &Facts, lead_kept: bool) {
 }
 
 fn error_text(e: &Failure, line_max: usize) -> String {
-    format!("{} failed: {}", e.what, code(&shorten(&e.line, line_max)))
+    format!(
+        "{} failed: {}",
+        e.what,
+        code(&shorten_middle(&e.line, line_max))
+    )
 }
 
 fn blocker_item(b: &mut Builder, f: &Facts, sec: Sec) {
@@ -170,10 +199,10 @@ fn file_items(b: &mut Builder, f: &Facts, sec: Sec) {
         } else {
             format!("{bare}: {}", notes.join(" / "))
         };
-        b.add_item(sec, text, false, 9, true, vec![bare]);
+        b.add_item(sec, text, false, 7, true, vec![bare]);
     }
     for c in &f.commits {
-        b.add(sec, format!("Committed: \"{}\"", shorten(c, 160)), 8, true);
+        b.add(sec, format!("Committed: \"{}\"", shorten(c, 160)), 7, true);
     }
 }
 
@@ -195,7 +224,13 @@ fn pick_notes(notes: &[String]) -> Vec<&String> {
 /// label line, after the unlabelled ones: the label is said once, not once per item, and
 /// each item still reads as the user wrote it under its label.
 fn standing_items(b: &mut Builder, f: &Facts, sec: Sec) {
-    let items = standing(&f.ledger);
+    let items: Vec<_> = standing(&f.ledger)
+        .into_iter()
+        .filter(|i| {
+            let t = collapse_ws(&i.text);
+            is_labelled(&i.text) || !b.quoted.iter().any(|q| q.contains(t.as_str()))
+        })
+        .collect();
     let mut rank = vec![0; items.len()];
     for (r, p) in budget_order(&items).into_iter().enumerate() {
         rank[p] = r;
@@ -262,7 +297,7 @@ fn standing_items(b: &mut Builder, f: &Facts, sec: Sec) {
 fn decision_items(b: &mut Builder, f: &Facts, sec: Sec) {
     let all: Vec<&str> = decisions(&f.ledger).collect();
     for d in &all[all.len().saturating_sub(8)..] {
-        b.add(sec, shorten(&collapse_ws(d), 300), 6, true);
+        b.add(sec, shorten(&collapse_ws(d), 300), 8, true);
     }
 }
 
@@ -273,8 +308,27 @@ fn context_items(b: &mut Builder, f: &Facts) {
     // The last error, when open, is the blocker (its own item); one a later run resolved
     // is history. Earlier failures no identical call has since fixed are stated as the
     // ledger words them, so the verification finds them here.
-    for e in open_errors(&f.ledger) {
-        b.add(Sec::Critical, format!("Open error: {e}"), 4, false);
+    let open: Vec<&str> = open_errors(&f.ledger).collect();
+    for e in &open {
+        b.add(Sec::Critical, format!("Open error: {e}"), 10, false);
+    }
+    // Every distinct error met, resolved or not: what went wrong once teaches the next
+    // attempt (the newest kept longest).
+    let blocker = f.blocker().map(|e| e.line.as_str());
+    let met = &f.errors[f.errors.len().saturating_sub(ERRORS_MET)..];
+    for e in met {
+        if Some(e.line.as_str()) == blocker || open.iter().any(|o| o.contains(&e.line)) {
+            continue;
+        }
+        let since = if e.resolved { " (passed since)" } else { "" };
+        let what = shorten_middle(&e.what, 50);
+        let line = code(&shorten_middle(&e.line, 120));
+        b.add(
+            Sec::Critical,
+            format!("Error met: {what} failed: {line}{since}"),
+            10,
+            false,
+        );
     }
 }
 
@@ -417,11 +471,11 @@ pub(super) fn checkpoint_items(b: &mut Builder, f: &Facts) {
     // A turn that ended with the assistant's reply is not in progress: the reply is
     // context for the user's next message.
     match (&f.last_assistant, f.waiting) {
-        (Some(last), false) => b.add(Sec::InProgress, shorten(last, 500), 10, false),
+        (Some(last), false) => b.add(Sec::InProgress, shorten(last, 300), 10, false),
         (Some(last), true) => b.add(
             Sec::Critical,
             format!("Last reply: {}", shorten(last, 500)),
-            10,
+            8,
             false,
         ),
         (None, _) => {}
@@ -431,8 +485,10 @@ pub(super) fn checkpoint_items(b: &mut Builder, f: &Facts) {
     earlier_state(b, f, &[Sec::Blocked], 9, true);
     b.earlier(f, &[Sec::Decisions], 7, false);
     decision_items(b, f, Sec::Decisions);
-    for step in next_steps(f) {
-        b.add(Sec::NextSteps, step, 10, true);
+    // Derived steps: fixing the blocker matters; "continue …" repeats the work in
+    // progress and "wait for the user" is boilerplate, the first to go.
+    for (step, tier) in next_steps(f) {
+        b.add(Sec::NextSteps, step, tier, true);
     }
     earlier_state(b, f, &[Sec::NextSteps], 7, true);
     context_items(b, f);
@@ -472,22 +528,27 @@ pub(super) fn turn_prefix_items(b: &mut Builder, f: &Facts) {
 
 /// Derived only: fix the blocker; continue the in-progress item (or say the assistant is
 /// waiting for the user).
-fn next_steps(f: &Facts) -> Vec<String> {
+fn next_steps(f: &Facts) -> Vec<(String, u8)> {
     let mut steps = Vec::new();
     if let Some(e) = f.blocker() {
-        steps.push(format!(
-            "Fix the blocker: {} fails with {}",
-            e.what,
-            code(&shorten(&e.line, 200))
+        steps.push((
+            format!(
+                "Fix the blocker: {} fails with {}",
+                e.what,
+                code(&shorten(&e.line, 200))
+            ),
+            10,
         ));
     }
     match (&f.last_assistant, f.waiting) {
-        (Some(_), true) if steps.is_empty() => steps
-            .push("The assistant ended its turn; wait for the user's next request.".to_string()),
-        (Some(last), _) => steps.push(format!("Continue: {}", shorten(last, 200))),
+        (Some(_), true) if steps.is_empty() => steps.push((
+            "The assistant ended its turn; wait for the user's next request.".to_string(),
+            1,
+        )),
+        (Some(last), _) => steps.push((format!("Continue: {}", shorten(last, 200)), 4)),
         (None, _) => {
             if let Some(r) = f.real_requests().last() {
-                steps.push(format!("Continue with the request: {}", shorten(r, 200)));
+                steps.push((format!("Continue with the request: {}", shorten(r, 200)), 4));
             }
         }
     }

@@ -108,9 +108,15 @@ fn a_later_success_of_the_same_command_resolves_the_error() {
         );
     let t = summarize(&history(&conv, None, 13107)).text;
     assert!(t.contains("### Blocked\n(none)"), "{t}");
-    // A resolved error is history: not repeated in the critical context.
-    assert!(!t.contains("Last error"), "{t}");
-    assert!(!t.contains("cannot find value"), "{t}");
+    // A resolved error is history: not the blocker, not open, but met once.
+    assert!(
+        !t.contains("Last error") && !t.contains("Open error"),
+        "{t}"
+    );
+    assert!(
+        t.contains("- Error met: `cargo test` failed: `` error[E0425]: cannot find value `verbose` in this scope `` (passed since)"),
+        "{t}"
+    );
     assert!(t.contains("## Next Steps\n1. The assistant ended its turn"));
     // The turn ended: the last reply is not work in progress.
     assert!(t.contains("### In Progress\n(none)"), "{t}");

@@ -55,6 +55,27 @@ pub(super) fn shorten(s: &str, max: usize) -> String {
     format!("{}…", cut.trim_end())
 }
 
+/// At most `max` UTF-16 units, the middle cut out (`…`): an error line says what failed at
+/// its start and why at its end ("cp: /a/long/path: No such file or directory").
+pub(super) fn shorten_middle(s: &str, max: usize) -> String {
+    if utf16_len(s) <= max || max < 8 {
+        return shorten(s, max);
+    }
+    let tail_units = (max - 1) * 2 / 5;
+    let head = shorten(s, max - tail_units);
+    let head = head.trim_end_matches('…');
+    let mut units = 0;
+    let mut start = s.len();
+    for (i, c) in s.char_indices().rev() {
+        units += c.len_utf16();
+        if units > tail_units {
+            break;
+        }
+        start = i;
+    }
+    format!("{head}…{}", &s[start..])
+}
+
 /// The largest char boundary at or below `max` bytes.
 pub(super) fn floor_boundary(s: &str, max: usize) -> usize {
     if max >= s.len() {
