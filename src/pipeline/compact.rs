@@ -24,7 +24,7 @@ use crate::config::Checking;
 use crate::compaction::file_ops::{format_file_lists, FileLists};
 use crate::compaction::prepare::{prepare_compaction, Preparation};
 use crate::compaction::{serialize_conversation, NotCompactable, Settings};
-use crate::session::{Entry, InputError};
+use crate::session::{Entry, InputError, Violation};
 use crate::summarize::{
     MoaReport, Prepared, ProgressEvent, ProgressSink, PromptOptions, Prompts, RequestKind, Scoped,
     Silent, Strategy, Summarize, SummarizeError, SummarizerKind, Summary, SummaryRequest, Usage,
@@ -128,6 +128,16 @@ pub fn plan_compaction(
         })
     };
     let (prep, target) = match o.target_tokens {
+        // Nothing fits in no tokens: the newest message is always kept.
+        Some(0) => {
+            return Err(PlanError::Input(InputError::invalid(Violation {
+                pointer: "/targetTokens".into(),
+                message: "targetTokens must be at least 1: the tokens the compacted context \
+                          (summary and kept messages) may take"
+                    .into(),
+                line: None,
+            })))
+        }
         Some(t) => {
             let price = |p: &Preparation<'_, '_>| {
                 let ledger = plan_ledger(p, checking.pin);

@@ -496,3 +496,15 @@ async fn a_target_in_the_settings_of_a_json_body() {
         .unwrap();
     assert!(body["tokensAfter"].as_u64().unwrap() <= 1200, "{body}");
 }
+
+/// A target of no tokens cannot be met: a precise 422, not a summary cut to nothing.
+#[tokio::test]
+async fn a_zero_target_is_refused() {
+    let app = crate::helpers::spawn_app().await;
+    let res = app
+        .post_jsonl("/v1/compact?targetTokens=0", planted_session().text())
+        .await;
+    assert_eq!(res.status().as_u16(), 422);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["errors"][0]["pointer"], "/targetTokens", "{body}");
+}
