@@ -35,6 +35,7 @@ use super::kind::{Kind, Origin};
 use super::model::{Ledger, PinnedItem};
 use super::secrets::redact;
 use super::statements::{pieces, statements, Statement, SENTENCE_CHARS};
+use super::updates::updated;
 use super::values::values;
 use super::words::{clip, sentences};
 
@@ -124,7 +125,7 @@ pub fn update<S: AsRef<str>>(
 fn user(ledger: &mut Ledger, text: &str, entry_id: Option<&str>, objective: bool) {
     let redacted = redact(text);
     let pieces = pieces(&redacted);
-    let (statements, claimed) = statements(&pieces);
+    let (statements, mut claimed) = statements(&pieces);
 
     let mut pushed_here: Vec<String> = Vec::new();
     for st in statements {
@@ -137,18 +138,30 @@ fn user(ledger: &mut Ledger, text: &str, entry_id: Option<&str>, objective: bool
             },
             Statement::Item(kind, text) => {
                 let vals = values(&text);
-                ledger.push(PinnedItem::new(
-                    kind,
-                    Origin::User,
-                    text,
-                    vals,
-                    None,
-                    entry_id,
-                ));
+                let target = updated(ledger, Some(kind), &text, &vals);
+                push_update(
+                    ledger,
+                    PinnedItem::new(kind, Origin::User, text, vals, None, entry_id),
+                    target,
+                );
                 if let Some(last) = ledger.items().last() {
                     pushed_here.push(last.id.clone());
                 }
             }
+        }
+    }
+    // A sentence the ledger did not pin that updates a pinned statement is pinned too,
+    // with that statement's kind (see `updates`).
+    for (p, claim) in pieces.iter().zip(claimed.iter_mut()) {
+        if *claim || p.cancel || p.text.chars().count() > SENTENCE_CHARS {
+            continue;
+        }
+        if let Some(at) = updated(ledger, None, p.text, &p.values) {
+            let kind = ledger.items()[at].kind;
+            let item =
+                PinnedItem::new(kind, Origin::User, p.text, p.values.clone(), None, entry_id);
+            push_update(ledger, item, Some(at));
+            *claim = true;
         }
     }
 
@@ -180,6 +193,16 @@ fn user(ledger: &mut Ledger, text: &str, entry_id: Option<&str>, objective: bool
             None,
             entry_id,
         ));
+    }
+}
+
+/// Pushes `item` and, when it updates the statement at `target`, supersedes that one.
+fn push_update(ledger: &mut Ledger, item: PinnedItem, target: Option<usize>) {
+    let old = target.map(|at| ledger.items()[at].id.clone());
+    ledger.push(item);
+    if let (Some(old), Some(new)) = (old, ledger.items().last()) {
+        let new = new.clone();
+        ledger.supersede_with(&old, &new);
     }
 }
 

@@ -50,6 +50,7 @@ mod secrets;
 mod statements;
 mod subject;
 mod supersede;
+mod updates;
 mod values;
 mod verify;
 mod words;

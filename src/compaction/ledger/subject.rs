@@ -118,9 +118,16 @@ pub(super) fn topic_words(text: &str, values: &[String]) -> BTreeSet<String> {
     content_words(&t)
 }
 
-/// Whether two statements with the same subject speak about the same thing.
+/// Whether two statements with the same subject speak about the same thing: enough words
+/// in common, and not two look-alike entities, each named by a word the other lacks
+/// ("the primary deployment region" and "the backup deployment region"; "use port 8080 for
+/// the API" and "use port 9090 for the admin UI"). A restatement with fewer or more words
+/// ("The budget cap is now $800" after "Budget cap is $500 total. Never exceed it.") is
+/// still the same thing.
 pub(super) fn same_topic(a: (&str, &[String]), b: (&str, &[String])) -> bool {
-    jaccard(&topic_words(a.0, a.1), &topic_words(b.0, b.1)) >= SAME_TOPIC
+    let (wa, wb) = (topic_words(a.0, a.1), topic_words(b.0, b.1));
+    let apart = wa.difference(&wb).next().is_some() && wb.difference(&wa).next().is_some();
+    !apart && jaccard(&wa, &wb) >= SAME_TOPIC
 }
 
 #[cfg(test)]
@@ -181,5 +188,20 @@ mod tests {
         let a = ("use port 8080", &["8080".to_string()][..]);
         let b = ("use port 9090", &["9090".to_string()][..]);
         assert!(same_topic(a, b));
+    }
+
+    #[test]
+    fn look_alike_entities_are_not_one_topic() {
+        let v = |x: &str| vec![x.to_string()];
+        let (a, b) = (v("eu-north-3"), v("us-west-2"));
+        assert!(!same_topic(
+            ("FACT: The primary deployment region is eu-north-3.", &a),
+            ("FACT: The backup deployment region is us-west-2.", &b)
+        ));
+        let (a, b) = (v("$500"), v("$800"));
+        assert!(same_topic(
+            ("Budget cap is $500 total. Never exceed it.", &a),
+            ("The budget cap is now $800.", &b)
+        ));
     }
 }

@@ -149,6 +149,26 @@ impl Ledger {
         }
     }
 
+    /// Supersedes the active item `old_id` by `new` (an update that names no common
+    /// subject, see `updates`); nothing when it is no longer active or is `new` itself.
+    pub(super) fn supersede_with(&mut self, old_id: &str, new: &PinnedItem) {
+        if old_id == new.id {
+            return;
+        }
+        let by = SupersededBy {
+            item_id: Some(new.id.clone()),
+            text: clip(&new.text, QUOTE_CHARS),
+            entry_id: new.latest_source().map(str::to_string),
+        };
+        if let Some(old) = self
+            .items_mut()
+            .iter_mut()
+            .find(|i| i.id == old_id && i.is_active())
+        {
+            old.supersede(by);
+        }
+    }
+
     /// The previous compaction's ledger followed by this round's: every newer item is
     /// pushed in order, so restatement, replacement and de-duplication (keeping all
     /// source ids) work across rounds.

@@ -1,0 +1,183 @@
+//! Updates: a statement that says it changes something ("Quick update: keep spend under
+//! $300 from now on", "the launch date moved to 08-21", "we are calling the project X
+//! now", "the vault code rotated") replaces the earlier pinned statement it is about, even
+//! when the two are worded too differently for one subject (see `subject`).
+//!
+//! Decisions:
+//! * Only a statement with an update cue ([`CUES`]) looks for what it replaces; without
+//!   one, two statements on different subjects both stay ("the staging database is MySQL
+//!   8" does not replace "the production database is Postgres 16").
+//! * What it replaces is the older active user statement it shares the most with: content
+//!   words (labels, cue words and stop words aside), plus a value of the same shape (two
+//!   dates, two amounts, two ids, two paths under the same folder). It needs two shared
+//!   words, or one and a value of the same shape; a sentence the ledger did not pin by
+//!   itself is then pinned with the kind of what it replaces. Ties go to the newest.
+//!   ("For now" is no cue: it announces a change to come.)
+//! * Recall first: a missed update leaves both statements (the old one shown as current
+//!   beside the new); a wrong one would hide a statement, so the thresholds are strict.
+//!
+//! Misses: updates that share one word and no value shape with what they replace ("keep
+//! project spend under three hundred dollars from now on" after "project budget cap is
+//! $800"; "I'd rather get playful answers" after "terse answers"), or none ("Ozyu now
+//! owns the pager" after "the on-call owner is Pjfh": owner and owns are different words).
+
+use std::collections::BTreeSet;
+
+use super::kind::Kind;
+use super::labels::without_label;
+use super::model::{Ledger, PinnedItem};
+use super::words::{content_words, fold, has_phrase};
+
+/// Words and phrases by which a statement says it changes an earlier one.
+#[rustfmt::skip]
+const CUES: &[&str] = &[
+    "update", "updated", "now", "from now on", "moved to", "changed to", "rotated",
+    "no longer", "instead", "rather", "anymore", "any more", "going forward", "renamed",
+    "retired", "rebased", "switched", "calling", "replaced", "replaces",
+];
+
+/// Whether a statement says it changes an earlier one.
+pub(super) fn is_update(text: &str) -> bool {
+    // "For now" says the opposite: a value that will change, not one that did.
+    let f = fold(text).replace("for now", "");
+    CUES.iter().any(|c| has_phrase(&f, c))
+}
+
+/// The shape of a value, for "a new value of the same kind".
+fn shape(v: &str) -> Option<String> {
+    let first = v.chars().next()?;
+    if "$€£¥".contains(first) {
+        return Some("money".into());
+    }
+    if let Some((dir, _)) = v.split_once('/') {
+        if !dir.is_empty() && !v.contains("://") {
+            return Some(format!("path:{}", dir.to_lowercase()));
+        }
+    }
+    let digits = v.chars().filter(char::is_ascii_digit).count();
+    let dashes = v.chars().filter(|&c| c == '-' || c == '/').count();
+    if digits >= 3 && dashes >= 1 && v.chars().all(|c| c.is_ascii_digit() || c == '-') {
+        return Some("date".into());
+    }
+    if digits > 0 && v.chars().any(|c| c.is_ascii_uppercase()) && v.contains('-') {
+        return Some("id".into());
+    }
+    None
+}
+
+fn words_of(text: &str) -> BTreeSet<String> {
+    let cues = content_words(&CUES.join(" "));
+    content_words(without_label(text))
+        .into_iter()
+        .filter(|w| !cues.contains(w))
+        .collect()
+}
+
+/// The position in `ledger.items()` of the statement `text` updates, if any; `kind` is
+/// the kind the ledger gave it (`None`: not pinned by itself), which does not change
+/// what it must share.
+pub(super) fn updated(
+    ledger: &Ledger,
+    _kind: Option<Kind>,
+    text: &str,
+    values: &[String],
+) -> Option<usize> {
+    if !is_update(text) {
+        return None;
+    }
+    let mine = words_of(text);
+    let shapes: Vec<String> = values.iter().filter_map(|v| shape(v)).collect();
+    let mut best: Option<(usize, usize)> = None;
+    for (at, old) in ledger.items().iter().enumerate() {
+        if !candidate(old) {
+            continue;
+        }
+        let shared = words_of(&old.text).intersection(&mine).count();
+        let same_shape = old
+            .values
+            .iter()
+            .filter_map(|v| shape(v))
+            .any(|s| shapes.contains(&s));
+        let enough = shared >= 2 || (shared >= 1 && same_shape);
+        let score = shared + usize::from(same_shape);
+        if enough && best.is_none_or(|(_, s)| score >= s) {
+            best = Some((at, score));
+        }
+    }
+    best.map(|(at, _)| at)
+}
+
+fn candidate(item: &PinnedItem) -> bool {
+    item.is_active()
+        && item.origin == super::kind::Origin::User
+        && matches!(
+            item.kind,
+            Kind::Rule | Kind::Constraint | Kind::Preference | Kind::Fact | Kind::Goal
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compaction::ledger::{extract, Source, SourceRole};
+
+    fn active(messages: &[&str]) -> Vec<String> {
+        let sources: Vec<Source<'_>> = messages
+            .iter()
+            .map(|t| Source {
+                entry_id: None,
+                role: SourceRole::User,
+                text: t,
+            })
+            .collect();
+        extract(&sources, &[] as &[&str])
+            .active()
+            .filter(|i| i.kind != Kind::Objective)
+            .map(|i| i.text.clone())
+            .collect()
+    }
+
+    #[test]
+    fn an_update_replaces_what_it_is_about() {
+        assert_eq!(
+            active(&[
+                "HARD CONSTRAINT: Report all times in UTC.",
+                "FACT: The production database is Postgres 16.",
+                "From now on, report all times in Pacific time.",
+            ]),
+            [
+                "FACT: The production database is Postgres 16.",
+                "From now on, report all times in Pacific time."
+            ]
+        );
+        assert_eq!(
+            active(&[
+                "FACT: Launch deadline is 2027-03-19.",
+                "Update: the launch date moved to 2027-08-21.",
+            ]),
+            ["Update: the launch date moved to 2027-08-21."]
+        );
+        assert_eq!(
+            active(&[
+                "SAFETY RULE: Never disclose the vault code adwgk-18 to any user.",
+                "SAFETY RULE: The vault code rotated. Never disclose the new vault code bolib-77; the old code is retired.",
+            ]),
+            ["SAFETY RULE: The vault code rotated. Never disclose the new vault code bolib-77; the old code is retired."]
+        );
+    }
+
+    #[test]
+    fn without_a_cue_or_a_shared_word_both_stay() {
+        let both = [
+            "FACT: The production database is Postgres 16 running in eu-north-3.",
+            "FACT: The staging database is MySQL 8 running in us-west-2.",
+        ];
+        assert_eq!(active(&both), both);
+        // A cue alone replaces nothing: "now" shares no word with the constraint.
+        let kept = active(&[
+            "HARD CONSTRAINT: Only Python 3.11.",
+            "Now use tabs for indentation.",
+        ]);
+        assert!(kept.contains(&"HARD CONSTRAINT: Only Python 3.11.".to_string()));
+    }
+}
