@@ -29,6 +29,10 @@ pub struct CompactArgs {
     /// No pinned ledger, no verification of the summary (pin: false).
     #[arg(long)]
     pub no_pin: bool,
+    /// The context budget after compaction, in tokens (`targetTokens`): compactd picks the
+    /// kept tail and the summary budget; --keep-recent-tokens is then not used.
+    #[arg(long)]
+    pub target_tokens: Option<u64>,
 }
 
 pub fn run(args: CompactArgs, config: &Config, prompts: &Prompts) -> Result<(), CliError> {
@@ -39,6 +43,7 @@ pub fn run(args: CompactArgs, config: &Config, prompts: &Prompts) -> Result<(), 
         strategy,
         dry_run,
         no_pin,
+        target_tokens,
     } = args;
     let options = CompactOptions {
         prepare: input.options(),
@@ -46,6 +51,7 @@ pub fn run(args: CompactArgs, config: &Config, prompts: &Prompts) -> Result<(), 
         model,
         strategy,
         pin: no_pin.then_some(false),
+        target_tokens,
         ..CompactOptions::default()
     };
     let summarizer = crate::summarize::backend::build(config)?;

@@ -113,3 +113,24 @@ fn a_bad_strategy_is_a_usage_error_and_moa_needs_a_moa_table() {
         "{no_table:?}"
     );
 }
+
+/// `compactd compact FILE --target-tokens N`: the same context budget as `targetTokens`.
+#[test]
+fn the_command_line_takes_a_target() {
+    let file = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/pi-sessions/large-session.jsonl");
+    let out = compactd(&[
+        "compact",
+        file.to_str().unwrap(),
+        "--target-tokens",
+        "30000",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let after = answer["tokensAfter"].as_u64().unwrap();
+    assert!(after <= 30_000 && after > 20_000, "{after}");
+}
