@@ -65,9 +65,15 @@ fn shape(v: &str) -> Option<String> {
     None
 }
 
-fn words_of(text: &str) -> BTreeSet<String> {
+/// Content words without the label, the cue words and the values (a path's pieces, a
+/// file's extension are not what a statement is about).
+fn words_of(text: &str, values: &[String]) -> BTreeSet<String> {
     let cues = content_words(&CUES.join(" "));
-    content_words(without_label(text))
+    let mut t = without_label(text).to_string();
+    for v in values {
+        t = t.replace(v.as_str(), " ");
+    }
+    content_words(&t)
         .into_iter()
         .filter(|w| !cues.contains(w))
         .collect()
@@ -85,14 +91,14 @@ pub(super) fn updated(
     if !is_update(text) {
         return None;
     }
-    let mine = words_of(text);
+    let mine = words_of(text, values);
     let shapes: Vec<String> = values.iter().filter_map(|v| shape(v)).collect();
     let mut best: Option<(usize, usize)> = None;
     for (at, old) in ledger.items().iter().enumerate() {
         if !candidate(old) {
             continue;
         }
-        let shared = words_of(&old.text).intersection(&mine).count();
+        let shared = words_of(&old.text, &old.values).intersection(&mine).count();
         let same_shape = old
             .values
             .iter()
