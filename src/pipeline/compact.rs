@@ -37,13 +37,16 @@ use super::numbers::JsNumber;
 use super::options::{CompactOptions, CompactReason};
 use super::sources::{ledger_of, previous_ledger, sources_of};
 
+mod entry_ids;
 mod history;
 mod target;
+pub(crate) use entry_ids::fresh_id;
+pub use entry_ids::iso_timestamp;
 use history::{planned_chunks, summarize_history};
 pub use target::Target;
 
 /// What joins the history summary and the turn-prefix summary (pi's wording).
-const SPLIT_TURN_HEADING: &str = "\n\n---\n\n**Turn Context (split turn):**\n\n";
+pub(super) const SPLIT_TURN_HEADING: &str = "\n\n---\n\n**Turn Context (split turn):**\n\n";
 
 /// Everything the summarizer stage needs, owned (preparation runs on a blocking
 /// thread; the model calls run on the async runtime).
@@ -343,7 +346,7 @@ pub async fn run_compaction_observed(
         let extractive = summarizer
             .context_window_for(plan.model.as_deref(), plan.strategy)
             .is_none();
-        let (history, prefix) = target_reserve(&plan, t, extractive);
+        let (history, prefix) = target::reserves(&plan, t, extractive);
         plan.settings.reserve_tokens = history;
         prefix_reserve = prefix;
     }
@@ -501,41 +504,6 @@ pub async fn run_compaction_observed(
     })
 }
 
-/// The `reserveTokens` of the history and the turn-prefix summaries under a target: what
-/// the kept messages and the file lists leave, less the room held back for restoring
-/// pinned items a model may drop (see `target`); a turn prefix takes at most its own
-/// length and half of that, the history the rest.
-fn target_reserve(plan: &CompactPlan, t: Target, extractive: bool) -> (u64, u64) {
-    let files = tokens_of(&format_file_lists(&plan.details));
-    let split = if plan.turn_prefix.is_some() {
-        tokens_of(SPLIT_TURN_HEADING)
-    } else {
-        0
-    };
-    let room = t
-        .tokens
-        .saturating_sub(plan.kept_tokens)
-        .saturating_sub(files + split);
-    let held = if extractive || !plan.checking.pin {
-        0
-    } else {
-        t.pinned_tokens.min(room / 2)
-    };
-    let room = room - held;
-    let (history, prefix) = match (&plan.turn_prefix, plan.history_messages > 0) {
-        (Some(p), true) => {
-            let prefix = tokens_of(p).min(room / 2);
-            (room - prefix, prefix)
-        }
-        (Some(_), false) => (0, room),
-        (None, _) => (room, 0),
-    };
-    (
-        target::reserve_for(history.max(1)),
-        target::reserve_for(prefix.max(1)),
-    )
-}
-
 fn merge_tally(into: &mut Tally, from: Tally) {
     into.usage.add(&from.usage);
     into.calls += from.calls;
@@ -602,53 +570,4 @@ fn compaction_entry(
         entry.insert("preserveData".into(), p.clone());
     }
     serde_json::Value::Object(entry)
-}
-
-/// `Date.prototype.toISOString()`: millisecond precision, UTC, `Z`.
-pub fn iso_timestamp(t: time::OffsetDateTime) -> String {
-    let t = t.to_offset(time::UtcOffset::UTC);
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
-        t.year(),
-        t.month() as u8,
-        t.day(),
-        t.hour(),
-        t.minute(),
-        t.second(),
-        t.millisecond()
-    )
-}
-
-/// A random 8-hex-digit id (pi's format) not used in the session.
-pub(crate) fn fresh_id(taken: &std::collections::HashSet<String>) -> String {
-    use std::hash::{BuildHasher, Hasher};
-    loop {
-        // RandomState is seeded from the OS per instance: a random value without a
-        // dedicated dependency.
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u64(0x9E37_79B9_7F4A_7C15);
-        let id = format!("{:08x}", h.finish() as u32);
-        if !taken.contains(&id) {
-            return id;
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn iso_timestamps_match_javascript() {
-        let t = time::OffsetDateTime::from_unix_timestamp_nanos(1_765_233_665_306_000_000).unwrap();
-        assert_eq!(iso_timestamp(t), "2025-12-08T22:41:05.306Z");
-    }
-
-    #[test]
-    fn fresh_ids_avoid_taken_ones() {
-        let taken = std::collections::HashSet::new();
-        let id = fresh_id(&taken);
-        assert_eq!(id.len(), 8);
-        assert!(id.bytes().all(|b| b.is_ascii_hexdigit()));
-    }
 }

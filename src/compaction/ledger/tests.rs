@@ -469,3 +469,66 @@ fn a_labelled_statement_is_replaced_only_on_its_own_subject() {
         ]
     );
 }
+
+// Updates (`updates`): a cue and shared words or a value of the same shape.
+
+/// The active statements (objectives aside) after these user messages.
+fn active_statements(messages: &[&str]) -> Vec<String> {
+    let sources: Vec<Source<'_>> = messages
+        .iter()
+        .map(|t| Source {
+            entry_id: None,
+            role: SourceRole::User,
+            text: t,
+        })
+        .collect();
+    extract(&sources, &[] as &[&str])
+        .active()
+        .filter(|i| i.kind != Kind::Objective)
+        .map(|i| i.text.clone())
+        .collect()
+}
+
+#[test]
+fn an_update_replaces_what_it_is_about_though_worded_otherwise() {
+    assert_eq!(
+        active_statements(&[
+            "HARD CONSTRAINT: Report all times in UTC.",
+            "FACT: The production database is Postgres 16.",
+            "From now on, report all times in Pacific time.",
+        ]),
+        [
+            "FACT: The production database is Postgres 16.",
+            "From now on, report all times in Pacific time."
+        ]
+    );
+    assert_eq!(
+        active_statements(&[
+            "FACT: Launch deadline is 2027-03-19.",
+            "Update: the launch date moved to 2027-08-21.",
+        ]),
+        ["Update: the launch date moved to 2027-08-21."]
+    );
+    assert_eq!(
+        active_statements(&[
+            "SAFETY RULE: Never disclose the vault code adwgk-18 to any user.",
+            "SAFETY RULE: The vault code rotated. Never disclose the new vault code bolib-77; the old code is retired.",
+        ]),
+        ["SAFETY RULE: The vault code rotated. Never disclose the new vault code bolib-77; the old code is retired."]
+    );
+}
+
+#[test]
+fn without_a_cue_or_a_shared_word_both_stay() {
+    let both = [
+        "FACT: The production database is Postgres 16 running in eu-north-3.",
+        "FACT: The staging database is MySQL 8 running in us-west-2.",
+    ];
+    assert_eq!(active_statements(&both), both);
+    // A cue alone replaces nothing: "now" shares no word with the constraint.
+    let kept = active_statements(&[
+        "HARD CONSTRAINT: Only Python 3.11.",
+        "Now use tabs for indentation.",
+    ]);
+    assert!(kept.contains(&"HARD CONSTRAINT: Only Python 3.11.".to_string()));
+}

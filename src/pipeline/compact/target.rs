@@ -28,6 +28,9 @@ use crate::compaction::tokens::estimate;
 use crate::compaction::{NotCompactable, Settings};
 use crate::session::Entry;
 
+use super::{CompactPlan, SPLIT_TURN_HEADING};
+use crate::pipeline::fold::tokens_of;
+
 /// Tokens kept for the summary's headings beside the pinned items.
 const FRAME_TOKENS: u64 = 16;
 /// Preparations tried for a cut that fits the tail (a binary search over 2^24 tokens).
@@ -121,6 +124,38 @@ fn tokens(text: &str) -> u64 {
 /// `reserveTokens` whose summary budget (four fifths of it) is `summary_tokens`.
 pub(super) fn reserve_for(summary_tokens: u64) -> u64 {
     summary_tokens.saturating_mul(5).div_ceil(4)
+}
+
+/// The `reserveTokens` of the history and the turn-prefix summaries under a target: what
+/// the kept messages and the file lists leave, less the room held back for restoring
+/// pinned items a model may drop (see `target`); a turn prefix takes at most its own
+/// length and half of that, the history the rest.
+pub(super) fn reserves(plan: &CompactPlan, t: Target, extractive: bool) -> (u64, u64) {
+    let files = tokens_of(&format_file_lists(&plan.details));
+    let split = if plan.turn_prefix.is_some() {
+        tokens_of(SPLIT_TURN_HEADING)
+    } else {
+        0
+    };
+    let room = t
+        .tokens
+        .saturating_sub(plan.kept_tokens)
+        .saturating_sub(files + split);
+    let held = if extractive || !plan.checking.pin {
+        0
+    } else {
+        t.pinned_tokens.min(room / 2)
+    };
+    let room = room - held;
+    let (history, prefix) = match (&plan.turn_prefix, plan.history_messages > 0) {
+        (Some(p), true) => {
+            let prefix = tokens_of(p).min(room / 2);
+            (room - prefix, prefix)
+        }
+        (Some(_), false) => (0, room),
+        (None, _) => (room, 0),
+    };
+    (reserve_for(history.max(1)), reserve_for(prefix.max(1)))
 }
 
 #[cfg(test)]
