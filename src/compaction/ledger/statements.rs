@@ -3,8 +3,10 @@
 //!
 //! Decisions:
 //! * A rule, constraint or preference without a value that leans on the sentence before
-//!   it ("Budget cap is $500 total. Never exceed it.") becomes one statement with that
-//!   sentence, whatever that sentence was on its own; a valueless rule followed by a
+//!   it ("Budget cap is $500 total. Never exceed it."), or a limit without its value right
+//!   after the sentence that has it ("… $500 total. Never exceed without explicit
+//!   approval."), becomes one statement with that sentence, whatever that sentence was on
+//!   its own; a valueless rule followed by a
 //!   sentence pointing back with a value ("Never go over the budget. It is $500.") takes
 //!   that sentence along. Either way the value stays with its rule.
 //! * A cancellation is a statement of its own, and what follows it in the same sentence
@@ -126,7 +128,11 @@ pub(super) fn statements(pieces: &[Piece<'_>]) -> (Vec<Statement>, Vec<bool>) {
             i += 1;
             continue;
         }
-        if ruleish && valueless && refers_back(p.text) {
+        // A limit without its value ("Never exceed without explicit approval.") leans on
+        // the sentence before it when that one has the value ("Budget cap is $500.").
+        let limit_of_previous = kind == Kind::Constraint
+            && prev.is_some_and(|j| !pieces[j].values.is_empty() && !pieces[j].labelled);
+        if ruleish && valueless && (refers_back(p.text) || limit_of_previous) {
             if let Some(j) = prev {
                 match owner[j] {
                     Some(k) => {
@@ -210,6 +216,22 @@ mod tests {
         assert_eq!(
             grouped("We deploy from the release branch. Never force-push to it."),
             ["rule: We deploy from the release branch. Never force-push to it."]
+        );
+    }
+
+    #[test]
+    fn a_limit_without_its_value_stays_with_the_sentence_before() {
+        assert_eq!(
+            grouped("Budget cap is $500 total. Never exceed without explicit approval."),
+            ["constraint: Budget cap is $500 total. Never exceed without explicit approval."]
+        );
+        // A rule with an object of its own stands alone.
+        assert_eq!(
+            grouped("Budget cap is $500 total. Never push to main."),
+            [
+                "constraint: Budget cap is $500 total.",
+                "rule: Never push to main."
+            ]
         );
     }
 
