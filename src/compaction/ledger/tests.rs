@@ -532,3 +532,36 @@ fn without_a_cue_or_a_shared_word_both_stay() {
     ]);
     assert!(kept.contains(&"HARD CONSTRAINT: Only Python 3.11.".to_string()));
 }
+
+/// Phrasings of other kits (issue 24): standing rules without a label, and a plan replaced
+/// by another, whose old version must not stay current.
+#[test]
+fn other_phrasings_of_rules_and_replaced_plans() {
+    let active = |msgs: &[&str]| -> Vec<(Kind, String)> {
+        let sources: Vec<Source<'_>> = msgs.iter().map(|t| user("x", t)).collect();
+        extract(&sources, NO_FILES)
+            .active()
+            .map(|i| (i.kind, i.text.clone()))
+            .collect()
+    };
+    for rule in [
+        "From now on, don't run the migrations without a backup.",
+        "For the rest of this session, answer in German.",
+    ] {
+        let got = active(&[rule, "Add the export button."]);
+        assert!(got.contains(&(Kind::Rule, rule.to_string())), "{got:?}");
+    }
+    for (old, new) in [
+        (
+            "We'll use Postgres for the job queue.",
+            "Change of plan: we'll use Redis for the job queue instead.",
+        ),
+        (
+            "Let's go with REST for the public API.",
+            "We decided to switch to GraphQL for the public API instead of REST.",
+        ),
+    ] {
+        let got = active(&[old, new]);
+        assert_eq!(got, [(Kind::Decision, new.to_string())], "{old}");
+    }
+}

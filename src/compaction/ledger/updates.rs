@@ -7,7 +7,8 @@
 //! * Only a statement with an update cue ([`CUES`]) looks for what it replaces; without
 //!   one, two statements on different subjects both stay ("the staging database is MySQL
 //!   8" does not replace "the production database is Postgres 16").
-//! * What it replaces is the older active user statement it shares the most with: content
+//! * What it replaces is the older active user statement (decisions included: a new plan
+//!   replaces the old one) it shares the most with: content
 //!   words (labels, cue words and stop words aside), plus a value of the same shape (two
 //!   dates, two amounts, two ids, two paths under the same folder). It needs two shared
 //!   words, or one and a value of the same shape; a sentence the ledger did not pin by
@@ -33,7 +34,8 @@ use super::words::{content_words, fold, has_phrase};
 const CUES: &[&str] = &[
     "update", "updated", "now", "from now on", "moved to", "changed to", "rotated",
     "no longer", "instead", "rather", "anymore", "any more", "going forward", "renamed",
-    "retired", "rebased", "switched", "calling", "replaced", "replaces",
+    "retired", "rebased", "switched", "switch to", "calling", "replaced", "replaces",
+    "change of plan", "scratch that",
 ];
 
 /// Whether a statement says it changes an earlier one.
@@ -118,6 +120,11 @@ fn candidate(item: &PinnedItem) -> bool {
         && item.origin == super::kind::Origin::User
         && matches!(
             item.kind,
-            Kind::Rule | Kind::Constraint | Kind::Preference | Kind::Fact | Kind::Goal
+            Kind::Rule
+                | Kind::Constraint
+                | Kind::Preference
+                | Kind::Fact
+                | Kind::Goal
+                | Kind::Decision
         )
 }
