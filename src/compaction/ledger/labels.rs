@@ -193,10 +193,7 @@ pub(super) fn strength(text: &str) -> Strength {
 pub fn split_label(text: &str) -> Option<(&str, &str)> {
     let colon = text.find(':')?;
     let (head, body) = (&text[..colon], text[colon + 1..].trim());
-    let known = LABELS.iter().any(|(w, _)| head.eq_ignore_ascii_case(w));
-    let capital = head.starts_with(|c: char| c.is_ascii_uppercase());
-    let needs = NEEDS_CAPITAL.iter().any(|w| head.eq_ignore_ascii_case(w));
-    (known && !body.is_empty() && (capital || !needs) && label(text).is_some())
+    (names_label(head) && !body.is_empty() && label(text).is_some())
         .then(|| (&text[..=colon], body))
 }
 
@@ -204,11 +201,15 @@ pub fn split_label(text: &str) -> Option<(&str, &str)> {
 /// group of statements under it; the label as written, colon included.
 pub fn group_label(line: &str) -> Option<&str> {
     let t = line.trim();
-    let head = t.strip_suffix(':')?;
+    names_label(t.strip_suffix(':')?).then_some(t)
+}
+
+/// Whether `head` is exactly one of [`LABELS`], capitalized where [`NEEDS_CAPITAL`] asks.
+fn names_label(head: &str) -> bool {
     let known = LABELS.iter().any(|(w, _)| head.eq_ignore_ascii_case(w));
     let capital = head.starts_with(|c: char| c.is_ascii_uppercase());
     let needs = NEEDS_CAPITAL.iter().any(|w| head.eq_ignore_ascii_case(w));
-    (known && (capital || !needs)).then_some(t)
+    known && (capital || !needs)
 }
 
 /// A statement without the label it opens with ("SAFETY RULE: Never …" → "Never …"), so

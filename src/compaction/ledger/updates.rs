@@ -24,7 +24,7 @@
 
 use std::collections::BTreeSet;
 
-use super::kind::Kind;
+use super::kind::Origin;
 use super::labels::without_label;
 use super::model::{Ledger, PinnedItem};
 use super::words::{content_words, fold, has_phrase};
@@ -69,8 +69,7 @@ fn shape(v: &str) -> Option<String> {
 
 /// Content words without the label, the cue words and the values (a path's pieces, a
 /// file's extension are not what a statement is about).
-fn words_of(text: &str, values: &[String]) -> BTreeSet<String> {
-    let cues = content_words(&CUES.join(" "));
+fn words_of(text: &str, values: &[String], cues: &BTreeSet<String>) -> BTreeSet<String> {
     let mut t = without_label(text).to_string();
     for v in values {
         t = t.replace(v.as_str(), " ");
@@ -81,26 +80,23 @@ fn words_of(text: &str, values: &[String]) -> BTreeSet<String> {
         .collect()
 }
 
-/// The position in `ledger.items()` of the statement `text` updates, if any; `kind` is
-/// the kind the ledger gave it (`None`: not pinned by itself), which does not change
-/// what it must share.
-pub(super) fn updated(
-    ledger: &Ledger,
-    _kind: Option<Kind>,
-    text: &str,
-    values: &[String],
-) -> Option<usize> {
+/// The position in `ledger.items()` of the statement `text` updates, if any (pinned by
+/// itself or not, it must share as much).
+pub(super) fn updated(ledger: &Ledger, text: &str, values: &[String]) -> Option<usize> {
     if !is_update(text) {
         return None;
     }
-    let mine = words_of(text, values);
+    let cues = content_words(&CUES.join(" "));
+    let mine = words_of(text, values, &cues);
     let shapes: Vec<String> = values.iter().filter_map(|v| shape(v)).collect();
     let mut best: Option<(usize, usize)> = None;
     for (at, old) in ledger.items().iter().enumerate() {
         if !candidate(old) {
             continue;
         }
-        let shared = words_of(&old.text, &old.values).intersection(&mine).count();
+        let shared = words_of(&old.text, &old.values, &cues)
+            .intersection(&mine)
+            .count();
         let same_shape = old
             .values
             .iter()
@@ -115,16 +111,7 @@ pub(super) fn updated(
     best.map(|(at, _)| at)
 }
 
+/// An older statement of the user's that a later one may replace.
 fn candidate(item: &PinnedItem) -> bool {
-    item.is_active()
-        && item.origin == super::kind::Origin::User
-        && matches!(
-            item.kind,
-            Kind::Rule
-                | Kind::Constraint
-                | Kind::Preference
-                | Kind::Fact
-                | Kind::Goal
-                | Kind::Decision
-        )
+    item.is_active() && item.origin == Origin::User && item.kind.is_statement()
 }

@@ -156,14 +156,7 @@ impl Facts {
                     .find(|l| !l.trim().is_empty())
                     .is_some_and(looks_pasted);
                 if let Some(line) = pasted.then(|| command_error("", text, None)).flatten() {
-                    if !self.errors.iter().any(|e| e.line == line) {
-                        self.errors.push(Failure {
-                            key: "pasted".into(),
-                            what: "a run the user pasted".into(),
-                            line,
-                            resolved: false,
-                        });
-                    }
+                    self.met("pasted".into(), "a run the user pasted".into(), line);
                 }
                 let request = collapse_ws(text);
                 if !request.is_empty() && !self.requests.contains(&request) {
@@ -293,14 +286,7 @@ impl Facts {
     fn outcome(&mut self, key: String, what: String, error: Option<String>) {
         match error {
             Some(line) => {
-                if !self.errors.iter().any(|e| e.line == line) {
-                    self.errors.push(Failure {
-                        key: key.clone(),
-                        what: what.clone(),
-                        line: line.clone(),
-                        resolved: false,
-                    });
-                }
+                self.met(key.clone(), what.clone(), line.clone());
                 self.last_error = Some(Failure {
                     key,
                     what,
@@ -318,6 +304,18 @@ impl Facts {
                     e.resolved = true;
                 }
             }
+        }
+    }
+
+    /// Records an error met, once per error line.
+    fn met(&mut self, key: String, what: String, line: String) {
+        if !self.errors.iter().any(|e| e.line == line) {
+            self.errors.push(Failure {
+                key,
+                what,
+                line,
+                resolved: false,
+            });
         }
     }
 

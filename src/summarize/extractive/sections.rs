@@ -46,26 +46,25 @@ impl Builder {
         tail_first: bool,
         shorter: Vec<String>,
     ) {
-        let section = self.layout.section(sec);
-        let key = collapse_ws(&text).to_lowercase();
-        if key.is_empty() || !self.seen.insert((section, key)) {
-            return;
-        }
-        self.seq += 1;
-        let order = if tail_first {
-            usize::MAX - self.seq
-        } else {
-            self.seq
-        };
-        self.items.push(Item {
-            section,
+        let item = Item {
+            section: self.layout.section(sec),
             text,
             raw,
             tier,
-            order,
+            order: 0,
             shorter,
             group: None,
-        });
+        };
+        if self.insert(item) {
+            // Ordered by insertion: the oldest is dropped first, or the newest first.
+            self.seq += 1;
+            let last = self.items.last_mut().expect("just inserted");
+            last.order = if tail_first {
+                usize::MAX - self.seq
+            } else {
+                self.seq
+            };
+        }
     }
 
     /// An item with its drop order given (lower first), under a label line if any.
@@ -77,17 +76,8 @@ impl Builder {
         order: usize,
         group: Option<(usize, String)>,
     ) {
-        let section = self.layout.section(sec);
-        let key = collapse_ws(&text).to_lowercase();
-        let key = match &group {
-            Some((_, label)) => format!("{} {key}", label.to_lowercase()),
-            None => key,
-        };
-        if key.is_empty() || !self.seen.insert((section, key)) {
-            return;
-        }
-        self.items.push(Item {
-            section,
+        self.insert(Item {
+            section: self.layout.section(sec),
             text,
             raw: false,
             tier,
@@ -95,6 +85,21 @@ impl Builder {
             shorter: Vec::new(),
             group,
         });
+    }
+
+    /// Adds `item` unless its section already says the same (its label line counted);
+    /// whether it was added.
+    fn insert(&mut self, item: Item) -> bool {
+        let text = collapse_ws(&item.text).to_lowercase();
+        let key = match &item.group {
+            Some((_, label)) => format!("{} {text}", label.to_lowercase()),
+            None => text,
+        };
+        if key.is_empty() || !self.seen.insert((item.section, key)) {
+            return false;
+        }
+        self.items.push(item);
+        true
     }
 
     pub(super) fn earlier(&mut self, f: &Facts, secs: &[Sec], tier: u8, tail_first: bool) {
@@ -236,8 +241,8 @@ fn standing_items(b: &mut Builder, f: &Facts, sec: Sec) {
         rank[p] = r;
     }
     let grouping = b.layout == Layout::Checkpoint;
-    // (target section, group label, position), grouped labels after the others.
-    let mut placed: Vec<(Sec, Option<&str>, usize)> = items
+    // (target section, (label, body) when grouped, position); grouped ones after the others.
+    let placed: Vec<(Sec, Option<LabelAndBody<'_>>, usize)> = items
         .iter()
         .enumerate()
         .map(|(p, item)| {
@@ -246,21 +251,24 @@ fn standing_items(b: &mut Builder, f: &Facts, sec: Sec) {
             } else {
                 sec
             };
-            let label = split_label(&item.text).filter(|_| grouping).map(|(l, _)| l);
-            (target, label, p)
+            (target, split_label(&item.text).filter(|_| grouping), p)
         })
         .collect();
     let mut labels: Vec<String> = Vec::new();
-    let mut label_id = |l: &str| match labels.iter().position(|x| x.eq_ignore_ascii_case(l)) {
-        Some(i) => i,
-        None => {
-            labels.push(l.to_string());
-            labels.len() - 1
-        }
-    };
     let keys: Vec<Option<usize>> = placed
         .iter()
-        .map(|(_, l, _)| l.map(&mut label_id))
+        .map(|(_, split, _)| {
+            let (l, _) = (*split)?;
+            Some(
+                match labels.iter().position(|x| x.eq_ignore_ascii_case(l)) {
+                    Some(i) => i,
+                    None => {
+                        labels.push(l.to_string());
+                        labels.len() - 1
+                    }
+                },
+            )
+        })
         .collect();
     // Groups in the order of their most important statement (safety rules before notes).
     let mut group_rank = vec![usize::MAX; labels.len()];
@@ -277,11 +285,8 @@ fn standing_items(b: &mut Builder, f: &Facts, sec: Sec) {
         )
     });
     for i in order {
-        let (target, label, p) = std::mem::replace(&mut placed[i], (sec, None, 0));
-        let text = match label {
-            Some(l) => split_label(&items[p].text).map_or(l, |(_, body)| body),
-            None => items[p].text.as_str(),
-        };
+        let (target, split, p) = placed[i];
+        let text = split.map_or(items[p].text.as_str(), |(_, body)| body);
         let group = keys[i].map(|k| (k, labels[k].clone()));
         // The most important is dropped last: the highest order.
         b.add_ordered(
@@ -293,6 +298,9 @@ fn standing_items(b: &mut Builder, f: &Facts, sec: Sec) {
         );
     }
 }
+
+/// A statement's label as written and what follows it (`split_label`).
+type LabelAndBody<'a> = (&'a str, &'a str);
 
 fn decision_items(b: &mut Builder, f: &Facts, sec: Sec) {
     let all: Vec<&str> = decisions(&f.ledger).collect();
