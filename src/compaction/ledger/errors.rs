@@ -15,7 +15,8 @@
 //!   that exited with 1 and said nothing (no match is an answer, not an error).
 
 use super::kind::{Kind, Origin};
-use super::model::{Ledger, PinnedItem};
+use super::draft::Draft;
+use super::model::PinnedItem;
 use super::secrets::redact;
 use super::subject::{command_key, error_subject};
 use super::values::values;
@@ -27,7 +28,7 @@ const ERROR_VALUES: usize = 4;
 /// Applies one tool result: a failure pins (or replaces) the open error of its command,
 /// a success resolves it.
 pub(super) fn tool_result(
-    ledger: &mut Ledger,
+    ledger: &mut Draft,
     is_error: bool,
     tool: &str,
     call: Option<&str>,
@@ -126,18 +127,20 @@ fn error_line(output: &str) -> String {
         .unwrap_or("(no output)");
     clip(&collapse_ws(line), ERROR_LINE_CHARS)
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compaction::ledger::Ledger;
 
     /// Bash results in order: (is_error, command, output).
     fn run(results: &[(bool, &str, &str)]) -> Ledger {
-        let mut l = Ledger::default();
+        let mut l = Draft::default();
         for (n, (is_error, call, output)) in results.iter().enumerate() {
             let id = format!("t{n}");
             tool_result(&mut l, *is_error, "bash", Some(call), output, Some(&id));
         }
-        l
+        l.finish()
     }
 
     fn active(l: &Ledger) -> Vec<(Kind, &str)> {

@@ -32,6 +32,7 @@ use std::collections::HashSet;
 use super::classify::{is_assistant_decision, is_real_request};
 use super::errors::tool_result;
 use super::kind::{Kind, Origin};
+use super::draft::Draft;
 use super::model::{Ledger, PinnedItem};
 use super::secrets::redact;
 use super::statements::{pieces, statements, Statement, SENTENCE_CHARS};
@@ -86,7 +87,7 @@ pub fn update<S: AsRef<str>>(
     modified_files: &[S],
 ) -> Ledger {
     let before: HashSet<String> = previous.items().iter().map(|i| i.id.clone()).collect();
-    let mut ledger = previous;
+    let mut ledger = Draft::from(previous);
     for s in sources {
         match s.role {
             SourceRole::User => user(&mut ledger, s.text, s.entry_id, true),
@@ -114,6 +115,7 @@ pub fn update<S: AsRef<str>>(
             ledger.insert_unique(file);
         }
     }
+    let mut ledger = ledger.finish();
     ledger
         .items_mut()
         .retain(|i| i.kind != Kind::Error || i.is_active() || before.contains(&i.id));
@@ -122,7 +124,7 @@ pub fn update<S: AsRef<str>>(
 }
 
 /// A user message's statements and, with `objective`, what is left of it as the request.
-fn user(ledger: &mut Ledger, text: &str, entry_id: Option<&str>, objective: bool) {
+fn user(ledger: &mut Draft, text: &str, entry_id: Option<&str>, objective: bool) {
     let redacted = redact(text);
     let pieces = pieces(&redacted);
     let (statements, mut claimed) = statements(&pieces);
@@ -139,14 +141,12 @@ fn user(ledger: &mut Ledger, text: &str, entry_id: Option<&str>, objective: bool
             Statement::Item(kind, text) => {
                 let vals = values(&text);
                 let target = updated(ledger, &text, &vals);
-                push_update(
+                let at = push_update(
                     ledger,
                     PinnedItem::new(kind, Origin::User, text, vals, None, entry_id),
                     target,
                 );
-                if let Some(last) = ledger.items().last() {
-                    pushed_here.push(last.id.clone());
-                }
+                pushed_here.push(ledger.get(at).id.clone());
             }
         }
     }
@@ -157,7 +157,7 @@ fn user(ledger: &mut Ledger, text: &str, entry_id: Option<&str>, objective: bool
             continue;
         }
         if let Some(at) = updated(ledger, p.text, &p.values) {
-            let kind = ledger.items()[at].kind;
+            let kind = ledger.get(at).kind;
             let item =
                 PinnedItem::new(kind, Origin::User, p.text, p.values.clone(), None, entry_id);
             push_update(ledger, item, Some(at));
@@ -196,17 +196,18 @@ fn user(ledger: &mut Ledger, text: &str, entry_id: Option<&str>, objective: bool
     }
 }
 
-/// Pushes `item` and, when it updates the statement at `target`, supersedes that one.
-fn push_update(ledger: &mut Ledger, item: PinnedItem, target: Option<usize>) {
-    let old = target.map(|at| ledger.items()[at].id.clone());
-    ledger.push(item);
-    if let (Some(old), Some(new)) = (old, ledger.items().last()) {
-        let new = new.clone();
-        ledger.supersede_with(&old, &new);
+/// Pushes `item` and, when it updates the statement in slot `target`, supersedes that
+/// one. Returns the item's slot.
+fn push_update(ledger: &mut Draft, item: PinnedItem, target: Option<usize>) -> usize {
+    let old = target.map(|at| ledger.get(at).id.clone());
+    let at = ledger.push(item);
+    if let Some(old) = old {
+        ledger.supersede_with(&old, at);
     }
+    at
 }
 
-fn assistant(ledger: &mut Ledger, text: &str, entry_id: Option<&str>) {
+fn assistant(ledger: &mut Draft, text: &str, entry_id: Option<&str>) {
     let redacted = redact(text);
     for s in sentences(&redacted) {
         if s.chars().count() <= SENTENCE_CHARS && is_assistant_decision(s) {

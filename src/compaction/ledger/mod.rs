@@ -39,6 +39,7 @@
 //! * The ledger is bounded: at most `MAX_SUPERSEDED` superseded items are kept.
 
 mod classify;
+mod draft;
 mod errors;
 mod extract;
 mod kind;

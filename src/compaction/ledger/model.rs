@@ -37,7 +37,11 @@ use serde_json::Value;
 use super::kind::{Kind, Origin};
 use super::secrets::{looks_like_secret, redact, REDACTED};
 use super::subject::subject_of;
-use super::words::collapse_ws;
+use super::draft::Draft;
+use super::words::{clip, collapse_ws};
+
+/// How much of a superseding statement is quoted in `supersededBy.text`.
+const QUOTE_CHARS: usize = 160;
 
 /// The JSON layout version written into `details.pinned`.
 pub const LEDGER_VERSION: u32 = 1;
@@ -63,6 +67,17 @@ pub struct SupersededBy {
     /// The entry it was said in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub entry_id: Option<String>,
+}
+
+impl SupersededBy {
+    /// Superseded by what was said (quoted short) in `entry_id`, no item named.
+    pub(super) fn quoting(said: &str, entry_id: Option<&str>) -> SupersededBy {
+        SupersededBy {
+            item_id: None,
+            text: clip(said, QUOTE_CHARS),
+            entry_id: entry_id.map(str::to_string),
+        }
+    }
 }
 
 /// One thing a continuing agent must not lose.
@@ -136,7 +151,7 @@ impl PinnedItem {
     }
 }
 
-fn dedupe_key(kind: Kind, text: &str) -> String {
+pub(super) fn dedupe_key(kind: Kind, text: &str) -> String {
     let t = collapse_ws(text).to_lowercase();
     format!(
         "{}:{}",
@@ -194,6 +209,14 @@ impl Ledger {
         &mut self.items
     }
 
+    pub(super) fn from_items(items: Vec<PinnedItem>) -> Ledger {
+        Ledger { items }
+    }
+
+    pub(super) fn into_items(self) -> Vec<PinnedItem> {
+        self.items
+    }
+
     /// Reads the ledger a previous compaction left in its `details` (`details.pinned`);
     /// empty when there is none. Never fails: see [`Ledger::from_pinned`].
     pub fn from_details(details: &Value) -> Ledger {
@@ -214,7 +237,7 @@ impl Ledger {
             },
             _ => return Ledger::default(),
         };
-        let mut ledger = Ledger::default();
+        let mut ledger = Draft::default();
         for v in list {
             let Ok(mut item) = PinnedItem::deserialize(v) else {
                 continue;
@@ -236,7 +259,7 @@ impl Ledger {
             }
             ledger.insert_unique(item);
         }
-        ledger
+        ledger.finish()
     }
 
     /// The JSON for `details.pinned`.
@@ -245,28 +268,15 @@ impl Ledger {
     }
 
     /// Appends `item`, giving it a fresh id when its id is missing or taken by a
-    /// different item; an identical item already present absorbs its source ids.
-    pub(super) fn insert_unique(&mut self, mut item: PinnedItem) -> usize {
-        let key = item.dedupe_key();
-        if let Some(j) = self.items.iter().position(|i| i.dedupe_key() == key) {
-            let existing = &mut self.items[j];
-            for s in item.source_ids {
-                if !existing.source_ids.contains(&s) {
-                    existing.source_ids.push(s);
-                }
-            }
-            return j;
-        }
-        let mut salt = 0;
-        if item.id.is_empty() {
-            item.id = item_id(item.kind, &item.text, 0);
-        }
-        while self.items.iter().any(|i| i.id == item.id) {
-            salt += 1;
-            item.id = item_id(item.kind, &item.text, salt);
-        }
-        self.items.push(item);
-        self.items.len() - 1
+    /// different item; an identical item already present absorbs its source ids. Returns
+    /// its position.
+    #[cfg(test)]
+    pub(super) fn insert_unique(&mut self, item: PinnedItem) -> usize {
+        let mut draft = Draft::from(std::mem::take(self));
+        // A draft made from a ledger has no empty slots, and this adds none.
+        let at = draft.insert_unique(item);
+        *self = draft.finish();
+        at
     }
 
     /// Drops the oldest superseded items beyond the newest `keep` of them.

@@ -22,12 +22,8 @@
 
 use super::classify::is_goal;
 use super::kind::{Kind, Origin};
-use super::model::{Ledger, PinnedItem, Status, SupersededBy};
+use super::model::PinnedItem;
 use super::subject::same_topic;
-use super::words::clip;
-
-/// How much of a superseding statement is quoted in `supersededBy.text`.
-const QUOTE_CHARS: usize = 160;
 
 /// Whether `new` (active) replaces `old`.
 pub(super) fn supersedes(new: &PinnedItem, old: &PinnedItem) -> bool {
@@ -52,137 +48,10 @@ pub(super) fn supersedes(new: &PinnedItem, old: &PinnedItem) -> bool {
     }
 }
 
-impl Ledger {
-    /// Adds one item as the newest, applying restatement and replacement.
-    pub fn push(&mut self, item: PinnedItem) {
-        let by = SupersededBy {
-            item_id: None,
-            text: clip(&item.text, QUOTE_CHARS),
-            entry_id: item.latest_source().map(str::to_string),
-        };
-        let active = item.is_active();
-        let status = (item.status, item.superseded_by.clone());
-        let at = self.insert_unique(item);
-        let items = self.items_mut();
-        // Restated: the newer status holds, and the item becomes the newest.
-        let mut stored = items.remove(at);
-        (stored.status, stored.superseded_by) = status;
-        if active {
-            let by = SupersededBy {
-                item_id: Some(stored.id.clone()),
-                ..by
-            };
-            for old in items.iter_mut() {
-                if supersedes(&stored, old) {
-                    old.supersede(by.clone());
-                }
-            }
-        }
-        items.push(stored);
-    }
-
-    /// Withdraws the most recent user statement (see the module docs); returns the ids
-    /// of the items it superseded.
-    pub fn cancel_latest(&mut self, said: &str, entry_id: Option<&str>) -> Vec<String> {
-        let cancellable = |i: &PinnedItem| {
-            i.is_active() && i.origin == Origin::User && !matches!(i.kind, Kind::File | Kind::Error)
-        };
-        let items = self.items_mut();
-        let Some(last) = items.iter().rposition(cancellable) else {
-            return Vec::new();
-        };
-        let source = items[last].latest_source().map(str::to_string);
-        let ids: Vec<String> = items
-            .iter()
-            .enumerate()
-            .filter(|&(j, item)| {
-                cancellable(item)
-                    && match &source {
-                        Some(s) => item.latest_source() == Some(s.as_str()),
-                        None => j == last,
-                    }
-            })
-            .map(|(_, item)| item.id.clone())
-            .collect();
-        self.cancel(&ids, said, entry_id);
-        ids
-    }
-
-    /// Supersedes the given active items by a cancellation, and puts back in force what
-    /// they had replaced: "use port 9090" then "never mind" leaves port 8080.
-    pub fn cancel(&mut self, ids: &[String], said: &str, entry_id: Option<&str>) {
-        let by = SupersededBy {
-            item_id: None,
-            text: clip(said.trim(), QUOTE_CHARS),
-            entry_id: entry_id.map(str::to_string),
-        };
-        let cancelled: Vec<String> = self
-            .active()
-            .filter(|i| ids.contains(&i.id))
-            .map(|i| i.id.clone())
-            .collect();
-        for item in self.items_mut().iter_mut() {
-            if cancelled.contains(&item.id) {
-                item.supersede(by.clone());
-            } else if item
-                .superseded_by
-                .as_ref()
-                .and_then(|b| b.item_id.as_ref())
-                .is_some_and(|id| cancelled.contains(id))
-            {
-                item.status = Status::Active;
-                item.superseded_by = None;
-            }
-        }
-    }
-
-    /// Marks the open errors with this subject resolved by a later success.
-    pub fn resolve_errors(&mut self, subject: &str, said: &str, entry_id: Option<&str>) {
-        for item in self.items_mut().iter_mut() {
-            if item.kind == Kind::Error && item.is_active() && item.subject == subject {
-                item.supersede(SupersededBy {
-                    item_id: None,
-                    text: clip(said, QUOTE_CHARS),
-                    entry_id: entry_id.map(str::to_string),
-                });
-            }
-        }
-    }
-
-    /// Supersedes the active item `old_id` by `new` (an update that names no common
-    /// subject, see `updates`); nothing when it is no longer active or is `new` itself.
-    pub(super) fn supersede_with(&mut self, old_id: &str, new: &PinnedItem) {
-        if old_id == new.id {
-            return;
-        }
-        let by = SupersededBy {
-            item_id: Some(new.id.clone()),
-            text: clip(&new.text, QUOTE_CHARS),
-            entry_id: new.latest_source().map(str::to_string),
-        };
-        if let Some(old) = self
-            .items_mut()
-            .iter_mut()
-            .find(|i| i.id == old_id && i.is_active())
-        {
-            old.supersede(by);
-        }
-    }
-
-    /// The previous compaction's ledger followed by this round's: every newer item is
-    /// pushed in order, so restatement, replacement and de-duplication (keeping all
-    /// source ids) work across rounds.
-    pub fn merge(mut self, newer: Ledger) -> Ledger {
-        for item in newer.items() {
-            self.push(item.clone());
-        }
-        self
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compaction::ledger::Ledger;
 
     fn item(kind: Kind, text: &str, values: &[&str], src: &str) -> PinnedItem {
         let values = values.iter().map(|v| v.to_string()).collect();

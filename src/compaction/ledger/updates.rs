@@ -24,9 +24,8 @@
 
 use std::collections::BTreeSet;
 
-use super::kind::Origin;
+use super::draft::Draft;
 use super::labels::without_label;
-use super::model::{Ledger, PinnedItem};
 use super::words::{content_words, fold, has_phrase};
 
 /// Words and phrases by which a statement says it changes an earlier one.
@@ -80,9 +79,9 @@ fn words_of(text: &str, values: &[String], cues: &BTreeSet<String>) -> BTreeSet<
         .collect()
 }
 
-/// The position in `ledger.items()` of the statement `text` updates, if any (pinned by
-/// itself or not, it must share as much).
-pub(super) fn updated(ledger: &Ledger, text: &str, values: &[String]) -> Option<usize> {
+/// The slot in `ledger` of the statement `text` updates, if any (pinned by itself or
+/// not, it must share as much).
+pub(super) fn updated(ledger: &mut Draft, text: &str, values: &[String]) -> Option<usize> {
     if !is_update(text) {
         return None;
     }
@@ -90,13 +89,11 @@ pub(super) fn updated(ledger: &Ledger, text: &str, values: &[String]) -> Option<
     let mine = words_of(text, values, &cues);
     let shapes: Vec<String> = values.iter().filter_map(|v| shape(v)).collect();
     let mut best: Option<(usize, usize)> = None;
-    for (at, old) in ledger.items().iter().enumerate() {
-        if !candidate(old) {
-            continue;
-        }
-        let shared = words_of(&old.text, &old.values, &cues)
-            .intersection(&mine)
-            .count();
+    // Newest first: ties go to the newest.
+    for (at, old, words) in ledger.user_statements_newest_first(|old| {
+        words_of(&old.text, &old.values, &cues)
+    }) {
+        let shared = words.intersection(&mine).count();
         let same_shape = old
             .values
             .iter()
@@ -104,14 +101,9 @@ pub(super) fn updated(ledger: &Ledger, text: &str, values: &[String]) -> Option<
             .any(|s| shapes.contains(&s));
         let enough = shared >= 2 || (shared >= 1 && same_shape);
         let score = shared + usize::from(same_shape);
-        if enough && best.is_none_or(|(_, s)| score >= s) {
+        if enough && best.is_none_or(|(_, s)| score > s) {
             best = Some((at, score));
         }
     }
     best.map(|(at, _)| at)
-}
-
-/// An older statement of the user's that a later one may replace.
-fn candidate(item: &PinnedItem) -> bool {
-    item.is_active() && item.origin == Origin::User && item.kind.is_statement()
 }
