@@ -436,10 +436,7 @@ mod tests {
             ));
         }
         let l = d.finish();
-        let active_ports = l
-            .active()
-            .filter(|i| i.kind == Kind::Preference)
-            .count();
+        let active_ports = l.active().filter(|i| i.kind == Kind::Preference).count();
         assert_eq!(active_ports, 1);
         assert_eq!(l.active().filter(|i| i.kind == Kind::Rule).count(), 5000);
     }

@@ -14,8 +14,8 @@
 //! * Not failures: a run the user aborted, and a search (`grep`, `rg`, `test`, `diff`, …)
 //!   that exited with 1 and said nothing (no match is an answer, not an error).
 
-use super::kind::{Kind, Origin};
 use super::draft::Draft;
+use super::kind::{Kind, Origin};
 use super::model::PinnedItem;
 use super::secrets::redact;
 use super::subject::{command_key, error_subject};

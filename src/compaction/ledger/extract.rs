@@ -30,9 +30,9 @@
 use std::collections::HashSet;
 
 use super::classify::{is_assistant_decision, is_real_request};
+use super::draft::Draft;
 use super::errors::tool_result;
 use super::kind::{Kind, Origin};
-use super::draft::Draft;
 use super::model::{Ledger, PinnedItem};
 use super::secrets::redact;
 use super::statements::{pieces, statements, Statement, SENTENCE_CHARS};

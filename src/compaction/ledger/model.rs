@@ -34,10 +34,10 @@ use std::borrow::Cow;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
+use super::draft::Draft;
 use super::kind::{Kind, Origin};
 use super::secrets::{looks_like_secret, redact, REDACTED};
 use super::subject::subject_of;
-use super::draft::Draft;
 use super::words::{clip, collapse_ws};
 
 /// How much of a superseding statement is quoted in `supersededBy.text`.

@@ -90,9 +90,9 @@ pub(super) fn updated(ledger: &mut Draft, text: &str, values: &[String]) -> Opti
     let shapes: Vec<String> = values.iter().filter_map(|v| shape(v)).collect();
     let mut best: Option<(usize, usize)> = None;
     // Newest first: ties go to the newest.
-    for (at, old, words) in ledger.user_statements_newest_first(|old| {
-        words_of(&old.text, &old.values, &cues)
-    }) {
+    for (at, old, words) in
+        ledger.user_statements_newest_first(|old| words_of(&old.text, &old.values, &cues))
+    {
         let shared = words.intersection(&mine).count();
         let same_shape = old
             .values

@@ -4,7 +4,7 @@
 //! (rules, constraints, preferences, facts) and the decisions come from the pinned
 //! ledger (see `pinned`), so the summary states them as verification will look for them.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use super::diagnostics::{command_error, command_key, tool_error};
 use super::earlier::{parse_summary, Earlier};
@@ -82,6 +82,23 @@ pub(super) struct Facts {
     /// The opening sentence of the assistant text since the last tool result: what the
     /// next tool call is for.
     intent: Option<String>,
+    /// What is already listed, so each event costs the same however many came before.
+    seen: Seen,
+}
+
+/// Lookups into the lists of [`Facts`].
+#[derive(Default)]
+struct Seen {
+    requests: HashSet<String>,
+    /// Path → position in `modified`.
+    modified: HashMap<String, usize>,
+    /// (position in `modified`, note).
+    notes: HashSet<(usize, String)>,
+    commits: HashSet<String>,
+    /// Error lines met.
+    error_lines: HashSet<String>,
+    /// Outcome key → positions in `errors`.
+    errors: HashMap<String, Vec<usize>>,
 }
 
 impl Facts {
@@ -159,7 +176,7 @@ impl Facts {
                     self.met("pasted".into(), "a run the user pasted".into(), line);
                 }
                 let request = collapse_ws(text);
-                if !request.is_empty() && !self.requests.contains(&request) {
+                if !request.is_empty() && self.seen.requests.insert(request.clone()) {
                     self.requests.push(request);
                 }
             }
@@ -188,9 +205,10 @@ impl Facts {
             kind @ (CallKind::Write | CallKind::Edit) => match call.path() {
                 Some(p) => {
                     self.mentioned.insert(&p);
-                    let m = match self.modified.iter().position(|m| m.path == p) {
-                        Some(i) => &mut self.modified[i],
+                    let at = match self.seen.modified.get(&p) {
+                        Some(&at) => at,
                         None => {
+                            self.seen.modified.insert(p.clone(), self.modified.len());
                             self.modified.push(Modified {
                                 path: p,
                                 wrote: false,
@@ -199,16 +217,17 @@ impl Facts {
                                 failed: false,
                                 notes: Vec::new(),
                             });
-                            self.modified.last_mut().expect("just pushed")
+                            self.modified.len() - 1
                         }
                     };
+                    let m = &mut self.modified[at];
                     if kind == CallKind::Write {
                         m.wrote = true;
                     } else {
                         m.edited = true;
                     }
                     if let Some(note) = &self.intent {
-                        if !m.notes.contains(note) {
+                        if self.seen.notes.insert((at, note.clone())) {
                             m.notes.push(note.clone());
                         }
                     }
@@ -249,7 +268,7 @@ impl Facts {
                 let error = tool_error(output);
                 let path = call.path();
                 if let (Some(p), CallKind::Write | CallKind::Edit) = (&path, kind) {
-                    if let Some(m) = self.modified.iter_mut().find(|m| &m.path == p) {
+                    if let Some(m) = self.seen.modified.get(p).map(|&at| &mut self.modified[at]) {
                         if error.is_some() {
                             m.failed = true;
                         } else {
@@ -271,7 +290,7 @@ impl Facts {
         if error.is_none() {
             self.done_commands.insert(command);
             if let Some(message) = commit_message(command) {
-                if !self.commits.contains(&message) {
+                if self.seen.commits.insert(message.clone()) {
                     self.commits.push(message);
                 }
             }
@@ -300,8 +319,8 @@ impl Facts {
                         e.resolved = true;
                     }
                 }
-                for e in self.errors.iter_mut().filter(|e| e.key == key) {
-                    e.resolved = true;
+                for &at in self.seen.errors.get(&key).into_iter().flatten() {
+                    self.errors[at].resolved = true;
                 }
             }
         }
@@ -309,7 +328,9 @@ impl Facts {
 
     /// Records an error met, once per error line.
     fn met(&mut self, key: String, what: String, line: String) {
-        if !self.errors.iter().any(|e| e.line == line) {
+        if self.seen.error_lines.insert(line.clone()) {
+            let at = self.errors.len();
+            self.seen.errors.entry(key.clone()).or_default().push(at);
             self.errors.push(Failure {
                 key,
                 what,
