@@ -4,6 +4,7 @@
 //! combine it with the summarizers; the HTTP layer and the command line only call them,
 //! and `startup` wires the service together for `compactd serve` and the API tests.
 
+pub mod cancel;
 pub mod cli;
 pub mod compaction;
 pub mod config;

@@ -1,5 +1,6 @@
 //! The architecture of compactd, checked. The crate is built in layers, bottom to top:
 //!
+//! 0. `cancel`: the cancellation checkpoints every step calls (std only);
 //! 1. `json`: the JSON lexer the session reader and the `JSON.stringify` reader share;
 //! 2. `session`: session files parsed, migrated and walked as a tree of entries;
 //! 3. `compaction`: the pure core (tokens, cut point, preparation, pruning,
@@ -28,6 +29,7 @@ use std::path::{Path, PathBuf};
 
 /// The layers, bottom to top (see the module documentation).
 const LAYERS: &[&str] = &[
+    "cancel",
     "json",
     "session",
     "compaction",

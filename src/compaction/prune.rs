@@ -93,6 +93,7 @@ pub fn plan_pruning(path: &[&Entry], settings: &PruneSettings) -> PrunePlan {
     let mut accumulated: u64 = 0;
     let mut candidates = Vec::new();
     for (i, entry) in path.iter().enumerate().rev() {
+        crate::cancel::checkpoint();
         let EntryBody::Message(m) = &entry.body else {
             continue;
         };

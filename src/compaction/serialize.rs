@@ -102,6 +102,7 @@ pub fn write_conversation<'s, 'a: 's, O: ConversationOut>(
         }
     };
     for msg in messages {
+        crate::cancel::checkpoint();
         match msg {
             AgentMessage::Stored(m) => match m.role {
                 Role::User => push_user_content(&m.content, out_sep(out, &mut sep)),

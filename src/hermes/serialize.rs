@@ -44,6 +44,7 @@ pub fn serialize(turns: &[Value], opts: &Options) -> String {
 /// One message's part: `[ROLE]: text`, `[TOOL RESULT id]: text`, or the assistant's
 /// text followed by its tool calls.
 pub fn serialize_message(msg: &Value, opts: &Options) -> String {
+    crate::cancel::checkpoint();
     let role = message::role(msg).unwrap_or("unknown");
     let mut text = redact(&content_text(message::content(msg)), opts).into_owned();
     if let Ok(Cow::Owned(replaced)) = MEDIA.try_replacen(&text, 0, "[media attachment]") {

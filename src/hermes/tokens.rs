@@ -41,6 +41,7 @@ pub fn rough(msgs: &[Value]) -> u64 {
     let mut chars: u64 = 0;
     let mut images: u64 = 0;
     for m in msgs {
+        crate::cancel::checkpoint();
         chars += message_chars(m);
         images += image_count(m);
     }

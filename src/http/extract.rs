@@ -185,15 +185,21 @@ where
         .ok()
         .flatten()
         .unwrap_or(0);
+    // The work stops when this request is dropped (see `cancel`).
+    let token = crate::cancel::Token::new();
+    let _cancel_when_dropped = token.cancel_on_drop();
     let worker = tokio::task::spawn_blocking(move || {
-        parse_arriving(arriving, query, max_entries, declared, |input| {
-            work(&input?)
+        crate::cancel::run(&token, || {
+            parse_arriving(arriving, query, max_entries, declared, |input| {
+                work(&input?)
+            })
         })
     });
     send_lines(req, state, pieces).await?;
     match worker.await {
-        Ok(Some(answer)) => answer,
-        Ok(None) => Err(ApiError::Internal("the body ended early".into())),
+        Ok(Ok(Some(answer))) => answer,
+        Ok(Ok(None)) => Err(ApiError::Internal("the body ended early".into())),
+        Ok(Err(cancelled)) => Err(ApiError::Internal(format!("worker stopped: {cancelled}"))),
         Err(e) => Err(ApiError::Internal(format!("worker failed: {e}"))),
     }
 }

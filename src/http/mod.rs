@@ -149,11 +149,12 @@ fn inspector_page(state: &AppState) -> Router<AppState> {
         .route("/inspector/{name}", get(inspect::get_asset))
 }
 
-/// Runs CPU-bound work (parsing, preparing) off the async workers.
+/// Runs CPU-bound work (parsing, preparing) off the async workers; it stops when the
+/// request is dropped (see `cancel`).
 pub async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
-    tokio::task::spawn_blocking(f)
+    crate::cancel::offload(f)
         .await
-        .map_err(|e| ApiError::Internal(format!("worker failed: {e}")))?
+        .map_err(|e| ApiError::Internal(format!("worker stopped: {e}")))?
 }

@@ -79,6 +79,7 @@ pub fn sources_of<'s, 'a: 's>(
     let mut calls: HashMap<String, String> = HashMap::new();
     let mut out = Vec::new();
     for (message, entry) in messages {
+        crate::cancel::checkpoint();
         let entry_id = entry.id().map(str::to_string);
         let (role, text) = match message {
             AgentMessage::Stored(m) => match stored(m, entry, &mut calls) {

@@ -132,6 +132,7 @@ impl<'a> Builder<'a> {
     /// [`Builder::push`], told whether `raw` holds a byte below 0x20 when the caller
     /// knows (`json::lines::line_end` finds that with the line's end).
     pub fn push_hinted(&mut self, raw: &'a str, origin: Origin, controls: Option<bool>) -> bool {
+        crate::cancel::checkpoint();
         if !self.accepts() {
             return false;
         }

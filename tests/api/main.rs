@@ -1,6 +1,7 @@
 //! HTTP API tests against the real server on a random port.
 
 mod branch;
+mod cancel;
 mod chat;
 mod checked;
 mod compact;

@@ -20,10 +20,16 @@
 //!   replace are the newest [`UPDATE_WINDOW`] user statements. Past those, an older
 //!   statement stays in force beside the new one: both are shown, nothing is lost.
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
+
+use serde::Deserialize;
+use serde_json::Value;
 
 use super::kind::{Kind, Origin};
 use super::model::{dedupe_key, item_id, Ledger, PinnedItem, Status, SupersededBy};
+use super::secrets::{looks_like_secret, redact, REDACTED};
+use super::subject::subject_of;
 use super::supersede::supersedes;
 
 /// Active statements of one subject a new statement is compared with (the newest).
@@ -84,9 +90,10 @@ impl Draft {
     /// Appends `item`, giving it a fresh id when its id is missing or taken by a different
     /// item; an identical item already present absorbs its source ids and keeps its place.
     pub(super) fn insert_unique(&mut self, item: PinnedItem) -> usize {
-        match self.absorb(item) {
-            Ok(slot) => slot,
-            Err(item) => self.append(item),
+        let mut item = item;
+        match self.absorb(&mut item) {
+            Some(slot) => slot,
+            None => self.append(item),
         }
     }
 
@@ -96,9 +103,10 @@ impl Draft {
         let by = SupersededBy::quoting(&item.text, item.latest_source());
         let active = item.is_active();
         let status = (item.status, item.superseded_by.clone());
-        let mut stored = match self.absorb(item) {
-            Ok(slot) => self.take(slot),
-            Err(item) => item,
+        let mut item = item;
+        let mut stored = match self.absorb(&mut item) {
+            Some(slot) => self.take(slot),
+            None => item,
         };
         // Restated: the newer status holds, and the item becomes the newest.
         (stored.status, stored.superseded_by) = status;
@@ -231,18 +239,18 @@ impl Draft {
         }
     }
 
-    /// The slot of an item identical to `item`, after merging its source ids; or the item
-    /// back with an id no other item has.
-    fn absorb(&mut self, mut item: PinnedItem) -> Result<usize, PinnedItem> {
+    /// The slot of an item identical to `item`, after merging its source ids into it; or
+    /// none, with `item` given an id no other item has.
+    fn absorb(&mut self, item: &mut PinnedItem) -> Option<usize> {
         if let Some(&slot) = self.keys.get(&dedupe_key(item.kind, &item.text)) {
             // Out and back in: the entry it was last stated in may change.
             let mut existing = self.take(slot);
-            for s in item.source_ids {
+            for s in item.source_ids.drain(..) {
                 if !existing.source_ids.contains(&s) {
                     existing.source_ids.push(s);
                 }
             }
-            return Ok(self.put(slot, existing));
+            return Some(self.put(slot, existing));
         }
         if item.id.is_empty() {
             item.id = item_id(item.kind, &item.text, 0);
@@ -252,7 +260,7 @@ impl Draft {
             salt += 1;
             item.id = item_id(item.kind, &item.text, salt);
         }
-        Err(item)
+        None
     }
 
     fn append(&mut self, item: PinnedItem) -> usize {
@@ -385,6 +393,67 @@ impl Ledger {
         f(&mut draft);
         *self = draft.finish();
     }
+}
+
+/// Reading a ledger: every item goes through a draft, so a long one reads in linear time.
+impl Ledger {
+    /// Reads the ledger a previous compaction left in its `details` (`details.pinned`);
+    /// empty when there is none. Never fails: see [`Ledger::from_pinned`].
+    pub fn from_details(details: &Value) -> Ledger {
+        details
+            .get("pinned")
+            .map(Ledger::from_pinned)
+            .unwrap_or_default()
+    }
+
+    /// Reads `{"version", "items": [...]}` or a bare item array, skipping items that
+    /// cannot be read and repairing missing ids and subjects.
+    pub fn from_pinned(pinned: &Value) -> Ledger {
+        let list = match pinned {
+            Value::Array(a) => a,
+            Value::Object(o) => match o.get("items") {
+                Some(Value::Array(a)) => a,
+                _ => return Ledger::default(),
+            },
+            _ => return Ledger::default(),
+        };
+        let mut ledger = Draft::default();
+        for v in list {
+            let Ok(mut item) = PinnedItem::deserialize(v) else {
+                continue;
+            };
+            if item.text.trim().is_empty() {
+                continue;
+            }
+            // A ledger written by someone else is held to the same rule: no secrets.
+            if let Cow::Owned(clean) = redact(&item.text) {
+                item.text = clean;
+            }
+            item.values
+                .retain(|v| !v.contains(REDACTED) && !looks_like_secret(v));
+            if item.subject.is_empty() {
+                item.subject = subject_of(item.kind, &item.text, &item.values);
+            }
+            if item.status == Status::Active {
+                item.superseded_by = None;
+            }
+            ledger.insert_unique(item);
+        }
+        ledger.finish()
+    }
+
+    /// Appends `item`, giving it a fresh id when its id is missing or taken by a
+    /// different item; an identical item already present absorbs its source ids. Returns
+    /// its position.
+    #[cfg(test)]
+    pub(super) fn insert_unique(&mut self, item: PinnedItem) -> usize {
+        let mut draft = Draft::from(std::mem::take(self));
+        // A draft made from a ledger has no empty slots, and this adds none.
+        let at = draft.insert_unique(item);
+        *self = draft.finish();
+        at
+    }
+
 }
 
 #[cfg(test)]

@@ -89,6 +89,7 @@ pub fn update<S: AsRef<str>>(
     let before: HashSet<String> = previous.items().iter().map(|i| i.id.clone()).collect();
     let mut ledger = Draft::from(previous);
     for s in sources {
+        crate::cancel::checkpoint();
         match s.role {
             SourceRole::User => user(&mut ledger, s.text, s.entry_id, true),
             SourceRole::Carried => user(&mut ledger, s.text, s.entry_id, false),

@@ -29,14 +29,11 @@
 //! * Superseded items are kept, with what superseded them, so a reader sees why a value
 //!   changed; [`Ledger::prune_superseded`] bounds them when a caller wants to.
 
-use std::borrow::Cow;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use super::draft::Draft;
 use super::kind::{Kind, Origin};
-use super::secrets::{looks_like_secret, redact, REDACTED};
 use super::subject::subject_of;
 use super::words::{clip, collapse_ws};
 
@@ -217,66 +214,9 @@ impl Ledger {
         self.items
     }
 
-    /// Reads the ledger a previous compaction left in its `details` (`details.pinned`);
-    /// empty when there is none. Never fails: see [`Ledger::from_pinned`].
-    pub fn from_details(details: &Value) -> Ledger {
-        details
-            .get("pinned")
-            .map(Ledger::from_pinned)
-            .unwrap_or_default()
-    }
-
-    /// Reads `{"version", "items": [...]}` or a bare item array, skipping items that
-    /// cannot be read and repairing missing ids and subjects.
-    pub fn from_pinned(pinned: &Value) -> Ledger {
-        let list = match pinned {
-            Value::Array(a) => a,
-            Value::Object(o) => match o.get("items") {
-                Some(Value::Array(a)) => a,
-                _ => return Ledger::default(),
-            },
-            _ => return Ledger::default(),
-        };
-        let mut ledger = Draft::default();
-        for v in list {
-            let Ok(mut item) = PinnedItem::deserialize(v) else {
-                continue;
-            };
-            if item.text.trim().is_empty() {
-                continue;
-            }
-            // A ledger written by someone else is held to the same rule: no secrets.
-            if let Cow::Owned(clean) = redact(&item.text) {
-                item.text = clean;
-            }
-            item.values
-                .retain(|v| !v.contains(REDACTED) && !looks_like_secret(v));
-            if item.subject.is_empty() {
-                item.subject = subject_of(item.kind, &item.text, &item.values);
-            }
-            if item.status == Status::Active {
-                item.superseded_by = None;
-            }
-            ledger.insert_unique(item);
-        }
-        ledger.finish()
-    }
-
     /// The JSON for `details.pinned`.
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).expect("a ledger always serializes")
-    }
-
-    /// Appends `item`, giving it a fresh id when its id is missing or taken by a
-    /// different item; an identical item already present absorbs its source ids. Returns
-    /// its position.
-    #[cfg(test)]
-    pub(super) fn insert_unique(&mut self, item: PinnedItem) -> usize {
-        let mut draft = Draft::from(std::mem::take(self));
-        // A draft made from a ledger has no empty slots, and this adds none.
-        let at = draft.insert_unique(item);
-        *self = draft.finish();
-        at
     }
 
     /// Drops the oldest superseded items beyond the newest `keep` of them.

@@ -112,6 +112,7 @@ impl Facts {
         let mut pending: VecDeque<Call> = VecDeque::new();
         let mut last = None;
         for part in split_parts(p.conversation) {
+            crate::cancel::checkpoint();
             match part.label {
                 Label::User => f.user(part.text),
                 Label::Assistant => f.assistant(part.text),

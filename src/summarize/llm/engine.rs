@@ -243,7 +243,7 @@ impl Engine {
         let answered = match self.route(req, model)? {
             Route::Extractive => {
                 sink.emit(extractive_step());
-                return Ok(self.extractive(req, 0));
+                return self.extractive(req, 0).await;
             }
             Route::Single(candidates) => self.answer(&candidates, req, sink).await,
             Route::Moa(moa) => self.answer_moa(moa, req, sink).await,
@@ -272,7 +272,7 @@ impl Engine {
                         failures = %e.failures,
                         "every model candidate failed; answering with the extractive summarizer"
                     );
-                    Ok(self.extractive(req, e.retries))
+                    self.extractive(req, e.retries).await
                 }
                 FallbackPolicy::None => Err(SummarizeError::Upstream(e.failures)),
             },
@@ -283,7 +283,7 @@ impl Engine {
                         failures = %e.failures,
                         "summarizer deadline passed; answering with the extractive summarizer"
                     );
-                    Ok(self.extractive(req, e.retries))
+                    self.extractive(req, e.retries).await
                 }
                 FallbackPolicy::None => {
                     tracing::warn!(
@@ -461,14 +461,24 @@ impl Engine {
         serde_json::to_value(described).expect("a description is plain data")
     }
 
-    fn extractive(&self, req: &SummaryRequest, retries: u32) -> Summary {
-        Summary {
+    /// The extractive summary, on the blocking pool: it is CPU-bound and stops when the
+    /// caller is dropped (see `cancel`).
+    async fn extractive(
+        &self,
+        req: &SummaryRequest,
+        retries: u32,
+    ) -> Result<Summary, SummarizeError> {
+        let (fallback, req) = (self.fallback.clone(), req.clone());
+        let summary = crate::cancel::offload(move || fallback(&req))
+            .await
+            .map_err(|_| SummarizeError::Timeout)?;
+        Ok(Summary {
             summarizer: SummarizerKind::Extractive,
             retries,
             cached: false,
             moa: None,
-            ..(self.fallback)(req)
-        }
+            ..summary
+        })
     }
 }
 
