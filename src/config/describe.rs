@@ -26,6 +26,8 @@ pub struct ConfigDescription<S> {
     pub shutdown_grace_secs: u64,
     pub heartbeat_ms: u64,
     pub job_ttl_secs: u64,
+    pub jobs_max: usize,
+    pub jobs_max_bytes: usize,
     /// Where jobs, idempotency keys and cached summaries live: `memory` (this process)
     /// or `redis` (shared by replicas; the URL is never shown).
     pub state: &'static str,
@@ -148,6 +150,8 @@ impl Config {
             shutdown_grace_secs: self.shutdown_grace.as_secs(),
             heartbeat_ms: millis(self.heartbeat),
             job_ttl_secs: self.job_ttl.as_secs(),
+            jobs_max: self.jobs_max,
+            jobs_max_bytes: self.jobs_max_bytes,
             state: if self.redis_url.is_some() {
                 "redis"
             } else {
@@ -258,6 +262,8 @@ mod tests {
                 "shutdownGraceSecs",
                 "heartbeatMs",
                 "jobTtlSecs",
+                "jobsMax",
+                "jobsMaxBytes",
                 "state",
                 "jobLeaseMs",
                 "stateTimeoutMs",

@@ -76,6 +76,9 @@ pub struct Config {
     pub heartbeat: Duration,
     /// How long a finished job's record and result are kept.
     pub job_ttl: Duration,
+    /// Ceilings on finished job records: count and bytes.
+    pub jobs_max: usize,
+    pub jobs_max_bytes: usize,
     /// The shared state of replicas (`COMPACTD_REDIS_URL`); `None`: in process.
     pub redis_url: Option<secrecy::SecretString>,
     /// A job's lease without renewal (`COMPACTD_JOB_LEASE_MS`).
@@ -193,6 +196,8 @@ impl Config {
         positive(s.request_timeout_secs, "request_timeout_secs")?;
         positive(s.heartbeat_ms, "heartbeat_ms")?;
         positive(s.job_ttl_secs, "job_ttl_secs")?;
+        positive(s.jobs_max as u64, "jobs_max")?;
+        positive(s.jobs_max_bytes as u64, "jobs_max_bytes")?;
         positive(s.job_lease_ms, "job_lease_ms")?;
         positive(s.state_timeout_ms, "state_timeout_ms")?;
         if let Some(url) = &s.redis_url {
@@ -233,6 +238,8 @@ impl Config {
             shutdown_grace: Duration::from_secs(s.shutdown_grace_secs),
             heartbeat: Duration::from_millis(s.heartbeat_ms),
             job_ttl: Duration::from_secs(s.job_ttl_secs),
+            jobs_max: s.jobs_max,
+            jobs_max_bytes: s.jobs_max_bytes,
             redis_url: s.redis_url.clone(),
             job_lease: Duration::from_millis(s.job_lease_ms),
             state_timeout: Duration::from_millis(s.state_timeout_ms),

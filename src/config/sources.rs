@@ -54,6 +54,10 @@ pub(super) struct Settings {
     pub heartbeat_ms: u64,
     /// How long a finished job's record and result are kept.
     pub job_ttl_secs: u64,
+    /// Finished job records kept at most (the oldest go first).
+    pub jobs_max: usize,
+    /// Bytes of finished job records (their events and results) kept at most.
+    pub jobs_max_bytes: usize,
     /// Shared state for replicas (issue 13): `redis://` or `rediss://` (Valkey speaks
     /// the same protocol). Unset: everything stays in this process. Never shown: it may
     /// carry a password.
@@ -130,6 +134,9 @@ impl Default for Settings {
             // Below the 60 s idle timeout of common proxies.
             heartbeat_ms: 15_000,
             job_ttl_secs: 3600,
+            jobs_max: 1_000,
+            // 256 MiB: about 30 results of a 2 MB session with every option on.
+            jobs_max_bytes: 256 << 20,
             redis_url: None,
             job_lease_ms: 10_000,
             state_timeout_ms: 1_000,

@@ -38,6 +38,9 @@ pub enum ApiError {
     /// No job with this id for this API key (or it expired).
     #[error("no such job")]
     JobNotFound,
+    /// The job finished and was evicted to keep under COMPACTD_JOBS_MAX(_BYTES).
+    #[error("job evicted")]
+    JobEvicted,
     /// The job was cancelled (`DELETE /v1/jobs/{id}`): its `error` event.
     #[error("job cancelled")]
     JobCancelled,
@@ -228,6 +231,12 @@ impl ApiError {
                 "job-not-found",
                 "Job not found",
                 "no job with this id for this API key; finished jobs expire after COMPACTD_JOB_TTL_SECS",
+            ),
+            ApiError::JobEvicted => row(
+                S::GONE,
+                "job-evicted",
+                "Job evicted",
+                "the job finished and its record was evicted to keep under COMPACTD_JOBS_MAX / COMPACTD_JOBS_MAX_BYTES; send the request again",
             ),
             ApiError::JobCancelled => row(
                 S::CONFLICT,

@@ -18,7 +18,7 @@
 use std::time::Duration;
 
 use super::job::{Batch, Begin, Logged, Owner, Snapshot, Status, Waiter};
-use super::memory::MemoryJobs;
+use super::memory::{JobLimits, MemoryJobs};
 use super::redis::jobs::RedisJobs;
 use super::StateError;
 
@@ -29,9 +29,19 @@ pub enum Jobs {
 }
 
 impl Jobs {
-    /// Jobs kept in this process, forgotten `ttl` after they finish.
-    pub fn memory(ttl: Duration) -> Self {
-        Jobs::Memory(MemoryJobs::new(ttl))
+    /// Jobs kept in this process, forgotten `ttl` after they finish or when finished
+    /// ones go past `limits`.
+    pub fn memory(ttl: Duration, limits: JobLimits) -> Self {
+        Jobs::Memory(MemoryJobs::new(ttl, limits))
+    }
+
+    /// Whether the owner's job `id` was evicted under the ceilings (the shared store
+    /// evicts nothing: Redis bounds its records by their expiry and its own memory limit).
+    pub async fn evicted(&self, owner: Owner, id: &str) -> bool {
+        match self {
+            Jobs::Memory(m) => m.evicted(owner, id),
+            Jobs::Redis(_) => false,
+        }
     }
 
     /// Registers a job (status `running`: it already holds its place under the limit),

@@ -9,10 +9,16 @@
 //! * Records expire `job_ttl` after they finish; running jobs do not expire (their work is
 //!   bounded by the request deadline). Expired records and their idempotency keys are
 //!   swept when jobs are created or read, at most once a second.
+//! * Finished records are also bounded by count and bytes ([`JobLimits`]): when a job
+//!   finishes past either, the oldest finished records go first (with their idempotency
+//!   keys), never the one that just finished. Running jobs hold a place under the
+//!   concurrency limit, so they are bounded already. An evicted id is remembered (its
+//!   owner, nothing else; the newest [`EVICTED_REMEMBERED`]) so that it answers "gone"
+//!   rather than "never existed".
 //! * Owners are SHA-256 digests of the API key that created the job (never the key); a
 //!   job of another owner is reported as not found, so ids cannot be probed.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -31,7 +37,19 @@ struct Job {
     length: watch::Sender<usize>,
     /// The idempotency key that names this job, to forget it with the job.
     idempotency: Option<(Owner, String)>,
+    /// The bytes of its events.
+    bytes: usize,
 }
+
+/// The ceilings on finished records (`COMPACTD_JOBS_MAX`, `COMPACTD_JOBS_MAX_BYTES`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobLimits {
+    pub max: usize,
+    pub max_bytes: usize,
+}
+
+/// Evicted ids remembered, at most.
+pub const EVICTED_REMEMBERED: usize = 65_536;
 
 #[derive(Default)]
 struct Inner {
@@ -39,19 +57,28 @@ struct Inner {
     /// (owner, key) → (fingerprint of the request, job id).
     keys: HashMap<(Owner, String), ([u8; 32], String)>,
     swept: Option<Instant>,
+    /// Finished jobs, oldest first (ids of expired ones are skipped when met).
+    finished: VecDeque<String>,
+    /// The bytes of the finished jobs held.
+    finished_bytes: usize,
+    /// Evicted ids and their owners, oldest first.
+    evicted: VecDeque<String>,
+    evicted_owner: HashMap<String, Owner>,
 }
 
 /// The jobs of this process.
 pub struct MemoryJobs {
     inner: Mutex<Inner>,
     ttl: Duration,
+    limits: JobLimits,
 }
 
 impl MemoryJobs {
-    pub fn new(ttl: Duration) -> Self {
+    pub fn new(ttl: Duration, limits: JobLimits) -> Self {
         MemoryJobs {
             inner: Mutex::new(Inner::default()),
             ttl,
+            limits,
         }
     }
 
@@ -94,6 +121,7 @@ impl MemoryJobs {
                 http_status: None,
                 length: watch::channel(0).0,
                 idempotency,
+                bytes: 0,
             },
         );
         Begin::New(id)
@@ -104,6 +132,7 @@ impl MemoryJobs {
         let mut inner = self.lock();
         if let Some(job) = inner.jobs.get_mut(id) {
             if !job.status.is_done() {
+                job.bytes += event_bytes(&event);
                 job.events.push(event);
                 job.length.send_replace(job.events.len());
             }
@@ -122,8 +151,10 @@ impl MemoryJobs {
         job.status = status;
         job.http_status = Some(http_status);
         job.finished = Some((SystemTime::now(), Instant::now()));
+        job.bytes += event_bytes(&event);
         job.events.push(event);
         job.length.send_replace(job.events.len());
+        self.finished(&mut inner, id);
         true
     }
 
@@ -143,10 +174,43 @@ impl MemoryJobs {
             job.status = Status::Cancelled;
             job.http_status = Some(http_status);
             job.finished = Some((SystemTime::now(), Instant::now()));
+            job.bytes += event_bytes(&event);
             job.events.push(event);
             job.length.send_replace(job.events.len());
+            self.finished(&mut inner, id);
         }
+        let job = inner.jobs.get(id)?;
         Some(self.snapshot(id, job))
+    }
+
+    /// Whether the owner's job `id` was evicted to keep under the ceilings (it then
+    /// answers 410, not 404).
+    pub fn evicted(&self, owner: Owner, id: &str) -> bool {
+        self.lock().evicted_owner.get(id) == Some(&owner)
+    }
+
+    /// Counts a job that just ended, then evicts the oldest finished ones past the
+    /// ceilings (never this one).
+    fn finished(&self, inner: &mut Inner, id: &str) {
+        inner.finished_bytes += inner.jobs.get(id).map_or(0, |j| j.bytes);
+        inner.finished.push_back(id.to_string());
+        while inner.finished.len() > 1
+            && (inner.finished.len() > self.limits.max
+                || inner.finished_bytes > self.limits.max_bytes)
+        {
+            let Some(oldest) = inner.finished.pop_front() else {
+                break;
+            };
+            if let Some(job) = forget(inner, &oldest) {
+                inner.evicted.push_back(oldest.clone());
+                inner.evicted_owner.insert(oldest, job.owner);
+                if inner.evicted.len() > EVICTED_REMEMBERED {
+                    if let Some(old) = inner.evicted.pop_front() {
+                        inner.evicted_owner.remove(&old);
+                    }
+                }
+            }
+        }
     }
 
     /// The job as its owner sees it.
@@ -256,11 +320,14 @@ impl MemoryJobs {
             .map(|(id, _)| id.clone())
             .collect();
         for id in expired {
-            if let Some(job) = inner.jobs.remove(&id) {
-                if let Some(key) = job.idempotency {
-                    inner.keys.remove(&key);
-                }
+            forget(inner, &id);
+        }
+        // Their places in the eviction order go once they reach its front.
+        while let Some(front) = inner.finished.front() {
+            if inner.jobs.contains_key(front) {
+                break;
             }
+            inner.finished.pop_front();
         }
     }
 
@@ -274,17 +341,88 @@ impl MemoryJobs {
     }
 }
 
+/// Removes a job and its idempotency key; a finished job's bytes leave the count.
+fn forget(inner: &mut Inner, id: &str) -> Option<Job> {
+    let job = inner.jobs.remove(id)?;
+    if let Some(key) = &job.idempotency {
+        inner.keys.remove(key);
+    }
+    if job.finished.is_some() {
+        inner.finished_bytes -= job.bytes;
+    }
+    Some(job)
+}
+
+/// What an event costs to hold: its name and data, and the record around them.
+fn event_bytes(event: &Logged) -> usize {
+    event.name.len() + event.data.len() + std::mem::size_of::<Logged>()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const LIMITS: JobLimits = JobLimits {
+        max: 1000,
+        max_bytes: 1 << 30,
+    };
 
     fn event(name: &'static str) -> Logged {
         Logged::new(name, "{}")
     }
 
+    fn finished_job(jobs: &MemoryJobs, owner: Owner, key: &str, result: &str) -> String {
+        let Begin::New(id) = jobs.begin(owner, "/v1/compact", Some((key, [7; 32]))) else {
+            panic!()
+        };
+        assert!(jobs.finish(&id, Status::Succeeded, 200, Logged::new("result", result)));
+        id
+    }
+
+    #[test]
+    fn past_the_count_the_oldest_finished_job_is_evicted_with_its_key() {
+        let jobs = MemoryJobs::new(Duration::from_secs(60), JobLimits { max: 2, ..LIMITS });
+        let me = Owner([1; 32]);
+        let ids: Vec<String> = (0..3)
+            .map(|n| finished_job(&jobs, me, &format!("k{n}"), "{}"))
+            .collect();
+        assert_eq!(jobs.len(), 2);
+        assert!(jobs.get(me, &ids[0]).is_none());
+        assert!(jobs.evicted(me, &ids[0]));
+        assert!(!jobs.evicted(Owner([2; 32]), &ids[0]), "owners only");
+        assert!(jobs.get(me, &ids[2]).is_some() && !jobs.evicted(me, &ids[2]));
+        // The evicted job's key is forgotten: the same key starts a new job.
+        assert!(matches!(
+            jobs.begin(me, "/v1/compact", Some(("k0", [7; 32]))),
+            Begin::New(_)
+        ));
+    }
+
+    #[test]
+    fn past_the_bytes_the_oldest_go_but_never_the_newest() {
+        let big = "x".repeat(1000);
+        let jobs = MemoryJobs::new(
+            Duration::from_secs(60),
+            JobLimits {
+                max: 100,
+                max_bytes: 2500,
+            },
+        );
+        let me = Owner::default();
+        let ids: Vec<String> = (0..5)
+            .map(|n| finished_job(&jobs, me, &format!("k{n}"), &big))
+            .collect();
+        assert_eq!(jobs.len(), 2, "two results of ~1 kB fit in 2.5 kB");
+        assert!(jobs.evicted(me, &ids[2]));
+        // One result over the whole ceiling stays, alone: its client is waiting for it.
+        let huge = finished_job(&jobs, me, "huge", &"y".repeat(10_000));
+        assert_eq!(jobs.len(), 1);
+        assert!(jobs.get(me, &huge).is_some());
+    }
+
     #[test]
     fn keys_join_the_same_body_and_refuse_another() {
-        let jobs = MemoryJobs::new(Duration::from_secs(60));
+        let jobs = MemoryJobs::new(Duration::from_secs(60), LIMITS);
         let me = Owner([1; 32]);
         let Begin::New(id) = jobs.begin(me, "/v1/compact", Some(("k", [7; 32]))) else {
             panic!()
@@ -309,7 +447,7 @@ mod tests {
 
     #[test]
     fn finished_jobs_expire_with_their_keys() {
-        let jobs = MemoryJobs::new(Duration::ZERO);
+        let jobs = MemoryJobs::new(Duration::ZERO, LIMITS);
         let me = Owner::default();
         let Begin::New(id) = jobs.begin(me, "/v1/compact", Some(("k", [7; 32]))) else {
             panic!()

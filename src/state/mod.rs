@@ -25,6 +25,7 @@ use std::sync::Arc;
 pub use self::redis::cache::SharedCache;
 pub use job::{Batch, Begin, Logged, Owner, Snapshot, Status, Waiter};
 pub use jobs::Jobs;
+pub use memory::JobLimits;
 
 use crate::config::Config;
 
@@ -50,7 +51,13 @@ impl State {
     /// Everything in this process.
     pub fn memory(config: &Config) -> Self {
         State {
-            jobs: Arc::new(Jobs::memory(config.job_ttl)),
+            jobs: Arc::new(Jobs::memory(
+                config.job_ttl,
+                JobLimits {
+                    max: config.jobs_max,
+                    max_bytes: config.jobs_max_bytes,
+                },
+            )),
             cache: None,
             redis: None,
         }

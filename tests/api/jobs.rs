@@ -309,6 +309,34 @@ async fn finished_jobs_expire_after_their_ttl() {
 }
 
 #[tokio::test]
+async fn past_the_ceiling_the_oldest_finished_job_is_evicted_and_answers_410() {
+    let server = slow_model(Duration::from_millis(10), "brief").await;
+    let app = app_with_model(&server, |c| c.jobs_max = 2).await;
+    let mut locations = Vec::new();
+    for n in 0..3 {
+        let res = summarize(
+            &app,
+            &[("prefer", "respond-async")],
+            &prompt_body(&format!("x{n}")),
+        )
+        .await;
+        let location = location(&res);
+        finished(&app, &location, &[]).await;
+        locations.push(location);
+    }
+    for path in [locations[0].clone(), format!("{}/events", locations[0])] {
+        let res = send(&app, reqwest::Method::GET, &path, &[], None).await;
+        problem(res, 410, "job-evicted").await;
+    }
+    let res = send(&app, reqwest::Method::DELETE, &locations[0], &[], None).await;
+    problem(res, 410, "job-evicted").await;
+    for kept in &locations[1..] {
+        let (status, _) = get_json(&app, kept, &[]).await;
+        assert_eq!(status, 200);
+    }
+}
+
+#[tokio::test]
 async fn identical_requests_in_flight_share_one_upstream_call() {
     let server = slow_model(Duration::from_millis(600), "shared").await;
     let app = app_with_model(&server, |_| {}).await;

@@ -453,7 +453,6 @@ impl Ledger {
         *self = draft.finish();
         at
     }
-
 }
 
 #[cfg(test)]

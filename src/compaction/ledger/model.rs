@@ -29,7 +29,6 @@
 //! * Superseded items are kept, with what superseded them, so a reader sees why a value
 //!   changed; [`Ledger::prune_superseded`] bounds them when a caller wants to.
 
-
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 

@@ -94,6 +94,8 @@ const EVERY_SETTING: &[(&str, &str, &str)] = &[
     ("shutdown_grace_secs", "5", "5"),
     ("heartbeat_ms", "250", "250"),
     ("job_ttl_secs", "60", "60"),
+    ("jobs_max", "5", "5"),
+    ("jobs_max_bytes", "4096", "4096"),
     (
         "redis_url",
         r#""redis://:pw@127.0.0.1:6399/1""#,

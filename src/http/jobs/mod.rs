@@ -179,7 +179,11 @@ pub(super) async fn run(
     if intent.respond_async {
         let snapshot = match state.jobs.get(intent.owner, &id).await {
             Ok(Some(s)) => s,
-            Ok(None) => return ApiError::JobNotFound.into_response(),
+            Ok(None) => {
+                return missing(&state.jobs, intent.owner, &id)
+                    .await
+                    .into_response()
+            }
             Err(e) => return ApiError::from(e).into_response(),
         };
         let location = format!("/v1/jobs/{id}");
@@ -279,6 +283,15 @@ fn spawn(
 }
 
 /// Logs one progress event; a store that fails drops it (counted where it failed).
+/// The error for a job the owner cannot read: 410 when it was evicted, else 404.
+async fn missing(jobs: &Jobs, owner: Owner, id: &str) -> ApiError {
+    if jobs.evicted(owner, id).await {
+        ApiError::JobEvicted
+    } else {
+        ApiError::JobNotFound
+    }
+}
+
 async fn log(jobs: &Jobs, id: &str, event: Logged) {
     let _ = jobs.push(id, event).await;
 }
@@ -303,13 +316,13 @@ async fn wait(state: &AppState, owner: Owner, id: &str) -> Response {
         {
             Ok(Some(batch)) if batch.done => break,
             Ok(Some(batch)) => from += batch.events.len(),
-            Ok(None) => return ApiError::JobNotFound.into_response(),
+            Ok(None) => return missing(&state.jobs, owner, id).await.into_response(),
             Err(e) => return ApiError::from(e).into_response(),
         }
     }
     match state.jobs.get(owner, id).await {
         Ok(Some(s)) => outcome_response(&s),
-        Ok(None) => ApiError::JobNotFound.into_response(),
+        Ok(None) => missing(&state.jobs, owner, id).await.into_response(),
         Err(e) => ApiError::from(e).into_response(),
     }
 }
@@ -341,7 +354,7 @@ async fn follow(state: &AppState, owner: Owner, id: &str, from: usize) -> Respon
         .await
     {
         Ok(Some(batch)) => batch,
-        Ok(None) => return ApiError::JobNotFound.into_response(),
+        Ok(None) => return missing(&state.jobs, owner, id).await.into_response(),
         Err(e) => return ApiError::from(e).into_response(),
     };
     struct Follow {
@@ -478,6 +491,7 @@ fn owner_of(owner: Option<Extension<Owner>>) -> Owner {
     responses(
         (status = 200, description = "The job", body = JobView),
         (status = 404, description = "No such job for this API key (or it expired)", body = Problem, content_type = "application/problem+json"),
+        (status = 410, description = "The job finished and was evicted under COMPACTD_JOBS_MAX / COMPACTD_JOBS_MAX_BYTES (`job-evicted`)", body = Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn get_job(
@@ -485,11 +499,10 @@ pub async fn get_job(
     owner: Option<Extension<Owner>>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let s = state
-        .jobs
-        .get(owner_of(owner), &id)
-        .await?
-        .ok_or(ApiError::JobNotFound)?;
+    let owner = owner_of(owner);
+    let Some(s) = state.jobs.get(owner, &id).await? else {
+        return Err(missing(&state.jobs, owner, &id).await);
+    };
     Ok(Json(view(&s)).into_response())
 }
 
@@ -507,6 +520,7 @@ pub async fn get_job(
     responses(
         (status = 200, description = "`text/event-stream`: the events of `/v1/compact`'s stream", content_type = "text/event-stream", body = String),
         (status = 404, description = "No such job for this API key (or it expired)", body = Problem, content_type = "application/problem+json"),
+        (status = 410, description = "The job finished and was evicted under COMPACTD_JOBS_MAX / COMPACTD_JOBS_MAX_BYTES (`job-evicted`)", body = Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn get_job_events(
@@ -533,6 +547,7 @@ pub async fn get_job_events(
     responses(
         (status = 200, description = "The job, now `cancelled` (or as it finished)", body = JobView),
         (status = 404, description = "No such job for this API key (or it expired)", body = Problem, content_type = "application/problem+json"),
+        (status = 410, description = "The job finished and was evicted under COMPACTD_JOBS_MAX / COMPACTD_JOBS_MAX_BYTES (`job-evicted`)", body = Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn delete_job(
@@ -541,16 +556,16 @@ pub async fn delete_job(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     let cancelled = ApiError::JobCancelled;
-    let s = state
-        .jobs
-        .cancel(
-            owner_of(owner),
-            &id,
-            error_logged(&cancelled),
-            cancelled.status().as_u16(),
-        )
-        .await?
-        .ok_or(ApiError::JobNotFound)?;
+    let owner = owner_of(owner);
+    let cancel = state.jobs.cancel(
+        owner,
+        &id,
+        error_logged(&cancelled),
+        cancelled.status().as_u16(),
+    );
+    let Some(s) = cancel.await? else {
+        return Err(missing(&state.jobs, owner, &id).await);
+    };
     Ok(Json(view(&s)).into_response())
 }
 
