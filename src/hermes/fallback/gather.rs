@@ -1,6 +1,7 @@
 //! The data hermes gathers from the dropped turns for its fallback summary (passes A and
 //! B of `_build_static_fallback_summary`, hermes 0.19.0 1944–2036).
 
+use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use fancy_regex::Regex;
@@ -40,14 +41,15 @@ pub(super) struct Gathered {
     pub(super) dropped: Vec<String>,
 }
 
-/// Call id → (name, redacted arguments), from pass A.
-pub(super) type CallIndex = Vec<(String, (String, String))>;
+/// Call id → (name, redacted arguments), from pass A (the last call of an id wins, as
+/// with hermes' dict).
+pub(super) type CallIndex = HashMap<String, (String, String)>;
 
 impl Gathered {
     /// Pass A: the tool calls of assistant turns, indexed by id, their arguments scanned
     /// for paths.
     pub(super) fn pass_a(&mut self, turns: &[Value], opts: &Options) -> CallIndex {
-        let mut index: CallIndex = Vec::new();
+        let mut index = CallIndex::new();
         for msg in turns {
             if message::role(msg) != Some("assistant") {
                 continue;
@@ -61,10 +63,7 @@ impl Gathered {
                     .map(py::str_of)
                     .unwrap_or_default();
                 if !id.is_empty() {
-                    match index.iter_mut().find(|(k, _)| *k == id) {
-                        Some(entry) => entry.1 = (name, args.clone()),
-                        None => index.push((id, (name, args.clone()))),
-                    }
+                    index.insert(id, (name, args.clone()));
                 }
                 if !args.is_empty() {
                     match py::loads(&args) {
@@ -125,9 +124,8 @@ impl Gathered {
                         .map(py::str_of)
                         .unwrap_or_default();
                     let (name, args) = calls
-                        .iter()
-                        .find(|(k, _)| *k == id)
-                        .map(|(_, v)| (v.0.as_str(), v.1.as_str()))
+                        .get(&id)
+                        .map(|v| (v.0.as_str(), v.1.as_str()))
                         .unwrap_or(("unknown", ""));
                     self.tool_actions
                         .push(tool_summary::summarize(name, args, &text));
