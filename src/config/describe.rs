@@ -28,6 +28,7 @@ pub struct ConfigDescription<S> {
     pub job_ttl_secs: u64,
     pub jobs_max: usize,
     pub jobs_max_bytes: usize,
+    pub max_followers: usize,
     /// Where jobs, idempotency keys and cached summaries live: `memory` (this process)
     /// or `redis` (shared by replicas; the URL is never shown).
     pub state: &'static str,
@@ -152,6 +153,7 @@ impl Config {
             job_ttl_secs: self.job_ttl.as_secs(),
             jobs_max: self.jobs_max,
             jobs_max_bytes: self.jobs_max_bytes,
+            max_followers: self.max_followers,
             state: if self.redis_url.is_some() {
                 "redis"
             } else {
@@ -264,6 +266,7 @@ mod tests {
                 "jobTtlSecs",
                 "jobsMax",
                 "jobsMaxBytes",
+                "maxFollowers",
                 "state",
                 "jobLeaseMs",
                 "stateTimeoutMs",

@@ -56,6 +56,8 @@ pub(super) struct Settings {
     pub job_ttl_secs: u64,
     /// Finished job records kept at most (the oldest go first).
     pub jobs_max: usize,
+    /// Clients following a job's events (`GET /v1/jobs/{id}/events`) at once, at most.
+    pub max_followers: usize,
     /// Bytes of finished job records (their events and results) kept at most.
     pub jobs_max_bytes: usize,
     /// Shared state for replicas (issue 13): `redis://` or `rediss://` (Valkey speaks
@@ -135,6 +137,7 @@ impl Default for Settings {
             heartbeat_ms: 15_000,
             job_ttl_secs: 3600,
             jobs_max: 1_000,
+            max_followers: 256,
             // 256 MiB: about 30 results of a 2 MB session with every option on.
             jobs_max_bytes: 256 << 20,
             redis_url: None,

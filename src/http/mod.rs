@@ -50,6 +50,9 @@ pub struct AppState {
     pub api_keys: Arc<ApiKeys>,
     /// Permits for requests in progress (`COMPACTD_MAX_CONCURRENCY`).
     pub limiter: Arc<tokio::sync::Semaphore>,
+    /// Permits for clients following job events (`COMPACTD_MAX_FOLLOWERS`): they are not
+    /// requests in progress, but each holds a connection and a task.
+    pub followers: Arc<tokio::sync::Semaphore>,
     /// Jobs (`Prefer: respond-async`, `Idempotency-Key`) and their events.
     pub jobs: Arc<jobs::Jobs>,
     /// Where the jobs live, in this process or in Redis (readiness asks it).
@@ -79,6 +82,7 @@ impl AppState {
         crate::telemetry::metrics();
         AppState {
             limiter: guard::limiter(config.max_concurrency),
+            followers: Arc::new(tokio::sync::Semaphore::new(config.max_followers)),
             jobs: Arc::clone(&shared.jobs),
             shared,
             api_keys: Arc::new(ApiKeys::new(&config.api_keys)),

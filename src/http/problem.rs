@@ -38,6 +38,9 @@ pub enum ApiError {
     /// No job with this id for this API key (or it expired).
     #[error("no such job")]
     JobNotFound,
+    /// As many clients follow job events as COMPACTD_MAX_FOLLOWERS allows.
+    #[error("too many followers")]
+    TooManyFollowers,
     /// The job finished and was evicted to keep under COMPACTD_JOBS_MAX(_BYTES).
     #[error("job evicted")]
     JobEvicted,
@@ -232,6 +235,12 @@ impl ApiError {
                 "Job not found",
                 "no job with this id for this API key; finished jobs expire after COMPACTD_JOB_TTL_SECS",
             ),
+            ApiError::TooManyFollowers => row(
+                S::SERVICE_UNAVAILABLE,
+                "too-many-followers",
+                "Too many followers",
+                "COMPACTD_MAX_FOLLOWERS clients already follow job events; retry after the Retry-After delay, or read GET /v1/jobs/{id}",
+            ),
             ApiError::JobEvicted => row(
                 S::GONE,
                 "job-evicted",
@@ -340,7 +349,7 @@ impl IntoResponse for ApiError {
             tracing::error!(error = %msg, "internal error");
         }
         let mut res = problem_response(self.status(), &self.problem());
-        if let ApiError::StateUnavailable = self {
+        if let ApiError::StateUnavailable | ApiError::TooManyFollowers = self {
             res.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         }

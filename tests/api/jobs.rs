@@ -337,6 +337,24 @@ async fn past_the_ceiling_the_oldest_finished_job_is_evicted_and_answers_410() {
 }
 
 #[tokio::test]
+async fn followers_are_bounded_and_one_more_is_told_when_to_retry() {
+    let server = slow_model(Duration::from_secs(2), "brief").await;
+    let app = app_with_model(&server, |c| c.max_followers = 1).await;
+    let res = summarize(&app, &[("prefer", "respond-async")], &prompt_body("x")).await;
+    let events = format!("{}{}/events", app.address, location(&res));
+    let first = app.client.get(&events).send().await.unwrap();
+    assert_eq!(first.status().as_u16(), 200);
+    let second = app.client.get(&events).send().await.unwrap();
+    assert_eq!(second.headers()["retry-after"], "1");
+    problem(second, 503, "too-many-followers").await;
+    // The place is free again once the first follower leaves.
+    drop(first);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let third = app.client.get(&events).send().await.unwrap();
+    assert_eq!(third.status().as_u16(), 200);
+}
+
+#[tokio::test]
 async fn identical_requests_in_flight_share_one_upstream_call() {
     let server = slow_model(Duration::from_millis(600), "shared").await;
     let app = app_with_model(&server, |_| {}).await;

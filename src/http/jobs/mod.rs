@@ -346,6 +346,10 @@ fn outcome_response(s: &Snapshot) -> Response {
 /// A job's events from index `from`: the logged ones, then live ones until it ends. The
 /// job goes on when the client leaves.
 async fn follow(state: &AppState, owner: Owner, id: &str, from: usize) -> Response {
+    // Held by the stream until it ends: followers are bounded like requests are.
+    let Ok(permit) = Arc::clone(&state.followers).try_acquire_owned() else {
+        return ApiError::TooManyFollowers.into_response();
+    };
     let mut waiter = Waiter::default();
     // The first read answers 404 or 503 as an HTTP error, before the stream starts.
     let first = match state
@@ -365,6 +369,7 @@ async fn follow(state: &AppState, owner: Owner, id: &str, from: usize) -> Respon
         pending: VecDeque<Logged>,
         done: bool,
         waiter: Waiter,
+        _permit: tokio::sync::OwnedSemaphorePermit,
     }
     let f = Follow {
         jobs: Arc::clone(&state.jobs),
@@ -374,6 +379,7 @@ async fn follow(state: &AppState, owner: Owner, id: &str, from: usize) -> Respon
         pending: first.events.into(),
         done: first.done,
         waiter,
+        _permit: permit,
     };
     let stream = futures_util::stream::unfold(f, |mut f| async move {
         loop {
@@ -521,6 +527,7 @@ pub async fn get_job(
         (status = 200, description = "`text/event-stream`: the events of `/v1/compact`'s stream", content_type = "text/event-stream", body = String),
         (status = 404, description = "No such job for this API key (or it expired)", body = Problem, content_type = "application/problem+json"),
         (status = 410, description = "The job finished and was evicted under COMPACTD_JOBS_MAX / COMPACTD_JOBS_MAX_BYTES (`job-evicted`)", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "COMPACTD_MAX_FOLLOWERS clients already follow job events (`too-many-followers`, with Retry-After)", body = Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn get_job_events(
