@@ -124,6 +124,7 @@ impl Application {
             state,
             ..
         } = self;
+        tokio::spawn(give_back_freed_memory());
         let grace = state.config.shutdown_grace;
         let limiter = state.limiter.clone();
         let limit = state.config.max_concurrency;
@@ -170,6 +171,46 @@ impl Application {
         }
     }
 }
+
+/// Gives the memory large requests freed back to the system, a moment after work was
+/// done. glibc keeps freed memory in its arenas (one per thread that allocated), so after
+/// a 29 MB session the process stayed at 600 MiB though nothing was live; trimming brings
+/// it back to its working set. Each trim is a pass over the free lists (milliseconds),
+/// done on the blocking pool and only after work.
+async fn give_back_freed_memory() {
+    let mut seen = crate::cancel::offloaded();
+    // Once more on the tick after work stopped: what an answer held is freed once it was
+    // sent, after the work itself.
+    let mut once_more = false;
+    let mut every = tokio::time::interval(std::time::Duration::from_secs(2));
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        let now = crate::cancel::offloaded();
+        let worked = now != seen;
+        if worked || once_more {
+            seen = now;
+            once_more = worked;
+            let _ = tokio::task::spawn_blocking(trim).await;
+        }
+    }
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn trim() {
+    extern "C" {
+        /// glibc: returns free memory at the top of the heap and whole free pages inside
+        /// every arena to the system.
+        fn malloc_trim(pad: usize) -> std::ffi::c_int;
+    }
+    // SAFETY: malloc_trim only walks the allocator's own free lists, under its locks.
+    unsafe {
+        malloc_trim(0);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn trim() {}
 
 /// The number of SIGINT and SIGTERM signals received so far. The listeners are installed
 /// before this returns and stay installed, so no signal between two waits is lost.

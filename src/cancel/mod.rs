@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 mod offload;
 
-pub use offload::offload;
+pub use offload::{offload, offloaded, spawn_blocking};
 
 /// Shared by the work and whoever may cancel it.
 #[derive(Debug, Clone, Default)]

@@ -1,6 +1,34 @@
 //! CPU-bound work on tokio's blocking pool, cancelled when nobody waits for it.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use super::{run, Cancelled, Token};
+
+/// Work done on the blocking pool so far (see [`offloaded`]).
+static OFFLOADED: AtomicU64 = AtomicU64::new(0);
+
+/// How many pieces of offloaded work finished since start-up: start-up's memory trimmer
+/// gives freed memory back only after work was done.
+pub fn offloaded() -> u64 {
+    OFFLOADED.load(Ordering::Relaxed)
+}
+
+/// `tokio::task::spawn_blocking`, counted when it ends (see [`offloaded`]).
+pub fn spawn_blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> tokio::task::JoinHandle<T> {
+    struct Count;
+    impl Drop for Count {
+        // Also when `f` unwinds: its memory was freed all the same.
+        fn drop(&mut self) {
+            OFFLOADED.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    tokio::task::spawn_blocking(move || {
+        let _count = Count;
+        f()
+    })
+}
 
 /// Runs `f` on the blocking pool; dropping the returned future (the client left, a
 /// deadline passed, a job was deleted) cancels it at its next checkpoint. A panic in `f`
@@ -11,7 +39,7 @@ pub async fn offload<T: Send + 'static>(
     let token = Token::new();
     let _cancel_when_dropped = token.cancel_on_drop();
     let worker = token.clone();
-    match tokio::task::spawn_blocking(move || run(&worker, f)).await {
+    match spawn_blocking(move || run(&worker, f)).await {
         Ok(out) => out,
         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
         // The runtime is shutting down.

@@ -188,7 +188,7 @@ where
     // The work stops when this request is dropped (see `cancel`).
     let token = crate::cancel::Token::new();
     let _cancel_when_dropped = token.cancel_on_drop();
-    let worker = tokio::task::spawn_blocking(move || {
+    let worker = crate::cancel::spawn_blocking(move || {
         crate::cancel::run(&token, || {
             parse_arriving(arriving, query, max_entries, declared, |input| {
                 work(&input?)
