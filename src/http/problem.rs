@@ -248,7 +248,7 @@ impl ApiError {
                 S::BAD_REQUEST,
                 "invalid-idempotency-key",
                 "Invalid Idempotency-Key",
-                "an Idempotency-Key is a string of 1 to 255 visible ASCII characters",
+                "the Idempotency-Key header must be 1 to 255 visible ASCII characters (no spaces or control bytes), bare or in double quotes",
             ),
             ApiError::IdempotencyKeyReused => row(
                 S::UNPROCESSABLE_ENTITY,

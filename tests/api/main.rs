@@ -15,6 +15,7 @@ mod guard;
 mod health;
 mod helpers;
 mod hermes;
+mod input;
 mod inspect;
 mod jobs;
 mod moa;

@@ -1,0 +1,63 @@
+//! Input kept exactly, or refused precisely: header versions, lone surrogates, numbers
+//! as sent, query options beside a JSON body, capped error lists (issue 25).
+
+use serde_json::{json, Value};
+
+use crate::helpers::{problem, small_session, spawn_app};
+
+/// `small_session` with its header's `version` spelled `version`.
+fn with_version(version: &str) -> String {
+    small_session().replacen("\"version\":3", &format!("\"version\":{version}"), 1)
+}
+
+#[tokio::test]
+async fn a_version_that_is_not_an_integer_is_a_422_at_version() {
+    let app = spawn_app().await;
+    for bad in ["\"3\"", "2.5", "true", "{}"] {
+        let res = app.post_jsonl("/v1/prepare", with_version(bad)).await;
+        let p = problem(res, 422, "invalid-session").await;
+        assert_eq!(p["errors"][0]["pointer"], "/version", "{bad}: {p}");
+        assert_eq!(p["errors"][0]["line"], 1, "{bad}: {p}");
+    }
+    // In a JSON body the pointer names the header's place.
+    let entries: Vec<Value> = with_version("\"3\"")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let res = app
+        .post_json("/v1/prepare", &json!({ "entries": entries }))
+        .await;
+    let p = problem(res, 422, "invalid-session").await;
+    assert_eq!(p["errors"][0]["pointer"], "/entries/0/version", "{p}");
+    // An integer in any spelling keeps the ids as sent.
+    for good in ["3", "3.0", "3e0"] {
+        let res = app
+            .post_jsonl("/v1/prepare?keepRecentTokens=200", with_version(good))
+            .await;
+        assert_eq!(res.status().as_u16(), 200, "{good}");
+        let a: Value = res.json().await.unwrap();
+        let kept = a["firstKeptEntryId"].as_str().unwrap();
+        assert!(kept.starts_with('e'), "{good}: {kept}");
+    }
+}
+
+#[tokio::test]
+async fn a_v2_file_of_entries_without_ids_lists_the_first_few_and_a_count() {
+    let app = spawn_app().await;
+    let mut body = String::from("{\"type\":\"session\",\"version\":2,\"id\":\"s\"}\n");
+    for i in 0..50_000 {
+        body.push_str(&format!(
+            "{{\"type\":\"message\",\"message\":{{\"role\":\"user\",\"content\":\"hi {i}\"}}}}\n"
+        ));
+    }
+    let res = app.post_jsonl("/v1/prepare", body).await;
+    assert_eq!(res.status().as_u16(), 422);
+    let text = res.text().await.unwrap();
+    assert!(text.len() < 8_000, "{} bytes", text.len());
+    let p: Value = serde_json::from_str(&text).unwrap();
+    let errors = p["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 21, "{p}");
+    assert_eq!(errors[0]["line"], 2);
+    let count = errors[20]["message"].as_str().unwrap();
+    assert!(count.starts_with("49980 more entries"), "{count}");
+}
