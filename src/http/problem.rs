@@ -16,6 +16,19 @@ pub enum ApiError {
     UnsupportedMediaType(String),
     #[error("body too large")]
     BodyTooLarge { limit: usize },
+    /// A `Content-Encoding` other than gzip, zstd and identity (what was sent).
+    #[error("unsupported content encoding")]
+    UnsupportedEncoding(String),
+    /// A body whose HTTP framing is broken (a bad or overflowing chunk size, a connection
+    /// closed early): what hyper said.
+    #[error("unreadable body")]
+    BadBody(String),
+    /// A body that does not decode as its `Content-Encoding` says.
+    #[error("body does not decode")]
+    BadEncoding {
+        encoding: &'static str,
+        message: String,
+    },
     #[error("invalid query parameter")]
     /// `parameter`: the query parameter at fault, when one alone is (the problem's
     /// pointer).
@@ -165,6 +178,32 @@ impl ApiError {
                 "body-too-large",
                 "Body too large",
                 format!("the body exceeds the limit of {limit} bytes (COMPACTD_MAX_BODY_BYTES)"),
+            ),
+            ApiError::UnsupportedEncoding(got) => row(
+                S::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported-content-encoding",
+                "Unsupported content encoding",
+                format!(
+                    "send the body plain or with `content-encoding: gzip` or `zstd` (one coding); got {got}"
+                ),
+            ),
+            ApiError::BadBody(message) => row(
+                S::BAD_REQUEST,
+                "bad-body",
+                "Unreadable body",
+                format!(
+                    "the body could not be read (HTTP framing, e.g. a bad chunk size): {}",
+                    crate::session::truncate_for_message(message)
+                ),
+            ),
+            ApiError::BadEncoding { encoding, message } => row(
+                S::BAD_REQUEST,
+                "bad-content-encoding",
+                "Body does not decode",
+                format!(
+                    "the body is not valid {encoding} data (content-encoding: {encoding}): {}",
+                    crate::session::truncate_for_message(message)
+                ),
             ),
             ApiError::InvalidParameter { message, .. } => row(
                 S::BAD_REQUEST,

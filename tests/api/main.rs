@@ -6,6 +6,7 @@ mod chat;
 mod checked;
 mod compact;
 mod deltas;
+mod encoding;
 mod errors;
 mod events;
 #[path = "../support/fixtures.rs"]
