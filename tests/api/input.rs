@@ -61,3 +61,51 @@ async fn a_v2_file_of_entries_without_ids_lists_the_first_few_and_a_count() {
     let count = errors[20]["message"].as_str().unwrap();
     assert!(count.starts_with("49980 more entries"), "{count}");
 }
+
+/// A lone surrogate escape is valid JSON (`JSON.stringify("\ud800")` writes it): kept
+/// escaped, one UTF-16 unit long, and echoed as sent.
+#[tokio::test]
+async fn lone_surrogates_are_accepted_counted_as_one_unit_and_echoed_as_sent() {
+    let app = spawn_app().await;
+    let user = r#"{"role":"user","content":[{"type":"text","text":"x\ud800y"},"\udc00"]}"#;
+    let body = [
+        r#"{"type":"session","version":3,"id":"s"}"#.to_string(),
+        format!(r#"{{"type":"message","id":"a","parentId":null,"message":{user}}}"#),
+        r#"{"type":"message","id":"b","parentId":"a","odd":"\udfff","message":{"role":"user","content":"\ud800\ud800\ud800\ud800\ud800"}}"#.to_string(),
+    ]
+    .join("\n");
+    let res = app
+        .post_jsonl(
+            "/v1/prepare?keepRecentTokens=1&include=cut,messages",
+            body.clone(),
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 200);
+    let text = res.text().await.unwrap();
+    // The message goes out byte for byte as it came in.
+    assert!(
+        text.contains(&format!("\"messagesToSummarize\":[{user}]")),
+        "{text}"
+    );
+    // serde_json's `Value` cannot hold a lone surrogate: read the rest without them.
+    let a: Value =
+        serde_json::from_str(&text.replace("\\ud800", "").replace("\\udc00", "")).unwrap();
+    assert_eq!(a["firstKeptEntryId"], "b");
+    // 3 units (x, the surrogate, y) + 5 lone surrogates: 1 + 2 tokens.
+    assert_eq!(a["tokensBefore"], 3, "{a}");
+    // A plain string content and the JSON body route too.
+    let entries: Vec<&serde_json::value::RawValue> = body
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let json = format!(
+        "{{\"settings\":{{\"keepRecentTokens\":1}},\"entries\":[{}]}}",
+        entries
+            .iter()
+            .map(|e| e.get())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let res = app.post("/v1/compact", "application/json", json).await;
+    assert_eq!(res.status().as_u16(), 200);
+}
