@@ -115,7 +115,7 @@ async fn compress(
     let work = move |sink: Arc<dyn ProgressSink>| -> super::stream::Work {
         Box::pin(async move {
             let answer = run_hermes_observed(planned, st.summarizer.as_ref(), &*sink).await?;
-            super::stream::json_bytes(&answer.to_json())
+            Ok(answer.to_bytes())
         })
     };
     // /v1/hermes/prepare calls no model: always a plain answer.

@@ -109,3 +109,46 @@ async fn lone_surrogates_are_accepted_counted_as_one_unit_and_echoed_as_sent() {
     let res = app.post("/v1/compact", "application/json", json).await;
     assert_eq!(res.status().as_u16(), 200);
 }
+
+/// hermes: what is not compacted comes back byte for byte, lone surrogates and number
+/// spellings included.
+#[tokio::test]
+async fn hermes_messages_not_compacted_come_back_byte_for_byte() {
+    let app = spawn_app().await;
+    let odd = r#"{"role":"user", "content":"hi \ud800 \/ \u00e9", "n":1e999,"m":1E5,"k":-0,"f":0.10,"e":1E+05}"#;
+    let body = format!(
+        r#"{{"messages":[{odd},{{"role":"assistant","content":"ok"}}],"contextLength":200000}}"#
+    );
+    let res = app
+        .post("/v1/hermes/compress", "application/json", body)
+        .await;
+    assert_eq!(res.status().as_u16(), 200);
+    let text = res.text().await.unwrap();
+    assert!(text.starts_with("{\"compressed\":false,"), "{text}");
+    let want = format!(r#""messages":[{odd},{{"role":"assistant","content":"ok"}}]"#);
+    assert!(text.contains(&want), "{text}");
+
+    // Compacted: the protected head and tail keep their bytes, the summary is new.
+    let mut messages = vec![r#"{"role":"system","content":"sys"}"#.to_string()];
+    for i in 0..12 {
+        messages.push(format!(
+            r#"{{"role":"user","content":"question {i} {}"}}"#,
+            "x".repeat(50)
+        ));
+        messages.push(format!(
+            r#"{{"role":"assistant", "content":"answer {i}", "n":1E5}}"#
+        ));
+    }
+    messages.push(odd.to_string());
+    let body = format!(
+        r#"{{"messages":[{}],"contextLength":1000}}"#,
+        messages.join(",")
+    );
+    let res = app
+        .post("/v1/hermes/compress", "application/json", body)
+        .await;
+    let text = res.text().await.unwrap();
+    assert!(text.starts_with("{\"compressed\":true,"), "{text}");
+    assert!(text.contains(&format!(",{odd}]")), "{text}");
+    assert!(text.contains(&messages[3]), "{text}");
+}
