@@ -29,7 +29,7 @@ use super::{blocking, AppState};
     operation_id = "branch_summary",
     tag = "compaction",
     request_body(
-        description = "The whole entry tree (JSON with `entries`, `oldLeafId`, `targetId`, or JSONL with them in the query string).",
+        description = "The whole entry tree (JSON with `entries`, `oldLeafId`, `targetId`, or JSONL with them in the query string; beside a JSON body the query string fills in what the body does not set).",
         content(
             (BranchSummaryRequest = "application/json", example = examples::branch_example),
             (String = "application/x-ndjson"),

@@ -236,7 +236,7 @@ enum Planned {
     operation_id = "compact",
     tag = "compaction",
     request_body(
-        description = "A session (JSON with `entries`, or a pi session file as JSONL with options in the query string), or the remoteEndpoint body `{systemPrompt, prompt}`.",
+        description = "A session (JSON with `entries`, or a pi session file as JSONL, with options in the query string; the query string also fills in what a JSON body does not set, the body winning), or the remoteEndpoint body `{systemPrompt, prompt}`.",
         content(
             (CompactRequest = "application/json", examples(
                 ("session" = (summary = "A session", value = json!(examples::session_example()))),

@@ -135,7 +135,7 @@ pub fn bundle() -> String {
     operation_id = "inspect_outline",
     tag = "inspector",
     request_body(
-        description = "A session: JSON with `entries`, or a pi session file (JSONL) with `leafId` in the query string.",
+        description = "A session: JSON with `entries`, or a pi session file (JSONL), with `leafId` in the query string (beside a JSON body too: the body wins).",
         content(
             (PrepareRequest = "application/json", example = examples::session_example),
             (String = "application/x-ndjson", example = examples::session_jsonl_example),

@@ -22,7 +22,7 @@ use super::AppState;
     operation_id = "prune",
     tag = "compaction",
     request_body(
-        description = "A session: JSON with `entries` (and `protectTokens`, `minimumSavings`, `protectedTools`), or a pi session file (JSONL) with options in the query string.",
+        description = "A session: JSON with `entries` (and `protectTokens`, `minimumSavings`, `protectedTools`), or a pi session file (JSONL), with options in the query string (beside a JSON body too: the body wins where both set one).",
         content(
             (PruneRequest = "application/json", example = examples::session_example),
             (String = "application/x-ndjson", example = examples::session_jsonl_example),

@@ -152,3 +152,66 @@ async fn hermes_messages_not_compacted_come_back_byte_for_byte() {
     assert!(text.contains(&format!(",{odd}]")), "{text}");
     assert!(text.contains(&messages[3]), "{text}");
 }
+
+/// Query options beside a JSON body fill in what the body leaves unset; the body wins.
+#[tokio::test]
+async fn query_options_beside_a_json_body_are_honoured_and_the_body_wins() {
+    let app = spawn_app().await;
+    let entries: Vec<Value> = small_session()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let body = json!({ "entries": entries });
+    let post = |path: &'static str, body: Value| {
+        let app = &app;
+        async move { app.post_json(path, &body).await }
+    };
+    let res = post("/v1/prepare?leafId=does-not-exist", body.clone()).await;
+    let p = problem(res, 422, "invalid-session").await;
+    assert_eq!(p["errors"][0]["pointer"], "leafId", "{p}");
+
+    let plain: Value = post("/v1/prepare", body.clone())
+        .await
+        .json()
+        .await
+        .unwrap();
+    let res = post("/v1/prepare?keepRecentTokens=100&include=cut", body.clone()).await;
+    assert_eq!(res.status().as_u16(), 200);
+    let cut: Value = res.json().await.unwrap();
+    assert_eq!(cut["settings"]["keepRecentTokens"], 100, "{cut}");
+    assert_ne!(cut["firstKeptEntryId"], plain["firstKeptEntryId"]);
+    assert!(
+        cut.get("messagesToSummarize").is_none(),
+        "only the cut: {cut}"
+    );
+    let full: Value = post("/v1/prepare?keepRecentTokens=100", body.clone())
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(full["firstKeptEntryId"], cut["firstKeptEntryId"]);
+    assert!(full.get("messagesToSummarize").is_some(), "{full}");
+
+    // The body's own settings win over the query's; a bare array takes the query's.
+    let mut own = body.clone();
+    own["settings"] = json!({"keepRecentTokens": 200});
+    own["include"] = json!(["cut", "files"]);
+    let res = post("/v1/prepare?keepRecentTokens=100&include=cut", own).await;
+    let won: Value = res.json().await.unwrap();
+    assert_eq!(won["settings"]["keepRecentTokens"], 200, "{won}");
+    assert!(won.get("details").is_some(), "the body's include: {won}");
+    let res = post(
+        "/v1/prepare?keepRecentTokens=100&include=cut",
+        body["entries"].clone(),
+    )
+    .await;
+    assert_eq!(res.json::<Value>().await.unwrap(), cut);
+
+    // `/v1/compact?dryRun=true` with a JSON body answers as /v1/prepare does.
+    let res = post(
+        "/v1/compact?dryRun=true&keepRecentTokens=100&include=cut",
+        body,
+    )
+    .await;
+    assert_eq!(res.json::<Value>().await.unwrap(), cut);
+}
