@@ -89,8 +89,24 @@ pub fn unreadable(e: axum::Error, encoding: Option<BodyEncoding>) -> ApiError {
             message: io.to_string(),
         },
         (_, Ok(io)) => ApiError::BadBody(io.to_string()),
-        (_, Err(other)) => ApiError::BadBody(other.to_string()),
+        (_, Err(other)) => ApiError::BadBody(with_causes(&*other)),
     }
+}
+
+/// `e` and its causes (hyper's own text is only "error reading a body from connection";
+/// the cause says what was wrong: "invalid chunk size line"), each said once.
+fn with_causes(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let said = c.to_string();
+        if !text.ends_with(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        cause = c.source();
+    }
+    text
 }
 
 #[cfg(test)]

@@ -192,8 +192,8 @@ impl ApiError {
                 "bad-body",
                 "Unreadable body",
                 format!(
-                    "the body could not be read (HTTP framing, e.g. a bad chunk size): {}",
-                    crate::session::truncate_for_message(message)
+                    "the body could not be read (its HTTP framing): {}",
+                    clip(message)
                 ),
             ),
             ApiError::BadEncoding { encoding, message } => row(
@@ -202,7 +202,7 @@ impl ApiError {
                 "Body does not decode",
                 format!(
                     "the body is not valid {encoding} data (content-encoding: {encoding}): {}",
-                    crate::session::truncate_for_message(message)
+                    clip(message)
                 ),
             ),
             ApiError::InvalidParameter { message, .. } => row(
@@ -363,6 +363,12 @@ impl ApiError {
             errors,
         }
     }
+}
+
+/// A reader's or decoder's own error text (hyper, flate2, zstd: fixed wording, never the
+/// body's bytes), bounded all the same.
+fn clip(message: &str) -> String {
+    message.chars().take(200).collect()
 }
 
 fn item(v: &crate::session::Violation) -> ProblemItem {

@@ -145,6 +145,10 @@ async fn bad_chunk_sizes_are_bad_body_not_a_query_parameter() {
         let (status, text) = raw_status(&app, &request).await;
         assert_eq!(status, 400, "{text}");
         assert!(text.contains("urn:compactd:problem:bad-body"), "{text}");
+        assert!(
+            text.to_lowercase().contains("invalid chunk size"),
+            "the cause: {text}"
+        );
         assert!(!text.contains("query parameter"), "{text}");
     }
 }
