@@ -72,6 +72,8 @@ async fn lone_surrogates_are_accepted_counted_as_one_unit_and_echoed_as_sent() {
         r#"{"type":"session","version":3,"id":"s"}"#.to_string(),
         format!(r#"{{"type":"message","id":"a","parentId":null,"message":{user}}}"#),
         r#"{"type":"message","id":"b","parentId":"a","odd":"\udfff","message":{"role":"user","content":"\ud800\ud800\ud800\ud800\ud800"}}"#.to_string(),
+        // An unknown entry type, whatever it holds.
+        r#"{"type":"x\ud800","id":"n","parentId":"b"}"#.to_string(),
     ]
     .join("\n");
     let res = app

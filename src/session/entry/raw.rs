@@ -19,7 +19,7 @@ use crate::session::text::Text;
 #[derive(DeriveDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct RawEntry<'a, M, C> {
-    #[serde(rename = "type", borrow)]
+    #[serde(rename = "type", borrow, default, deserialize_with = "entry_type")]
     pub(super) entry_type: Option<Cow<'a, str>>,
     #[serde(borrow)]
     pub(super) id: Option<RawJson<'a>>,
@@ -63,6 +63,21 @@ impl<M, C> RawEntry<'_, M, C> {
             tokens_before: None,
             version: None,
         }
+    }
+}
+
+/// An entry's `type`, read raw so that a lone surrogate escape in it is not a syntax
+/// error (serde_json refuses to decode one): it decodes to U+FFFD, an unknown type.
+fn entry_type<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<Option<Cow<'a, str>>, D::Error> {
+    let Some(raw) = Option::<&'de RawValue>::deserialize(d)? else {
+        return Ok(None);
+    };
+    match Text::from_raw(raw.get()) {
+        Some(text) => Ok(Some(text.decode())),
+        None => Err(de::Error::invalid_type(
+            crate::session::text::unexpected_of(raw.get()),
+            &"a string",
+        )),
     }
 }
 
