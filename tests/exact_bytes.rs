@@ -7,18 +7,23 @@
 //! whitespace. Then:
 //! * pi (`/v1/prepare`'s answer): `messagesToSummarize` then `turnPrefixMessages` are
 //!   exactly the messages of `summarizedEntryIds`, each the entry's `message` text as sent;
+//! * pi (`/v1/prune`'s answer): a pruned entry keeps every field but the message's
+//!   `content` (and the added `prunedAt`) as sent, byte for byte;
 //! * hermes (`/v1/hermes/compress`'s answer, the summary given): every returned message
 //!   is its source's text as sent, unless it differs from it as a value (compaction
 //!   rewrote it).
 //!
 //! A fixed seed: a failure is shrunk, printed, and replays on the next run.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use compactd::hermes::compress::{Answer, Plan};
 use compactd::pipeline::hermes::{parse_request, plan_hermes, HermesAnswer};
-use compactd::pipeline::{prepare_response, BodyFormat, PrepareOptions, SessionInput};
+use compactd::pipeline::prune::plan_prune;
+use compactd::pipeline::{
+    prepare_response, BodyFormat, PrepareOptions, PruneOptions, SessionInput,
+};
 use compactd::summarize::Prompts;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestRunner};
@@ -64,6 +69,11 @@ struct Pen(fastrand::Rng);
 impl Pen {
     fn string(&mut self) -> String {
         let n = self.0.usize(0..6);
+        self.string_of(n)
+    }
+
+    /// A string of `n` pieces.
+    fn string_of(&mut self, n: usize) -> String {
         let body: String = (0..n)
             .map(|_| STRING_PIECES[self.0.usize(..STRING_PIECES.len())])
             .collect();
@@ -170,7 +180,11 @@ impl Pen {
                 known.push(self.pair("role", "\"toolResult\""));
                 known.push(self.pair("toolCallId", format!("\"c{i}\"")));
                 known.push(self.pair("toolName", "\"bash\""));
-                let block = self.text_block();
+                // Long enough (50 tokens) for pruning to take it.
+                let pieces = self.0.usize(40..160);
+                let text = self.string_of(pieces);
+                let known_block = vec![self.pair("type", "\"text\""), self.pair("text", text)];
+                let block = self.object(known_block);
                 known.push(self.pair("content", format!("[{block}]")));
                 known.push(self.pair("isError", "false"));
             }
@@ -242,6 +256,7 @@ fn raw_list(v: Option<&&RawValue>) -> Vec<String> {
 /// the properties must not hold only vacuously.
 static PI_ECHOED: AtomicUsize = AtomicUsize::new(0);
 static HERMES_KEPT: AtomicUsize = AtomicUsize::new(0);
+static PRUNED: AtomicUsize = AtomicUsize::new(0);
 
 fn check_pi(roles: &[char], seed: u64, keep: u64) -> Result<(), TestCaseError> {
     let (text, messages) = pi_session(roles, seed);
@@ -266,6 +281,54 @@ fn check_pi(roles: &[char], seed: u64, keep: u64) -> Result<(), TestCaseError> {
     prop_assert_eq!(got.iter().collect::<Vec<_>>(), want, "session:\n{}", text);
     if !got.is_empty() {
         PI_ECHOED.fetch_add(1, Ordering::Relaxed);
+    }
+    Ok(())
+}
+
+/// An object's fields, each as its JSON text.
+fn raw_object(json: &str) -> BTreeMap<String, Box<RawValue>> {
+    serde_json::from_str(json).expect("an object")
+}
+
+fn check_prune(roles: &[char], seed: u64, protect: u64) -> Result<(), TestCaseError> {
+    let (text, _) = pi_session(roles, seed);
+    let options = PruneOptions {
+        protect_tokens: Some(protect / 20),
+        minimum_savings: Some(0),
+        protected_tools: Some(Vec::new()),
+        ..PruneOptions::default()
+    };
+    let input = SessionInput::parse(text.as_bytes(), BodyFormat::Jsonl, options)
+        .map_err(|e| TestCaseError::fail(format!("refused: {e}\n{text}")))?;
+    let answer = plan_prune(&input)
+        .map_err(|e| TestCaseError::fail(format!("{e}")))?
+        .response(1)
+        .unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    for (entry, &index) in answer.entries.iter().zip(&answer.entry_indexes) {
+        let mut got = raw_object(entry.get());
+        let mut sent = raw_object(lines[index]);
+        let mut got_message = raw_object(got.remove("message").unwrap().get());
+        let mut sent_message = raw_object(sent.remove("message").unwrap().get());
+        for field in ["content", "prunedAt"] {
+            got_message.remove(field);
+            sent_message.remove(field);
+        }
+        let text_of = |m: &BTreeMap<String, Box<RawValue>>| -> Vec<(String, String)> {
+            m.iter()
+                .map(|(k, v)| (k.clone(), v.get().to_string()))
+                .collect()
+        };
+        prop_assert_eq!(text_of(&got), text_of(&sent), "session:\n{}", text);
+        prop_assert_eq!(
+            text_of(&got_message),
+            text_of(&sent_message),
+            "session:\n{}",
+            text
+        );
+    }
+    if !answer.entries.is_empty() {
+        PRUNED.fetch_add(1, Ordering::Relaxed);
     }
     Ok(())
 }
@@ -350,10 +413,13 @@ fn check_hermes(roles: &[char], seed: u64, context: u64) -> Result<(), TestCaseE
     Ok(())
 }
 
+/// Cases per property (about a second in all).
+const CASES: u32 = 256;
+
 fn runner() -> TestRunner {
     let mut config = Config {
         failure_persistence: None,
-        cases: 96,
+        cases: CASES,
         ..Config::default()
     };
     if std::env::var_os("PROPTEST_RNG_SEED").is_none() {
@@ -370,8 +436,20 @@ fn pi_messages_go_out_as_they_came_in() {
         })
         .unwrap();
     let echoed = PI_ECHOED.load(Ordering::Relaxed);
-    eprintln!("pi: {echoed} of 96 cases echoed messages");
-    assert!(echoed >= 20, "only {echoed} cases echoed a message");
+    eprintln!("pi: {echoed} of {CASES} cases echoed messages");
+    assert!(echoed >= 50, "only {echoed} cases echoed a message");
+}
+
+#[test]
+fn pruned_entries_keep_every_other_field_as_it_came_in() {
+    runner()
+        .run(&shapes(), |(roles, seed, protect)| {
+            check_prune(&roles, seed, protect)
+        })
+        .unwrap();
+    let pruned = PRUNED.load(Ordering::Relaxed);
+    eprintln!("prune: {pruned} of {CASES} cases pruned entries");
+    assert!(pruned >= 50, "only {pruned} cases pruned an entry");
 }
 
 #[test]
@@ -382,9 +460,9 @@ fn hermes_messages_not_compacted_go_out_as_they_came_in() {
         })
         .unwrap();
     let kept = HERMES_KEPT.load(Ordering::Relaxed);
-    eprintln!("hermes: {kept} of 96 cases compacted and kept messages as sent");
+    eprintln!("hermes: {kept} of {CASES} cases compacted and kept messages as sent");
     assert!(
-        kept >= 10,
+        kept >= 50,
         "only {kept} compacted cases kept a message as sent"
     );
 }
