@@ -66,7 +66,15 @@ pub fn run(args: HermesArgs, config: &Config, prompts: &Prompts) -> Result<(), C
         }
         let planned = plan_hermes(req, &prompts.hermes, &crate::hermes::Options::default());
         let answer = block_on(run_hermes(planned, &*summarizer))??;
-        write_json(&mut out, &answer.to_json(), pretty)?;
+        if pretty {
+            write_json(&mut out, &answer.to_json(), pretty)?;
+        } else {
+            // The messages returned unchanged as they were in the file, byte for byte.
+            let mut bytes = answer.to_bytes();
+            bytes.push(b'\n');
+            out.write_all(&bytes)
+                .map_err(|e| RequestError::Internal(format!("cannot write the answer: {e}")))?;
+        }
         out.flush()
             .map_err(|e| RequestError::Internal(format!("cannot write the answer: {e}")))
     };

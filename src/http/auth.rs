@@ -62,11 +62,7 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            v.strip_prefix("Bearer ")
-                .or_else(|| v.strip_prefix("bearer "))
-        })
-        .map(str::trim);
+        .and_then(bearer_token);
     match token {
         Some(t) if state.api_keys.accepts(t) => {
             // Jobs belong to the key that created them: its digest, never the key.
@@ -84,6 +80,14 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
     }
 }
 
+/// The token of a `Bearer` credential. The scheme is case-insensitive (RFC 9110 §11.1,
+/// as RFC 7235 had it) and is followed by one or more spaces; the key itself is compared
+/// exactly (in constant time, by [`ApiKeys::accepts`]).
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, rest) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,5 +99,22 @@ mod tests {
         assert!(!keys.accepts("key-three") && !keys.accepts(""));
         assert!(!format!("{keys:?}").contains("key-one"));
         assert!(ApiKeys::new(&ClientKeys::default()).is_empty());
+    }
+
+    #[test]
+    fn the_scheme_is_case_insensitive_and_the_token_is_not() {
+        for v in [
+            "Bearer k",
+            "bearer k",
+            "BEARER k",
+            "BeArEr k",
+            "Bearer   k ",
+        ] {
+            assert_eq!(bearer_token(v), Some("k"), "{v:?}");
+        }
+        assert_eq!(bearer_token("Bearer K"), Some("K"));
+        for v in ["Basic k", "Bearerk", "Bearer", "Bear k", "XBearer k"] {
+            assert_eq!(bearer_token(v), None, "{v:?}");
+        }
     }
 }

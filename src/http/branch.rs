@@ -29,7 +29,7 @@ use super::{blocking, AppState};
     operation_id = "branch_summary",
     tag = "compaction",
     request_body(
-        description = "The whole entry tree (JSON with `entries`, `oldLeafId`, `targetId`, or JSONL with them in the query string).",
+        description = "The whole entry tree (JSON with `entries`, `oldLeafId`, `targetId`, or JSONL with them in the query string; beside a JSON body the query string fills in what the body does not set).",
         content(
             (BranchSummaryRequest = "application/json", example = examples::branch_example),
             (String = "application/x-ndjson"),
@@ -40,9 +40,9 @@ use super::{blocking, AppState};
     responses(
         (status = 200, description = "The branch summary and a ready-to-append branch_summary entry (with dryRun: what would be summarized). With `Accept: text/event-stream`: progress events, then this answer as the `result` event", body = BranchAnswer),
         (status = 202, description = "With `Prefer: respond-async`: the job (`Location: /v1/jobs/{id}`); an `Idempotency-Key` makes the request a job too", body = super::jobs::JobView),
-        (status = 400, description = "Not JSON / JSONL, or a bad query parameter", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES (`body-too-large`) or more entries than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Neither JSON nor JSONL", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Not JSON / JSONL, a bad query parameter, broken body framing (`bad-body`), or a body that does not decode as its Content-Encoding says (`bad-content-encoding`)", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES once decoded (`body-too-large`) or more entries than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Neither JSON nor JSONL, or a Content-Encoding other than gzip, zstd and identity (`unsupported-content-encoding`)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Not a valid session, a missing or unknown oldLeafId/targetId, or an unknown model", body = Problem, content_type = "application/problem+json"),
         (status = 502, description = "Every model failed and no fallback is allowed", body = Problem, content_type = "application/problem+json"),
         (status = 504, description = "The summarizer deadline passed", body = Problem, content_type = "application/problem+json"),

@@ -140,10 +140,10 @@ pub struct ModelEntry {
             (ChatCompletion = "application/json"),
             (String = "text/event-stream")
         )),
-        (status = 400, description = "Not JSON", body = OpenAiError),
+        (status = 400, description = "Not JSON, broken body framing (`bad-body`), or a body that does not decode as its Content-Encoding says (`bad-content-encoding`)", body = OpenAiError),
         (status = 401, description = "No or a wrong API key", body = OpenAiError),
         (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES", body = OpenAiError),
-        (status = 415, description = "Not JSON", body = OpenAiError),
+        (status = 415, description = "Not JSON, or a Content-Encoding other than gzip, zstd and identity (`unsupported-content-encoding`)", body = OpenAiError),
         (status = 422, description = "Not a chat-completions request, or no text to summarize", body = OpenAiError),
         (status = 502, description = "Every model failed and no fallback is allowed", body = OpenAiError),
         (status = 504, description = "The summarizer deadline passed", body = OpenAiError),

@@ -83,8 +83,8 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::
     responses(
         (status = 200, description = "The summary (with `Accept: text/event-stream`: progress events, then the summary as the `result` event)", body = SummarizeResponse),
         (status = 202, description = "With `Prefer: respond-async`: the job (`Location: /v1/jobs/{id}`); an `Idempotency-Key` makes the request a job too", body = super::jobs::JobView),
-        (status = 400, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Not JSON, broken body framing (`bad-body`), or a body that does not decode as its Content-Encoding says (`bad-content-encoding`)", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not JSON, or a Content-Encoding other than gzip, zstd and identity (`unsupported-content-encoding`)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Missing prompt or unknown model", body = Problem, content_type = "application/problem+json"),
         (status = 502, description = "Every model failed and no fallback is allowed", body = Problem, content_type = "application/problem+json"),
         (status = 504, description = "The summarizer deadline passed", body = Problem, content_type = "application/problem+json"),
@@ -236,7 +236,7 @@ enum Planned {
     operation_id = "compact",
     tag = "compaction",
     request_body(
-        description = "A session (JSON with `entries`, or a pi session file as JSONL with options in the query string), or the remoteEndpoint body `{systemPrompt, prompt}`.",
+        description = "A session (JSON with `entries`, or a pi session file as JSONL, with options in the query string; the query string also fills in what a JSON body does not set, the body winning), or the remoteEndpoint body `{systemPrompt, prompt}`.",
         content(
             (CompactRequest = "application/json", examples(
                 ("session" = (summary = "A session", value = json!(examples::session_example()))),
@@ -250,10 +250,10 @@ enum Planned {
     responses(
         (status = 200, description = "A CompactionResult (a remoteEndpoint answer for a `{systemPrompt, prompt}` body; a prepare answer with dryRun). With `Accept: text/event-stream`: Server-Sent Events `prepared`, `summarizing`, `retry`, `fallback`, `delta` (output tokens so far, from the model's stream), then `result` (this answer) or `error` (a problem document), with a heartbeat comment after `heartbeat_ms` of silence", body = CompactAnswer),
         (status = 202, description = "With `Prefer: respond-async`: the job (`Location: /v1/jobs/{id}`); an `Idempotency-Key` makes the request a job too", body = super::jobs::JobView),
-        (status = 400, description = "Not JSON / JSONL, or a bad query parameter", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Not JSON / JSONL, a bad query parameter, broken body framing (`bad-body`), or a body that does not decode as its Content-Encoding says (`bad-content-encoding`)", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "Nothing to compact", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES (`body-too-large`) or more entries than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Neither JSON nor JSONL", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES once decoded (`body-too-large`) or more entries than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Neither JSON nor JSONL, or a Content-Encoding other than gzip, zstd and identity (`unsupported-content-encoding`)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Not a valid session, or an unknown model", body = Problem, content_type = "application/problem+json"),
         (status = 502, description = "Every model failed and no fallback is allowed", body = Problem, content_type = "application/problem+json"),
         (status = 504, description = "The summarizer deadline passed", body = Problem, content_type = "application/problem+json"),

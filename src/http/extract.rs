@@ -9,6 +9,7 @@ use crate::pipeline::options::{Options, QueryOptions};
 use crate::pipeline::{BodyFormat, SessionInput};
 use crate::session::InputError;
 
+use super::encoding::{unreadable, BodyEncoding};
 use super::problem::ApiError;
 use super::{blocking, AppState};
 
@@ -81,14 +82,8 @@ fn declared_length(req: &Request, limit: usize) -> Result<Option<usize>, ApiErro
     }
 }
 
-fn unreadable(e: axum::Error) -> ApiError {
-    ApiError::InvalidParameter {
-        message: format!("could not read the body: {e}"),
-        parameter: None,
-    }
-}
-
-/// The body within `COMPACTD_MAX_BODY_BYTES` (413 past it).
+/// The body within `COMPACTD_MAX_BODY_BYTES` (413 past it), decoded when it was sent
+/// with a `Content-Encoding` (`encoding`), so the limit counts decoded bytes.
 ///
 /// Read into one buffer of the declared `content-length` as the chunks arrive, so the
 /// body is held once: collecting the chunks first and joining them (what the `Bytes`
@@ -97,10 +92,11 @@ pub async fn read_body(req: Request, state: &AppState) -> Result<Bytes, ApiError
     use futures_util::StreamExt;
     let limit = state.config.max_body_bytes;
     let declared = declared_length(&req, limit)?;
+    let encoding = req.extensions().get::<BodyEncoding>().copied();
     let mut buf = Vec::with_capacity(declared.unwrap_or(0));
     let mut chunks = req.into_body().into_data_stream();
     while let Some(chunk) = chunks.next().await {
-        let chunk = chunk.map_err(unreadable)?;
+        let chunk = chunk.map_err(|e| unreadable(e, encoding))?;
         if buf.len() + chunk.len() > limit {
             return Err(ApiError::BodyTooLarge { limit });
         }
@@ -120,11 +116,12 @@ pub async fn send_lines(
     use futures_util::StreamExt;
     let limit = state.config.max_body_bytes;
     let declared = declared_length(&req, limit)?;
+    let encoding = req.extensions().get::<BodyEncoding>().copied();
     let mut cutter = LineCutter::with_capacity(declared.unwrap_or(0));
     let mut received = 0usize;
     let mut chunks = req.into_body().into_data_stream();
     while let Some(chunk) = chunks.next().await {
-        let chunk = chunk.map_err(unreadable)?;
+        let chunk = chunk.map_err(|e| unreadable(e, encoding))?;
         received += chunk.len();
         if received > limit {
             return Err(ApiError::BodyTooLarge { limit });

@@ -57,9 +57,9 @@ impl FromRequest<AppState> for JsonBody {
     responses(
         (status = 200, description = "Compacted (`compressed: true`) or returned unchanged with a `reason`. With `Accept: text/event-stream`: progress events, then this answer as the `result` event", body = HermesAnswer),
         (status = 202, description = "With `Prefer: respond-async`: the job (`Location: /v1/jobs/{id}`); an `Idempotency-Key` makes the request a job too", body = super::jobs::JobView),
-        (status = 400, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES (`body-too-large`) or more messages than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Not JSON, broken body framing (`bad-body`), or a body that does not decode as its Content-Encoding says (`bad-content-encoding`)", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES once decoded (`body-too-large`) or more messages than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not JSON, or a Content-Encoding other than gzip, zstd and identity (`unsupported-content-encoding`)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Not a valid request (with a pointer), or an unknown model", body = Problem, content_type = "application/problem+json"),
     )
 )]
@@ -83,9 +83,9 @@ pub async fn post_hermes_compress(
     request_body(content = HermesRequestSchema, content_type = "application/json", example = super::examples::hermes_example),
     responses(
         (status = 200, description = "The plan (`compressed: false`; `requests` and `serialized` when a summary would be made)", body = HermesAnswer),
-        (status = 400, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES (`body-too-large`) or more messages than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Not JSON, broken body framing (`bad-body`), or a body that does not decode as its Content-Encoding says (`bad-content-encoding`)", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES once decoded (`body-too-large`) or more messages than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not JSON, or a Content-Encoding other than gzip, zstd and identity (`unsupported-content-encoding`)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Not a valid request (with a pointer)", body = Problem, content_type = "application/problem+json"),
     )
 )]
@@ -115,7 +115,7 @@ async fn compress(
     let work = move |sink: Arc<dyn ProgressSink>| -> super::stream::Work {
         Box::pin(async move {
             let answer = run_hermes_observed(planned, st.summarizer.as_ref(), &*sink).await?;
-            super::stream::json_bytes(&answer.to_json())
+            Ok(answer.to_bytes())
         })
     };
     // /v1/hermes/prepare calls no model: always a plain answer.

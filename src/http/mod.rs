@@ -11,6 +11,7 @@ mod auth;
 mod branch;
 mod chat;
 mod compact;
+mod encoding;
 mod examples;
 mod extract;
 mod guard;
@@ -117,6 +118,10 @@ pub fn router(state: AppState) -> Router {
         .fallback(|| async { ApiError::NotFound })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(axum::extract::DefaultBodyLimit::max(body_limit))
+        // Bodies decoded inside the encoding check, so handlers read (and the body limit
+        // counts) decoded bytes.
+        .layer(encoding::decompression())
+        .layer(axum::middleware::from_fn(encoding::check))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             guard::limit,

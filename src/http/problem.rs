@@ -16,6 +16,19 @@ pub enum ApiError {
     UnsupportedMediaType(String),
     #[error("body too large")]
     BodyTooLarge { limit: usize },
+    /// A `Content-Encoding` other than gzip, zstd and identity (what was sent).
+    #[error("unsupported content encoding")]
+    UnsupportedEncoding(String),
+    /// A body whose HTTP framing is broken (a bad or overflowing chunk size, a connection
+    /// closed early): what hyper said.
+    #[error("unreadable body")]
+    BadBody(String),
+    /// A body that does not decode as its `Content-Encoding` says.
+    #[error("body does not decode")]
+    BadEncoding {
+        encoding: &'static str,
+        message: String,
+    },
     #[error("invalid query parameter")]
     /// `parameter`: the query parameter at fault, when one alone is (the problem's
     /// pointer).
@@ -169,6 +182,32 @@ impl ApiError {
                 "Body too large",
                 format!("the body exceeds the limit of {limit} bytes (COMPACTD_MAX_BODY_BYTES)"),
             ),
+            ApiError::UnsupportedEncoding(got) => row(
+                S::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported-content-encoding",
+                "Unsupported content encoding",
+                format!(
+                    "send the body plain or with `content-encoding: gzip` or `zstd` (one coding); got {got}"
+                ),
+            ),
+            ApiError::BadBody(message) => row(
+                S::BAD_REQUEST,
+                "bad-body",
+                "Unreadable body",
+                format!(
+                    "the body could not be read (its HTTP framing): {}",
+                    clip(message)
+                ),
+            ),
+            ApiError::BadEncoding { encoding, message } => row(
+                S::BAD_REQUEST,
+                "bad-content-encoding",
+                "Body does not decode",
+                format!(
+                    "the body is not valid {encoding} data (content-encoding: {encoding}): {}",
+                    clip(message)
+                ),
+            ),
             ApiError::InvalidParameter { message, .. } => row(
                 S::BAD_REQUEST,
                 "invalid-parameter",
@@ -257,7 +296,7 @@ impl ApiError {
                 S::BAD_REQUEST,
                 "invalid-idempotency-key",
                 "Invalid Idempotency-Key",
-                "an Idempotency-Key is a string of 1 to 255 visible ASCII characters",
+                "the Idempotency-Key header must be 1 to 255 visible ASCII characters (no spaces or control bytes), bare or in double quotes",
             ),
             ApiError::IdempotencyKeyReused => row(
                 S::UNPROCESSABLE_ENTITY,
@@ -333,6 +372,12 @@ impl ApiError {
             errors,
         }
     }
+}
+
+/// A reader's or decoder's own error text (hyper, flate2, zstd: fixed wording, never the
+/// body's bytes), bounded all the same.
+fn clip(message: &str) -> String {
+    message.chars().take(200).collect()
 }
 
 fn item(v: &crate::session::Violation) -> ProblemItem {

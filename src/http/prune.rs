@@ -22,7 +22,7 @@ use super::AppState;
     operation_id = "prune",
     tag = "compaction",
     request_body(
-        description = "A session: JSON with `entries` (and `protectTokens`, `minimumSavings`, `protectedTools`), or a pi session file (JSONL) with options in the query string.",
+        description = "A session: JSON with `entries` (and `protectTokens`, `minimumSavings`, `protectedTools`), or a pi session file (JSONL), with options in the query string (beside a JSON body too: the body wins where both set one).",
         content(
             (PruneRequest = "application/json", example = examples::session_example),
             (String = "application/x-ndjson", example = examples::session_jsonl_example),
@@ -32,9 +32,9 @@ use super::AppState;
     params(PruneOptions),
     responses(
         (status = 200, description = "The changed entries (none when nothing is pruned)", body = PruneResponse),
-        (status = 400, description = "Not JSON / JSONL, or a bad query parameter", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES (`body-too-large`) or more entries than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Neither JSON nor JSONL", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Not JSON / JSONL, a bad query parameter, broken body framing (`bad-body`), or a body that does not decode as its Content-Encoding says (`bad-content-encoding`)", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES once decoded (`body-too-large`) or more entries than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Neither JSON nor JSONL, or a Content-Encoding other than gzip, zstd and identity (`unsupported-content-encoding`)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Not a valid session", body = Problem, content_type = "application/problem+json"),
     )
 )]

@@ -3,8 +3,10 @@
 //! compactd's summarizers.
 //!
 //! The request body is read with the contract's Python-side facts in mind: a lone
-//! surrogate escape becomes U+FFFD (H11), numbers keep their token, unknown top-level
-//! fields are ignored and every message field is carried through.
+//! surrogate escape becomes U+FFFD (H11), unknown top-level fields are ignored and every
+//! message field is carried through. A message the answer returns unchanged is written
+//! from the bytes sent (`HermesAnswer::to_bytes`): its lone surrogates and number
+//! spellings (`1E5`, which serde_json's `Value` writes `1e+5`) as they came.
 //!
 //! Summaries come from a model only: hermes has its own deterministic fallback, so the
 //! summarizer's extractive fallback (written for pi transcripts) is never used here.
@@ -13,6 +15,7 @@
 //! else takes the static fallback unless `abortOnSummaryFailure` is set.
 
 use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::hermes::compress::{self, Answer, Input, Outcome, Plan};
@@ -58,6 +61,10 @@ pub struct HermesRequest {
     /// `single` or `moa` (Mixture-of-Agents) [the `[moa]` default, else `single`].
     #[serde(default)]
     pub strategy: Option<Strategy>,
+    /// `messages` as sent, one JSON text each (lone surrogates and number spellings
+    /// included): what goes back unchanged is written from these.
+    #[serde(skip)]
+    pub raw_messages: Vec<Box<RawValue>>,
     /// H4 (off by default): `"user"` gives a summary with no head before it the role
     /// `user` (hermes: `assistant`, so the transcript would open with an assistant turn).
     #[serde(default)]
@@ -130,6 +137,7 @@ pub fn parse_request_with(
         line: 1,
         column: e.valid_up_to() + 1,
     })?;
+    let sent = text;
     let replaced;
     let text = if memchr::memmem::find(text.as_bytes(), b"\\u").is_some() {
         replaced = crate::json::string::replace_lone_surrogates(text);
@@ -166,7 +174,22 @@ pub fn parse_request_with(
         req.context_length = context_length;
     }
     validate(&req)?;
+    req.raw_messages = raw_messages(sent);
     Ok(req)
+}
+
+/// The messages of a body that parsed, each as its JSON text. serde_json's `Value` spells
+/// numbers its own way (`1E5` is `1e+5`) and cannot hold a lone surrogate; the raw text
+/// keeps both. Empty if the body cannot be read so (then answers are written from values).
+fn raw_messages(text: &str) -> Vec<Box<RawValue>> {
+    #[derive(Deserialize)]
+    struct Raw<'a> {
+        #[serde(borrow)]
+        messages: Vec<&'a RawValue>,
+    }
+    serde_json::from_str::<Raw>(text)
+        .map(|r| r.messages.into_iter().map(RawValue::to_owned).collect())
+        .unwrap_or_default()
 }
 
 /// `settings` and `state` check their keys as a whole and name the key in the message
@@ -252,6 +275,8 @@ fn utc_today() -> String {
 #[derive(Debug)]
 pub struct HermesPlan {
     pub plan: Plan,
+    /// The request's messages as sent (`HermesRequest::raw_messages`).
+    pub raw_messages: Vec<Box<RawValue>>,
     pub model: Option<String>,
     pub strategy: Option<Strategy>,
     pub dry_run: bool,
@@ -284,6 +309,7 @@ pub fn plan_hermes(req: HermesRequest, texts: &HermesTexts, opts: &Options) -> H
     };
     HermesPlan {
         plan: compress::plan(input, texts, opts),
+        raw_messages: req.raw_messages,
         model: req.model,
         strategy: req.strategy,
         dry_run: req.dry_run,
@@ -294,6 +320,9 @@ pub fn plan_hermes(req: HermesRequest, texts: &HermesTexts, opts: &Options) -> H
 #[derive(Debug)]
 pub struct HermesAnswer {
     pub outcome: Outcome,
+    /// The request's messages as sent: those the answer returns unchanged are written
+    /// from these ([`HermesAnswer::to_bytes`]).
+    pub raw_messages: Vec<Box<RawValue>>,
     pub usage: Option<Usage>,
     pub model: Option<String>,
     /// The models that took part in a Mixture-of-Agents summary.
@@ -311,6 +340,62 @@ impl HermesAnswer {
         };
         metrics::counter!("compactd_hermes_compactions_total", "outcome" => outcome).increment(1);
         self
+    }
+
+    /// The §15 body as sent: [`HermesAnswer::to_json`], except that every message the
+    /// answer returns unchanged is the client's own JSON text, byte for byte.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let Value::Object(body) = self.to_json() else {
+            unreachable!("the answer is an object")
+        };
+        let mut out = Vec::with_capacity(
+            self.raw_messages
+                .iter()
+                .map(|m| m.get().len())
+                .sum::<usize>()
+                + 4096,
+        );
+        out.push(b'{');
+        for (i, (key, value)) in body.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            // Writing a string or a `Value` into a Vec cannot fail.
+            let _ = serde_json::to_writer(&mut out, key);
+            out.push(b':');
+            match value {
+                Value::Array(messages) if key == "messages" => {
+                    self.write_messages(&mut out, messages)
+                }
+                _ => {
+                    let _ = serde_json::to_writer(&mut out, value);
+                }
+            }
+        }
+        out.push(b'}');
+        out
+    }
+
+    fn write_messages(&self, out: &mut Vec<u8>, messages: &[Value]) {
+        let sources = self.outcome.unchanged_sources();
+        out.push(b'[');
+        for (k, m) in messages.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            let raw = sources
+                .get(k)
+                .copied()
+                .flatten()
+                .and_then(|i| self.raw_messages.get(i));
+            match raw {
+                Some(raw) => out.extend_from_slice(raw.get().as_bytes()),
+                None => {
+                    let _ = serde_json::to_writer(&mut *out, m);
+                }
+            }
+        }
+        out.push(b']');
     }
 
     /// The §15 body.
@@ -354,6 +439,7 @@ pub async fn run_hermes_observed(
         Plan::Done(outcome) => {
             return Ok(HermesAnswer {
                 outcome: *outcome,
+                raw_messages: planned.raw_messages,
                 usage: None,
                 model: None,
                 moa: None,
@@ -363,6 +449,7 @@ pub async fn run_hermes_observed(
         Plan::Summarize(p) if planned.dry_run => {
             return Ok(HermesAnswer {
                 outcome: p.dry_run(),
+                raw_messages: planned.raw_messages,
                 usage: None,
                 model: None,
                 moa: None,
@@ -418,6 +505,7 @@ pub async fn run_hermes_observed(
     };
     Ok(HermesAnswer {
         outcome: pending.finish(answer),
+        raw_messages: planned.raw_messages,
         usage,
         model,
         moa,

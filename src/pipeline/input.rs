@@ -44,8 +44,8 @@ impl<O> SessionInput<'_, O> {
 }
 
 impl<'a, O: Options> SessionInput<'a, O> {
-    /// Parses a body. `query` holds the options of a JSONL body (JSON bodies carry
-    /// their own and ignore it).
+    /// Parses a body. `query` holds the options of the query string: all of a JSONL
+    /// body's, and for a JSON body those it does not set itself (the body wins).
     pub fn parse(body: &'a [u8], format: BodyFormat, query: O) -> Result<Self, InputError> {
         Self::parse_limited(body, format, query, usize::MAX)
     }
@@ -70,7 +70,7 @@ impl<'a, O: Options> SessionInput<'a, O> {
                 options: query,
                 leaf_pointer: "leafId",
             }),
-            BodyFormat::Json => parse_json(text, max_entries),
+            BodyFormat::Json => parse_json(text, max_entries, query),
         }
     }
 }
@@ -171,19 +171,34 @@ impl<'de, O: Options> Visitor<'de> for BodyVisitor<O> {
     }
 }
 
+/// A JSON body's options with the query string's filled in where the body is silent,
+/// and where `leafId` came from (its error names the query parameter, or the pointer).
+fn with_query<O: Options>(mut options: O, query: O) -> (O, &'static str) {
+    let mut taken = Vec::new();
+    options.fill_from(query, &mut taken);
+    let leaf_pointer = if taken.contains(&"leafId") {
+        "leafId"
+    } else {
+        "/leafId"
+    };
+    (options, leaf_pointer)
+}
+
 fn parse_json<O: Options>(
     text: &str,
     max_entries: usize,
+    query: O,
 ) -> Result<SessionInput<'_, O>, InputError> {
     let trimmed = text.trim_start();
     if trimmed.starts_with('[') {
-        // A bare array of entries.
+        // A bare array of entries: its options are the query string's.
         let entries: Vec<&RawValue> = serde_json::from_str(text).map_err(malformed)?;
         check_entry_count(&entries, max_entries)?;
+        let (options, leaf_pointer) = with_query(O::default(), query);
         return Ok(SessionInput {
             session: Session::from_json_entries(&entries)?,
-            options: O::default(),
-            leaf_pointer: "/leafId",
+            options,
+            leaf_pointer,
         });
     }
     if !trimmed.starts_with('{') {
@@ -215,10 +230,11 @@ fn parse_json<O: Options>(
         })
     })?;
     check_entry_count(&entries, max_entries)?;
+    let (options, leaf_pointer) = with_query(body.options, query);
     Ok(SessionInput {
         session: Session::from_json_entries(&entries)?,
-        options: body.options,
-        leaf_pointer: "/leafId",
+        options,
+        leaf_pointer,
     })
 }
 
@@ -330,13 +346,38 @@ mod tests {
             "`messages` is the query's name"
         );
         assert_eq!(o.preserve_data, Some(serde_json::json!([1])));
-        // JSON bodies carry their own options: the query's are not used.
+        // A JSON body's options win; the query string's fill in what it leaves unset.
         let query = CompactOptions {
             model: Some("m".into()),
+            dry_run: Some(true),
             ..CompactOptions::default()
         };
-        let input = SessionInput::parse(br#"{"entries":[]}"#, BodyFormat::Json, query).unwrap();
-        assert_eq!(input.options, CompactOptions::default());
+        let body = br#"{"entries":[],"dryRun":false,"settings":{"keepRecentTokens":5}}"#;
+        let input = SessionInput::parse(body, BodyFormat::Json, query.clone()).unwrap();
+        assert_eq!(input.options.model.as_deref(), Some("m"));
+        assert_eq!(input.options.dry_run, Some(false));
+        assert_eq!(input.options.prepare.keep_recent_tokens, Some(5));
+        assert_eq!(input.leaf_pointer, "/leafId");
+        let query = CompactOptions {
+            prepare: PrepareOptions {
+                leaf_id: Some("x".into()),
+                keep_recent_tokens: Some(9),
+                ..PrepareOptions::default()
+            },
+            ..query
+        };
+        let input = SessionInput::parse(body, BodyFormat::Json, query.clone()).unwrap();
+        assert_eq!(
+            input.options.prepare.keep_recent_tokens,
+            Some(5),
+            "settings win"
+        );
+        assert_eq!(input.leaf_pointer, "leafId", "the query's leafId");
+        let input = SessionInput::parse(b"[]", BodyFormat::Json, query.clone()).unwrap();
+        assert_eq!(
+            input.options, query,
+            "a bare array takes the query's options"
+        );
     }
 
     #[test]

@@ -42,6 +42,10 @@ pub trait Options: Default {
 
     /// Takes what applies of a JSON body's `settings` (which wins over the flat fields).
     fn apply_settings(&mut self, settings: &SettingsRequest);
+
+    /// Fills the options a JSON body left unset from the query string's (the body wins
+    /// where both say something), naming each one taken in `taken`.
+    fn fill_from(&mut self, query: Self, taken: &mut Vec<&'static str>);
 }
 
 /// `settings` of a JSON body.
@@ -241,6 +245,11 @@ macro_rules! options {
                 $( self.$inner.apply_settings(settings); )?
                 $( option_kind!(settings self.$field, settings, $key, $($kind)?); )*
             }
+
+            fn fill_from(&mut self, query: Self, taken: &mut Vec<&'static str>) {
+                $( self.$inner.fill_from(query.$inner, taken); )?
+                $( option_kind!(fill self.$field, query.$field, $key, taken, $($kind)?); )*
+            }
         }
     };
 }
@@ -270,6 +279,16 @@ macro_rules! option_kind {
         }
     };
     (settings $target:expr, $settings:ident, $key:literal, $($kind:ident)?) => {};
+    // A query string cannot hold a JSON-only option.
+    (fill $target:expr, $query:expr, $key:literal, $taken:ident, json_only) => {};
+    (fill $target:expr, $query:expr, $key:literal, $taken:ident, $($kind:ident)?) => {
+        if $target.is_none() {
+            if let Some(v) = $query {
+                $target = Some(v);
+                $taken.push($key);
+            }
+        }
+    };
 }
 
 options! {

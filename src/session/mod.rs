@@ -188,13 +188,21 @@ impl<'a> Builder<'a> {
             entries.len(),
             foldhash::fast::RandomState::default(),
         );
+        // Past MAX_VIOLATIONS the rest are only counted: a 50k-entry v2 file without ids
+        // must not answer a 50k-item problem document.
+        let mut unlisted = 0usize;
         for (i, e) in entries.iter().enumerate() {
             // Cloning a borrowed or migrated id is free; only decoded ids are owned.
             let Some(id) = e.id.clone() else {
-                violations.push(e.origin.violation("/id", "every entry needs a string `id`"));
+                if violations.len() < MAX_VIOLATIONS {
+                    violations.push(e.origin.violation("/id", "every entry needs a string `id`"));
+                } else {
+                    unlisted += 1;
+                }
                 continue;
             };
             match by_id.entry(id) {
+                Slot::Occupied(_) if violations.len() >= MAX_VIOLATIONS => unlisted += 1,
                 Slot::Occupied(first) => violations.push(e.origin.violation(
                     "/id",
                     format!(
@@ -207,9 +215,16 @@ impl<'a> Builder<'a> {
                     slot.insert(i);
                 }
             }
-            if violations.len() >= MAX_VIOLATIONS {
-                break;
-            }
+        }
+        if unlisted > 0 {
+            // The count, at the document's root: the list holds the first MAX_VIOLATIONS.
+            violations.push(Violation {
+                pointer: String::new(),
+                message: format!(
+                    "{unlisted} more entries without an id or with a duplicate id are not listed (the first {MAX_VIOLATIONS} are)"
+                ),
+                line: None,
+            });
         }
         if !violations.is_empty() {
             return Err(InputError::Invalid(violations));
@@ -258,6 +273,26 @@ mod tests {
                 (Some(3), "every entry needs a string `id`"),
                 (Some(4), "duplicate id \"a\" (also entry 1)"),
             ]
+        );
+    }
+
+    #[test]
+    fn id_errors_list_the_first_few_and_count_the_rest() {
+        let mut body = String::from("{\"type\":\"session\",\"version\":2}\n");
+        for _ in 0..5000 {
+            body.push_str("{\"type\":\"x\"}\n");
+        }
+        let Err(InputError::Invalid(v)) = Session::from_jsonl(&body) else {
+            panic!("expected violations");
+        };
+        assert_eq!(v.len(), MAX_VIOLATIONS + 1);
+        assert_eq!(v[MAX_VIOLATIONS - 1].line, Some(MAX_VIOLATIONS + 1));
+        let last = v.last().unwrap();
+        assert_eq!(last.pointer, "");
+        assert!(
+            last.message.starts_with("4980 more entries"),
+            "{}",
+            last.message
         );
     }
 

@@ -50,6 +50,35 @@ async fn api_keys_guard_everything_but_the_probes() {
     }
 }
 
+/// RFC 9110 §11.1: the auth scheme is case-insensitive; the key is not.
+#[tokio::test]
+async fn the_bearer_scheme_is_case_insensitive() {
+    let app = spawn_app_with(|c| c.api_keys = ClientKeys::new(["s3cret-key-1"])).await;
+    let url = format!("{}/v1/prepare", app.address);
+    let send = |authorization: &'static str| {
+        app.client
+            .post(&url)
+            .header("content-type", "application/x-ndjson")
+            .header("authorization", authorization)
+            .body(small_session())
+            .send()
+    };
+    for ok in [
+        "BEARER s3cret-key-1",
+        "BeArEr s3cret-key-1",
+        "bearer  s3cret-key-1",
+    ] {
+        assert_eq!(send(ok).await.unwrap().status().as_u16(), 200, "{ok}");
+    }
+    for refused in [
+        "Bearer S3CRET-KEY-1",
+        "Basic s3cret-key-1",
+        "Bearers3cret-key-1",
+    ] {
+        problem(send(refused).await.unwrap(), 401, "unauthorized").await;
+    }
+}
+
 /// A summarizer that takes its time.
 struct Slow(Duration);
 

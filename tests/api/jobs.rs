@@ -252,8 +252,17 @@ async fn an_idempotent_retry_joins_the_running_call_and_another_body_is_refused(
 
     let other = summarize(&app, &key, &prompt_body("something else")).await;
     problem(other, 422, "idempotency-key-reused").await;
-    let bad = summarize(&app, &[("idempotency-key", "\"\"")], &body).await;
-    problem(bad, 400, "invalid-idempotency-key").await;
+    for bad in ["\"\"", "two words", "\"two words\"", "tab\tin"] {
+        let res = summarize(&app, &[("idempotency-key", bad)], &body).await;
+        let p = problem(res, 400, "invalid-idempotency-key").await;
+        assert!(
+            p["detail"]
+                .as_str()
+                .unwrap()
+                .contains("Idempotency-Key header"),
+            "{p}"
+        );
+    }
     assert_eq!(upstream_calls(&server).await, 1);
 }
 

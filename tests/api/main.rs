@@ -6,6 +6,7 @@ mod chat;
 mod checked;
 mod compact;
 mod deltas;
+mod encoding;
 mod errors;
 mod events;
 #[path = "../support/fixtures.rs"]
@@ -15,6 +16,7 @@ mod guard;
 mod health;
 mod helpers;
 mod hermes;
+mod input;
 mod inspect;
 mod jobs;
 mod moa;

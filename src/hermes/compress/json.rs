@@ -64,6 +64,22 @@ impl Outcome {
         Value::Object(o)
     }
 
+    /// For each message of the answer's `messages`, the index of the input message it is
+    /// unchanged from (`None`: a summary, or a message pruning or merging rewrote), so
+    /// the caller can send those back as the client's own bytes.
+    pub fn unchanged_sources(&self) -> Vec<Option<usize>> {
+        let input = &self.common.input;
+        match &self.result {
+            Ok(d) => d
+                .messages
+                .iter()
+                .zip(&d.sources)
+                .map(|(m, s)| s.filter(|&i| input.get(i) == Some(m)))
+                .collect(),
+            Err(_) => (0..input.len()).map(Some).collect(),
+        }
+    }
+
     fn threshold_json(&self) -> Value {
         let t = &self.common.threshold;
         json!({

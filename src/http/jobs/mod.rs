@@ -133,7 +133,9 @@ fn prefers_async(headers: &HeaderMap) -> bool {
 }
 
 /// The `Idempotency-Key`: a Structured Fields string (`"…"`), or the bare token many
-/// clients send; 1–255 visible ASCII characters.
+/// clients send; 1–255 visible ASCII characters (0x21–0x7e: a space, which an sf-string
+/// could hold, is refused too, as the README says, so a key survives every logger and
+/// proxy unchanged).
 fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     let Some(v) = headers.get("idempotency-key") else {
         return Ok(None);
@@ -143,7 +145,7 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
         .strip_prefix('"')
         .and_then(|k| k.strip_suffix('"'))
         .unwrap_or(raw);
-    if key.is_empty() || key.len() > 255 || !key.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+    if key.is_empty() || key.len() > 255 || !key.bytes().all(|b| b.is_ascii_graphic()) {
         return Err(ApiError::InvalidIdempotencyKey);
     }
     Ok(Some(key.to_string()))

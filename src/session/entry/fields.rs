@@ -63,6 +63,20 @@ pub(super) fn optional_text<'a>(
     }
 }
 
+/// A header's `version`: absent or `null` (pi's `header.version ?? 1`) is `None`; else an
+/// integer (`3`, `3.0`, `3e0`). Anything else is refused: taking `"3"` or `2.5` for some
+/// version would migrate, and so rename, every entry of a file the client thinks current.
+pub(super) fn version_of(raw: Option<RawJson>) -> Result<Option<f64>, &'static str> {
+    match raw {
+        None => Ok(None),
+        Some(r) if r.get() == "null" => Ok(None),
+        Some(r) => match number_of(r) {
+            Some(v) if v.is_finite() && v.fract() == 0.0 => Ok(Some(v)),
+            _ => Err("`version` must be an integer (1, 2 or 3)"),
+        },
+    }
+}
+
 pub(super) fn number_of(raw: RawJson) -> Option<f64> {
     let s = raw.get();
     match s.as_bytes().first() {

@@ -3,7 +3,9 @@
 //! the checks that turn a raw entry into an `Entry`.
 
 use super::content::{parse_assistant_content, parse_content};
-use super::fields::{number_of, opt_str, parse_tracked, required_text, role_of, truthy};
+use super::fields::{
+    number_of, opt_str, parse_tracked, required_text, role_of, truthy, version_of,
+};
 use super::raw::{ContentField, RawEntry, RawMessage, RawUsage};
 use super::{
     scan, BashExecution, CompactionEntry, Content, Entry, EntryBody, EntryError, Header, Message,
@@ -118,10 +120,7 @@ fn build_entry<'a, M: MessageField<'a>, C: ContentSource<'a>>(
         return Ok(Parsed::Header(Header {
             raw,
             id: opt_str(r.id).map_err(|m| v("/id", m))?,
-            version: match r.version {
-                Some(x) => number_of(x),
-                None => None,
-            },
+            version: version_of(r.version).map_err(|m| v("/version", m))?,
         }));
     }
 

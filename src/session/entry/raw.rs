@@ -5,8 +5,9 @@
 
 use std::borrow::Cow;
 
-use serde::de::{self, Deserialize, Deserializer, SeqAccess, Visitor};
+use serde::de::{self, Deserialize, Deserializer};
 use serde::Deserialize as DeriveDeserialize;
+use serde_json::value::RawValue;
 
 use super::{Block, RawJson, Usage};
 use crate::session::text::Text;
@@ -18,7 +19,7 @@ use crate::session::text::Text;
 #[derive(DeriveDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct RawEntry<'a, M, C> {
-    #[serde(rename = "type", borrow)]
+    #[serde(rename = "type", borrow, default, deserialize_with = "entry_type")]
     pub(super) entry_type: Option<Cow<'a, str>>,
     #[serde(borrow)]
     pub(super) id: Option<RawJson<'a>>,
@@ -62,6 +63,21 @@ impl<M, C> RawEntry<'_, M, C> {
             tokens_before: None,
             version: None,
         }
+    }
+}
+
+/// An entry's `type`, read raw so that a lone surrogate escape in it is not a syntax
+/// error (serde_json refuses to decode one): it decodes to U+FFFD, an unknown type.
+fn entry_type<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<Option<Cow<'a, str>>, D::Error> {
+    let Some(raw) = Option::<&'de RawValue>::deserialize(d)? else {
+        return Ok(None);
+    };
+    match Text::from_raw(raw.get()) {
+        Some(text) => Ok(Some(text.decode())),
+        None => Err(de::Error::invalid_type(
+            crate::session::text::unexpected_of(raw.get()),
+            &"a string",
+        )),
     }
 }
 
@@ -159,40 +175,15 @@ struct MaybeBlock<'a>(Option<RawBlock<'a>>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for MaybeBlock<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
-            type Value = MaybeBlock<'a>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a content block")
-            }
-            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-                RawBlock::deserialize(de::value::MapAccessDeserializer::new(map))
-                    .map(|b| MaybeBlock(Some(b)))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<de::IgnoredAny>()?.is_some() {}
-                Ok(MaybeBlock(None))
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(MaybeBlock(None))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(MaybeBlock(None))
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(MaybeBlock(None))
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(MaybeBlock(None))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(MaybeBlock(None))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(MaybeBlock(None))
-            }
+        // Taken raw, not with `deserialize_any`: serde_json decodes a string it hands a
+        // visitor, and refuses a lone surrogate escape (`"\ud800"`), which is valid JSON.
+        let raw = <&'de RawValue>::deserialize(d)?.get();
+        if !raw.starts_with('{') {
+            return Ok(MaybeBlock(None));
         }
-        d.deserialize_any(V(std::marker::PhantomData))
+        serde_json::from_str::<RawBlock<'a>>(raw)
+            .map(|b| MaybeBlock(Some(b)))
+            .map_err(|e| de::Error::custom(crate::session::error::strip_position(&e.to_string())))
     }
 }
 
@@ -209,32 +200,25 @@ pub(super) enum ContentField<'a> {
 
 impl<'de: 'a, 'a> Deserialize<'de> for ContentField<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
-            type Value = ContentField<'a>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a string or an array of content blocks")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
-                Ok(ContentField::Text(Text::Plain(Cow::Borrowed(s))))
-            }
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
-                Ok(ContentField::Text(Text::Plain(Cow::Owned(s.to_string()))))
-            }
-            fn visit_string<E: de::Error>(self, s: String) -> Result<Self::Value, E> {
-                Ok(ContentField::Text(Text::Plain(Cow::Owned(s))))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(ContentField::Null)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(2));
-                while let Some(MaybeBlock(b)) = seq.next_element()? {
-                    out.push(b);
-                }
-                Ok(ContentField::Blocks(RawBlocks(out)))
-            }
+        // Raw first, as `MaybeBlock`: a string is kept escaped (`Text`), so a lone
+        // surrogate escape is one UTF-16 unit, as in JavaScript, not a decoding error.
+        let raw = <&'de RawValue>::deserialize(d)?.get();
+        match raw.as_bytes().first() {
+            Some(b'"') => Ok(ContentField::Text(
+                Text::from_raw(raw).ok_or_else(|| de::Error::custom("not a string"))?,
+            )),
+            Some(b'n') => Ok(ContentField::Null),
+            Some(b'[') => serde_json::from_str::<Vec<MaybeBlock<'a>>>(raw)
+                .map(|blocks| {
+                    ContentField::Blocks(RawBlocks(blocks.into_iter().map(|b| b.0).collect()))
+                })
+                .map_err(|e| {
+                    de::Error::custom(crate::session::error::strip_position(&e.to_string()))
+                }),
+            _ => Err(de::Error::invalid_type(
+                crate::session::text::unexpected_of(raw),
+                &"a string or an array of content blocks",
+            )),
         }
-        d.deserialize_any(V(std::marker::PhantomData))
     }
 }
