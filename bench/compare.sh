@@ -89,11 +89,12 @@ const row = (cells) => "| " + cells.join(" | ") + " |";
 const cell = (r, k) => `${ms(r[k].medianMs)} (${(r.reference.medianMs / r[k].medianMs).toFixed(1)}×)`;
 console.log(`## compactd (${rev}) over HTTP vs the reference in-process (${run.reference}, Node ${run.node})\n`);
 console.log(`Median of ${run.rounds} rounds (each in a shuffled order) after ${run.warmup} warm-up rounds; (n×) = reference / compactd. "work" = \`include=cut,files,conversation\`, "all" = the default answer.\n`);
-console.log(row(["file", "size", "reference in-process", "curl, work", "curl, all", "fetch, work", "fetch, all"]));
-console.log(row(["---", "---:", "---:", "---:", "---:", "---:", "---:"]));
+console.log(row(["file", "size", "reference in-process", "curl, work", "curl, all", "fetch, work", "fetch, all", "fetch+gzip, work"]));
+console.log(row(["---", "---:", "---:", "---:", "---:", "---:", "---:", "---:"]));
 for (const r of run.results) {
-	console.log(row([r.name, (r.bytes / 1e6).toFixed(2) + " MB", ms(r.reference.medianMs), cell(r, "curlWork"), cell(r, "curlAll"), cell(r, "fetchWork"), cell(r, "fetchAll")]));
+	console.log(row([r.name, (r.bytes / 1e6).toFixed(2) + " MB", ms(r.reference.medianMs), cell(r, "curlWork"), cell(r, "curlAll"), cell(r, "fetchWork"), cell(r, "fetchAll"), cell(r, "fetchGzipWork")]));
 }
+console.log(`\n"fetch+gzip, work": the client gzips the session (zlib level 1, timed) and sends it with Content-Encoding: gzip; sent ${run.results.map((r) => `${(r.answerBytes.gzipped / 1e3).toFixed(0)} kB of ${(r.bytes / 1e3).toFixed(0)} kB`).join(", ")}.`);
 const floor = run.results.every((r) => r.curlFloor);
 if (floor) {
 	console.log(`\nThe floor: the same body and an answer of the same size as "work", to a server that does nothing else (bench/floor-server.mjs); (n×) = reference / floor, the best any server could do here.\n`);
@@ -101,9 +102,9 @@ if (floor) {
 	console.log(row(["---", "---:", "---:"]));
 	for (const r of run.results) console.log(row([r.name, cell(r, "curlFloor"), cell(r, "fetchFloor")]));
 }
-const kinds = ["reference", "curlWork", "curlAll", "fetchWork", "fetchAll", ...(floor ? ["curlFloor", "fetchFloor"] : [])];
+const kinds = ["reference", "curlWork", "curlAll", "fetchWork", "fetchAll", "fetchGzipWork", ...(floor ? ["curlFloor", "fetchFloor"] : [])];
 console.log("\nSpread (interquartile range / median) of each column:\n");
-console.log(row(["file", "reference", "curl, work", "curl, all", "fetch, work", "fetch, all", ...(floor ? ["curl, floor", "fetch, floor"] : []), "answer work / all"]));
+console.log(row(["file", "reference", "curl, work", "curl, all", "fetch, work", "fetch, all", "fetch+gzip, work", ...(floor ? ["curl, floor", "fetch, floor"] : []), "answer work / all"]));
 console.log(row(["---", ...kinds.map(() => "---:"), "---:"]));
 for (const r of run.results) {
 	const kb = (b) => (b / 1e3).toFixed(1) + " kB";

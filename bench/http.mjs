@@ -21,6 +21,9 @@
 //              in Node does; the same two includes. (A string body would cost the client a
 //              UTF-8 encoding of the whole session on every request: 4-12 ms of its own CPU
 //              for 1-2.4 MB here, before a byte is sent.)
+//   fetch+gzip the fetch "work" request with the body gzipped by the client on every request
+//              (zlib level 1, timed: an agent's session changes between compactions) and sent
+//              with Content-Encoding: gzip: a tenth of the bytes on the wire.
 //   floor      with --floor (bench/floor-server.mjs): curl and fetch exactly as above against a
 //              server that only reads the body and answers as many bytes as compactd's
 //              include=cut,files,conversation answer: the upload and the download alone, so
@@ -32,6 +35,7 @@
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import zlib from "node:zlib";
 import { performance } from "node:perf_hooks";
 
 import { branchFromLast, loadEntries, loadReference, REF_VERSION, SETTINGS } from "./reference-lib.mjs";
@@ -101,6 +105,22 @@ async function viaFetch(bytes, include, to = endpoint(include)) {
 	return { ms, answer };
 }
 
+/** fetch "work" with the body gzipped on the client, the compression timed too. */
+async function viaFetchGzip(bytes) {
+	const t = performance.now();
+	const gz = zlib.gzipSync(bytes, { level: 1 });
+	const res = await fetch(endpoint(WORK), {
+		method: "POST",
+		headers: { "content-type": "application/x-ndjson", "content-encoding": "gzip" },
+		body: gz,
+	});
+	if (!res.ok) throw new Error(`compactd answered ${res.status}: ${await res.text()}`);
+	const answer = await res.json();
+	const ms = performance.now() - t;
+	if (!answer.compactable) throw new Error("compactd finds nothing to compact");
+	return { ms, sent: gz.length };
+}
+
 function timed(f) {
 	const t = performance.now();
 	const r = f();
@@ -143,7 +163,7 @@ function shuffled(xs, random) {
 	return out;
 }
 
-const KINDS = ["reference", "curlWork", "curlAll", "fetchWork", "fetchAll", ...(floor ? ["curlFloor", "fetchFloor"] : [])];
+const KINDS = ["reference", "curlWork", "curlAll", "fetchWork", "fetchAll", "fetchGzipWork", ...(floor ? ["curlFloor", "fetchFloor"] : [])];
 const results = [];
 for (const file of files) {
 	// Both sides start from the file in memory: the reference from its text (what pi's
@@ -181,6 +201,11 @@ for (const file of files) {
 			},
 			fetchWork: async () => (await viaFetch(body, WORK)).ms,
 			fetchAll: async () => (await viaFetch(body, "")).ms,
+			fetchGzipWork: async () => {
+				const g = await viaFetchGzip(body);
+				sizes.gzipped = g.sent;
+				return g.ms;
+			},
 			curlFloor: () => viaCurl(file, WORK, floorUrl).ms,
 			fetchFloor: async () => (await viaFetch(body, WORK, floorUrl)).ms,
 		};
