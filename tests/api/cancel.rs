@@ -18,7 +18,7 @@ impl Drop for Server {
     }
 }
 
-async fn start() -> Server {
+async fn start(timeout_secs: u32) -> Server {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -28,6 +28,7 @@ async fn start() -> Server {
         .env_clear()
         .env("COMPACTD_LISTEN", format!("127.0.0.1:{port}"))
         .env("COMPACTD_MAX_BODY_BYTES", "200000000")
+        .env("COMPACTD_REQUEST_TIMEOUT_SECS", timeout_secs.to_string())
         .env(
             "COMPACTD_PROMPTS_DIR",
             concat!(env!("CARGO_MANIFEST_DIR"), "/prompts"),
@@ -95,7 +96,7 @@ fn session(n: usize) -> String {
 
 #[tokio::test]
 async fn a_client_that_leaves_a_large_compaction_leaves_the_server_idle() {
-    let server = start().await;
+    let server = start(120).await;
     let pid = server.child.id();
     let body = session(60_000);
     let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
@@ -125,5 +126,33 @@ async fn a_client_that_leaves_a_large_compaction_leaves_the_server_idle() {
         after - left < 0.5,
         "{:.2} s of CPU in the 3 s after the client left",
         after - left
+    );
+}
+
+#[tokio::test]
+async fn a_passed_deadline_stops_the_work_too() {
+    let server = start(1).await;
+    let pid = server.child.id();
+    let body = session(60_000);
+    let started = cpu_seconds(pid);
+    let res = reqwest::Client::new()
+        .post(format!("http://127.0.0.1:{}/v1/compact", server.port))
+        .header("content-type", "application/x-ndjson")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    // The client stays; the deadline answers it.
+    assert_eq!(res.status().as_u16(), 504);
+    let answered = cpu_seconds(pid);
+    assert!(answered - started > 0.3, "the server was not at work");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let settled = cpu_seconds(pid);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let after = cpu_seconds(pid);
+    assert!(
+        after - settled < 0.5,
+        "{:.2} s of CPU in the 3 s after the deadline answered",
+        after - settled
     );
 }
