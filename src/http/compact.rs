@@ -94,6 +94,7 @@ pub async fn post_summarize(
     State(state): State<AppState>,
     intent: Intent,
     permit: Option<Extension<Permit>>,
+    uri: axum::http::Uri,
     body: SessionBody<CompactOptions>,
 ) -> Result<Response, ApiError> {
     if body.format != BodyFormat::Json {
@@ -101,9 +102,42 @@ pub async fn post_summarize(
             "a JSONL body (send {\"systemPrompt\", \"prompt\"} as application/json)".into(),
         ));
     }
-    let req = remote_request(&body.bytes)?;
+    let mut req = remote_request(&body.bytes)?;
+    remote_query(uri.query(), &body.query, &mut req.0)?;
     let intent = intent.with_body(&body.bytes);
     Ok(summarize_remote(state, intent, permit.map(|p| p.0), req).await)
+}
+
+/// The query beside a `{systemPrompt, prompt}` body: `model` and `strategy` fill in what the
+/// body leaves out (the body wins), so a remoteEndpoint URL can name a model. Every other
+/// option is about a session, which this body is not: a 400 naming it, never ignored.
+fn remote_query(
+    query: Option<&str>,
+    options: &CompactOptions,
+    req: &mut SummarizeRequest,
+) -> Result<(), ApiError> {
+    let keys = query
+        .unwrap_or("")
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| pair.split_once('=').map_or(pair, |(k, _)| k));
+    for key in keys {
+        if key != "model" && key != "strategy" {
+            return Err(ApiError::InvalidParameter {
+                message: format!(
+                    "`{key}` does not apply to a {{systemPrompt, prompt}} body: only `model` and `strategy` do"
+                ),
+                parameter: Some(key.to_string()),
+            });
+        }
+    }
+    if req.model.is_none() {
+        req.model.clone_from(&options.model);
+    }
+    if req.strategy.is_none() {
+        req.strategy = options.strategy;
+    }
+    Ok(())
 }
 
 /// Parses `{systemPrompt, prompt, maxTokens?, model?}` with a pointer on errors; the
@@ -266,6 +300,7 @@ pub async fn post_compact(
     req: Request,
 ) -> Result<Response, ApiError> {
     let (format, query) = session_head::<CompactOptions>(&req)?;
+    let query_string = req.uri().query().map(str::to_string);
     if format == BodyFormat::Jsonl && query.dry_run == Some(true) {
         // A dry run answers as `/v1/prepare` does, from a session parsed as it arrives.
         let st = state.clone();
@@ -280,7 +315,8 @@ pub async fn post_compact(
     let intent = intent.with_body(&body.bytes);
     let permit = permit.map(|p| p.0);
     if body.format == BodyFormat::Json && is_remote_body(&body.bytes) {
-        let req = remote_request(&body.bytes)?;
+        let mut req = remote_request(&body.bytes)?;
+        remote_query(query_string.as_deref(), &body.query, &mut req.0)?;
         return Ok(summarize_remote(state, intent, permit, req).await);
     }
     let st = state.clone();

@@ -217,3 +217,32 @@ async fn query_options_beside_a_json_body_are_honoured_and_the_body_wins() {
     .await;
     assert_eq!(res.json::<Value>().await.unwrap(), cut);
 }
+
+#[tokio::test]
+async fn a_remote_body_takes_model_and_strategy_from_the_query_and_refuses_the_rest() {
+    let app = spawn_app().await;
+    let body = json!({"systemPrompt": "", "prompt": "<conversation>\n[User]: hi\n</conversation>"});
+    for path in ["/v1/compact", "/v1/summarize"] {
+        // A session option beside a prompt is refused, naming it.
+        let res = app
+            .post_json(&format!("{path}?keepRecentTokens=100"), &body)
+            .await;
+        let p = problem(res, 400, "invalid-parameter").await;
+        assert!(
+            p["detail"].as_str().unwrap().contains("keepRecentTokens"),
+            "{p}"
+        );
+        // The model named in the query is the one asked for.
+        let res = app
+            .post_json(&format!("{path}?model=no-such-model"), &body)
+            .await;
+        problem(res, 422, "unknown-model").await;
+        // The body wins.
+        let mut named = body.clone();
+        named["model"] = json!("extractive");
+        let res = app
+            .post_json(&format!("{path}?model=no-such-model"), &named)
+            .await;
+        assert_eq!(res.status().as_u16(), 200, "{path}");
+    }
+}
