@@ -161,6 +161,8 @@ def bodies(server, n):
         ("summarize (remote body)", "/v1/summarize", remote, "application/json", summarized),
         ("chat/completions", "/v1/chat/completions", chat, "application/json", summarized),
         ("hermes/compress", "/v1/hermes/compress", hermes, "application/json", n),
+        ("hermes/prepare", "/v1/hermes/prepare", hermes, "application/json", n),
+        ("inspect/outline", "/v1/inspect/outline", jsonl, nd, n),
     ]
 
 
@@ -176,7 +178,8 @@ def timed(server, path, body, content_type, repeat):
     return best * 1000
 
 
-COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
+COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf",
+          "#bcbd22", "#7f7f7f"]
 
 
 def svg(results, sizes):
