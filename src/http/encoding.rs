@@ -29,6 +29,12 @@ pub fn decompression() -> tower_http::decompression::RequestDecompressionLayer {
 /// accepted one as the decompression layer matches it (exact lowercase bytes, so `GZIP`
 /// or ` gzip` would otherwise be refused there with an empty 415).
 pub async fn check(mut req: Request, next: Next) -> Response {
+    // A request without a body (a GET, an empty POST) has nothing to decode: whatever its
+    // Content-Encoding names, it says nothing.
+    if axum::body::HttpBody::is_end_stream(req.body()) {
+        req.headers_mut().remove(header::CONTENT_ENCODING);
+        return next.run(req).await;
+    }
     match coding(req.headers()) {
         Ok(None) => {
             req.headers_mut().remove(header::CONTENT_ENCODING);

@@ -115,6 +115,29 @@ async fn other_codings_are_415_and_a_body_that_does_not_decode_400() {
     }
 }
 
+#[tokio::test]
+async fn a_request_without_a_body_is_not_refused_for_its_content_encoding() {
+    let app = spawn_app().await;
+    let res = app
+        .client
+        .get(format!("{}/v1/models", app.address))
+        .header("content-encoding", "br")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 200);
+    // A body in that coding still is.
+    let res = post_encoded(
+        &app,
+        "/v1/prepare",
+        "application/x-ndjson",
+        "br",
+        b"x".to_vec(),
+    )
+    .await;
+    problem(res, 415, "unsupported-content-encoding").await;
+}
+
 /// A request written by hand, for framing no HTTP client would send; its status line.
 async fn raw_status(app: &TestApp, request: &str) -> (u16, String) {
     let addr = app.address.trim_start_matches("http://");
