@@ -3,50 +3,16 @@
 
 use std::io::Write;
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-struct Server {
-    child: Child,
-    port: u16,
-}
+use crate::helpers::{spawn_process, Process};
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-async fn start(timeout_secs: u32) -> Server {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = Command::new(env!("CARGO_BIN_EXE_compactd"))
-        .env_clear()
-        .env("COMPACTD_LISTEN", format!("127.0.0.1:{port}"))
-        .env("COMPACTD_MAX_BODY_BYTES", "200000000")
-        .env("COMPACTD_REQUEST_TIMEOUT_SECS", timeout_secs.to_string())
-        .env(
-            "COMPACTD_PROMPTS_DIR",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/prompts"),
-        )
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let server = Server { child, port };
-    for _ in 0..200 {
-        if let Ok(r) = reqwest::get(format!("http://127.0.0.1:{port}/healthz")).await {
-            if r.status() == 200 {
-                return server;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("compactd did not start");
+async fn start(timeout_secs: u32) -> Process {
+    spawn_process(&[
+        ("COMPACTD_MAX_BODY_BYTES", "200000000".into()),
+        ("COMPACTD_REQUEST_TIMEOUT_SECS", timeout_secs.to_string()),
+    ])
+    .await
 }
 
 /// User time + system time of a process, in seconds.
@@ -59,6 +25,12 @@ fn cpu_seconds(pid: u32) -> f64 {
     let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
     // USER_HZ is 100 on every Linux this runs on.
     ticks / 100.0
+}
+
+/// The CPU seconds the process spends in the 3 s after `from` was read.
+async fn cpu_in_the_next_3_s(pid: u32, from: f64) -> f64 {
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    cpu_seconds(pid) - from
 }
 
 /// A pi session of `n` short messages (user, assistant with a tool call, tool result,
@@ -119,13 +91,11 @@ async fn a_client_that_leaves_a_large_compaction_leaves_the_server_idle() {
     }
     let left = cpu_seconds(pid);
     drop(stream);
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    let after = cpu_seconds(pid);
     // It stopped soon after the client left.
+    let spent = cpu_in_the_next_3_s(pid, left).await;
     assert!(
-        after - left < 0.5,
-        "{:.2} s of CPU in the 3 s after the client left",
-        after - left
+        spent < 0.5,
+        "{spent:.2} s of CPU in the 3 s after the client left"
     );
 }
 
@@ -136,7 +106,7 @@ async fn a_passed_deadline_stops_the_work_too() {
     let body = session(60_000);
     let started = cpu_seconds(pid);
     let res = reqwest::Client::new()
-        .post(format!("http://127.0.0.1:{}/v1/compact", server.port))
+        .post(format!("{}/v1/compact", server.base))
         .header("content-type", "application/x-ndjson")
         .body(body)
         .send()
@@ -147,12 +117,9 @@ async fn a_passed_deadline_stops_the_work_too() {
     let answered = cpu_seconds(pid);
     assert!(answered - started > 0.3, "the server was not at work");
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let settled = cpu_seconds(pid);
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    let after = cpu_seconds(pid);
+    let spent = cpu_in_the_next_3_s(pid, cpu_seconds(pid)).await;
     assert!(
-        after - settled < 0.5,
-        "{:.2} s of CPU in the 3 s after the deadline answered",
-        after - settled
+        spent < 0.5,
+        "{spent:.2} s of CPU in the 3 s after the deadline answered"
     );
 }

@@ -230,3 +230,54 @@ pub async fn silent_model(name: &str, port: u16) -> compactd::config::LlmConfig 
     llm.deadline = std::time::Duration::from_secs(30);
     llm
 }
+
+/// The real `compactd` binary, started on a free loopback port with only the given
+/// environment (and the repository's prompts); killed when dropped.
+pub struct Process {
+    pub child: std::process::Child,
+    pub port: u16,
+    /// `http://127.0.0.1:{port}`.
+    pub base: String,
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts the binary and waits until `/healthz` answers 200.
+pub async fn spawn_process(env: &[(&str, String)]) -> Process {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_compactd"))
+        .env_clear()
+        .env("COMPACTD_LISTEN", format!("127.0.0.1:{port}"))
+        .env(
+            "COMPACTD_PROMPTS_DIR",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/prompts"),
+        )
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let process = Process {
+        child,
+        port,
+        base: format!("http://127.0.0.1:{port}"),
+    };
+    for _ in 0..200 {
+        if let Ok(r) = reqwest::get(format!("{}/healthz", process.base)).await {
+            if r.status() == 200 {
+                return process;
+            }
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("compactd did not start");
+}

@@ -1,12 +1,12 @@
 //! SIGTERM on the real binary: in-flight requests finish, new connections are refused,
 //! and a request that would outlast the grace period does not keep the process alive.
 
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
 
-use crate::helpers::small_session;
+use crate::helpers::{small_session, spawn_process, Process as Server};
 
 /// A model server that accepts connections and never answers: the summarizer call
 /// runs until its per-attempt timeout.
@@ -22,64 +22,22 @@ async fn silent_upstream() -> u16 {
     port
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 async fn start(upstream: u16, upstream_timeout_secs: u32, grace_secs: u32) -> Server {
-    let port = free_port();
-    let child = Command::new(env!("CARGO_BIN_EXE_compactd"))
-        .env_clear()
-        .env("COMPACTD_LISTEN", format!("127.0.0.1:{port}"))
-        .env("COMPACTD_SUMMARIZER", "openai")
-        .env("COMPACTD_MODEL", "m")
-        .env(
+    spawn_process(&[
+        ("COMPACTD_SUMMARIZER", "openai".into()),
+        ("COMPACTD_MODEL", "m".into()),
+        (
             "COMPACTD_BASE_URL",
             format!("http://127.0.0.1:{upstream}/v1"),
-        )
-        .env("COMPACTD_RETRIES", "0")
-        .env(
+        ),
+        ("COMPACTD_RETRIES", "0".into()),
+        (
             "COMPACTD_UPSTREAM_TIMEOUT_SECS",
             upstream_timeout_secs.to_string(),
-        )
-        .env("COMPACTD_SHUTDOWN_GRACE_SECS", grace_secs.to_string())
-        .env(
-            "COMPACTD_PROMPTS_DIR",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/prompts"),
-        )
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let server = Server {
-        child,
-        base: format!("http://127.0.0.1:{port}"),
-    };
-    for _ in 0..200 {
-        if let Ok(r) = reqwest::get(format!("{}/healthz", server.base)).await {
-            if r.status() == 200 {
-                return server;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("compactd did not start");
+        ),
+        ("COMPACTD_SHUTDOWN_GRACE_SECS", grace_secs.to_string()),
+    ])
+    .await
 }
 
 fn signal(server: &Server, name: &str) {
