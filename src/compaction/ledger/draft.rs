@@ -312,48 +312,48 @@ impl Draft {
     /// Adds the slot to (or removes it from) every status index it belongs in.
     fn reindex(&mut self, slot: usize, add: bool) {
         let item = self.slots[slot].as_ref().expect("live slot");
-        let mut sets: Vec<(&mut Slots, String)> = Vec::new();
-        let mut plain: Vec<&mut BTreeSet<usize>> = Vec::new();
-        if let (Status::Superseded, Some(by)) = (item.status, &item.superseded_by) {
-            if let Some(id) = &by.item_id {
-                sets.push((&mut self.replaced_by, id.clone()));
-            }
-        }
-        if item.is_active() {
-            let user = item.origin == Origin::User;
-            match item.kind {
-                Kind::Objective => plain.push(&mut self.objectives),
-                Kind::Error => sets.push((&mut self.errors, item.subject.clone())),
-                k if k.is_statement() && !item.subject.is_empty() => {
-                    sets.push((&mut self.statements, item.subject.clone()));
-                }
-                _ => {}
-            }
-            if user && item.kind.is_statement() {
-                plain.push(&mut self.user_statements);
-            }
-            if user && !matches!(item.kind, Kind::File | Kind::Error) {
-                plain.push(&mut self.cancellable);
-                if let Some(source) = item.latest_source() {
-                    sets.push((&mut self.cancellable_by_source, source.to_string()));
-                }
-            }
-        }
-        for set in plain {
+        // Fields borrowed one by one beside `item`: no key is copied unless it is added.
+        let set = |set: &mut BTreeSet<usize>| {
             if add {
                 set.insert(slot);
             } else {
                 set.remove(&slot);
             }
-        }
-        for (map, key) in sets {
+        };
+        let keyed = |map: &mut Slots, key: &str| {
             if add {
-                map.entry(key).or_default().insert(slot);
-            } else if let Some(set) = map.get_mut(&key) {
-                set.remove(&slot);
-                if set.is_empty() {
-                    map.remove(&key);
+                map.entry(key.to_string()).or_default().insert(slot);
+            } else if let Some(slots) = map.get_mut(key) {
+                slots.remove(&slot);
+                if slots.is_empty() {
+                    map.remove(key);
                 }
+            }
+        };
+        if let (Status::Superseded, Some(by)) = (item.status, &item.superseded_by) {
+            if let Some(id) = &by.item_id {
+                keyed(&mut self.replaced_by, id);
+            }
+        }
+        if !item.is_active() {
+            return;
+        }
+        match item.kind {
+            Kind::Objective => set(&mut self.objectives),
+            Kind::Error => keyed(&mut self.errors, &item.subject),
+            k if k.is_statement() && !item.subject.is_empty() => {
+                keyed(&mut self.statements, &item.subject);
+            }
+            _ => {}
+        }
+        let user = item.origin == Origin::User;
+        if user && item.kind.is_statement() {
+            set(&mut self.user_statements);
+        }
+        if user && !matches!(item.kind, Kind::File | Kind::Error) {
+            set(&mut self.cancellable);
+            if let Some(source) = item.latest_source() {
+                keyed(&mut self.cancellable_by_source, source);
             }
         }
     }
