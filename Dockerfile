@@ -21,17 +21,23 @@ WORKDIR /app
 # them but the manifest needs their files, so they stay stubs (tests/ and benches/ are not
 # in the build context, see .dockerignore).
 COPY Cargo.toml Cargo.lock ./
-RUN mkdir -p src benches \
+COPY crates/core/Cargo.toml crates/core/
+COPY crates/hermes/Cargo.toml crates/hermes/
+RUN mkdir -p src benches crates/core/src crates/hermes/src \
  && echo 'fn main() {}' > src/main.rs \
- && touch src/lib.rs \
- && for f in benches/prepare.rs $(sed -n 's/^path = "\(tests\/.*\)"$/\1/p' Cargo.toml); do \
+ && touch src/lib.rs crates/core/src/lib.rs crates/hermes/src/lib.rs \
+ && for f in benches/prepare.rs benches/scaling.rs $(sed -n 's/^path = "\(tests\/.*\)"$/\1/p' Cargo.toml); do \
       mkdir -p "$(dirname "$f")" && echo 'fn main() {}' > "$f"; done \
  && cargo build --release --locked --bin compactd \
- && rm -rf src target/release/compactd target/release/deps/compactd-* \
-      target/release/deps/libcompactd-* target/release/.fingerprint/compactd-*
+ && rm -rf src crates/core/src crates/hermes/src target/release/compactd \
+      target/release/deps/compactd-* target/release/deps/libcompactd-* \
+      target/release/deps/compactd_* target/release/deps/libcompactd_* \
+      target/release/.fingerprint/compactd-*
 
-# The real sources (the prompts are compiled in with include_str!).
+# The real sources: the service and its two core crates (the prompts are compiled in with
+# include_str!).
 COPY src ./src
+COPY crates ./crates
 COPY prompts ./prompts
 RUN cargo build --release --locked --bin compactd \
  && strip target/release/compactd

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Writes src/hermes/py/tables.rs: the character classes of CPython 3.11 (Unicode 14.0.0)
+"""Writes crates/hermes/src/py/tables.rs: the character classes of CPython 3.11 (Unicode 14.0.0)
 that hermes's text handling depends on. Run with Python 3.11:
 
-    python3.11 scripts/gen-python-unicode-tables.py > src/hermes/py/tables.rs
+    python3.11 scripts/gen-python-unicode-tables.py > crates/hermes/src/py/tables.rs
 """
 import sys
 import unicodedata

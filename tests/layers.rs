@@ -1,51 +1,90 @@
-//! The architecture of compactd, checked. The crate is built in layers, bottom to top:
+//! The architecture of compactd, checked. The workspace is built in layers, bottom to top.
+//! Cargo keeps the crates one way (`compactd-core` ← `compactd-hermes` ← `compactd`); this
+//! test keeps the layers inside each crate.
 //!
-//! 0. `cancel`: the cancellation checkpoints every step calls (std only);
+//! `compactd-core` (`crates/core/src`):
+//! 0. `cancel`: the cancellation token and the checkpoints every step calls (std only);
 //! 1. `json`: the JSON lexer the session reader and the `JSON.stringify` reader share;
 //! 2. `session`: session files parsed, migrated and walked as a tree of entries;
-//! 3. `compaction`: the pure core (tokens, cut point, preparation, pruning,
-//!    serialization);
-//! 4. `config`: the service's configuration and where each setting comes from;
-//! 5. `telemetry`: logging;
-//! 6. `state`: jobs, idempotency keys and the shared cache, in process or in Redis;
-//! 7. `summarize`: the prompts and the summarizers (extractive, model engine);
-//! 8. `pipeline`: one request from input to answer, shared by the server and the CLI;
-//! 9. `http`: the axum handlers, their errors and the OpenAPI document;
-//! 10. `startup`: the wiring of the application (`Application::build`);
-//! 11. `cli`: the command line, whose `serve` runs what `startup` builds.
+//! 3. `compaction`: tokens, cut point, preparation, pruning, serialization, the ledger.
 //!
-//! A module may use its own layer and the layers below it, never one above it; the crate
-//! root (`lib.rs`, `main.rs`) sits above everything. Inside a module, the files of one
-//! folder use each other one way: no two of them, and no ring of them, import each other.
-//! A layer not written yet (`json` may be missing) is simply never named.
+//! `compactd-hermes` (`crates/hermes/src`): one layer; its files import each other one way.
 //!
-//! The check is a text scan of `src/`, kept simple on purpose: comments and string and
-//! character literals are blanked first, then every `crate::…` and `super::…` path is
-//! read, with grouped imports (`crate::a::{b, c::{d, e}}`) expanded and `super::` taken
-//! relative to the inline module (`mod tests { … }`) it is written in.
+//! `compactd`, the service (`src`), above both cores (which it names `crate::json`,
+//! `crate::session`, `crate::compaction` and `crate::hermes`):
+//! 0. `cancel`: the cores' checkpoints, and work offloaded to tokio's blocking pool;
+//! 1. `config`: the service's configuration and where each setting comes from;
+//! 2. `telemetry`: logs and metrics;
+//! 3. `state`: jobs, idempotency keys and the shared cache, in process or in Redis;
+//! 4. `summarize`: the prompts and the summarizers (extractive, model engine);
+//! 5. `pipeline`: one request from input to answer, shared by the server and the CLI;
+//! 6. `http`: the axum handlers, their errors and the OpenAPI document;
+//! 7. `startup`: the wiring of the application (`Application::build`);
+//! 8. `cli`: the command line, whose `serve` runs what `startup` builds.
+//!
+//! A module may use its own layer and the layers below it, never one above it; a crate's
+//! root (`lib.rs`, `main.rs`) sits above everything in it. Inside a module, the files of
+//! one folder use each other one way: no two of them, and no ring of them, import each
+//! other.
+//!
+//! The check is a text scan of each crate's `src/`, kept simple on purpose: comments and
+//! string and character literals are blanked first, then every `crate::…` and `super::…`
+//! path is read, with grouped imports (`crate::a::{b, c::{d, e}}`) expanded and `super::`
+//! taken relative to the inline module (`mod tests { … }`) it is written in.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// The layers, bottom to top (see the module documentation).
-const LAYERS: &[&str] = &[
-    "cancel",
-    "json",
-    "session",
-    "compaction",
-    "hermes",
-    "config",
-    "telemetry",
-    "state",
-    "summarize",
-    "pipeline",
-    "http",
-    "startup",
-    "cli",
-];
+/// One crate of the workspace: where its sources are and its layers, bottom to top (see
+/// the module documentation). `below` are the names under which it reaches crates beneath
+/// it through `crate::` (re-exports): usable from every layer.
+struct Crate {
+    src: &'static str,
+    layers: &'static [&'static str],
+    below: &'static [&'static str],
+}
 
-fn rank(module: &str) -> Option<usize> {
-    LAYERS.iter().position(|m| *m == module)
+const CORE: Crate = Crate {
+    src: "crates/core/src",
+    layers: &["cancel", "json", "session", "compaction"],
+    below: &[],
+};
+
+const HERMES: Crate = Crate {
+    src: "crates/hermes/src",
+    layers: &[],
+    below: &[],
+};
+
+const SERVICE: Crate = Crate {
+    src: "src",
+    layers: &[
+        "cancel",
+        "config",
+        "telemetry",
+        "state",
+        "summarize",
+        "pipeline",
+        "http",
+        "startup",
+        "cli",
+    ],
+    below: &["json", "session", "compaction", "hermes"],
+};
+
+const CRATES: [Crate; 3] = [CORE, HERMES, SERVICE];
+
+impl Crate {
+    /// A module's layer; the crates beneath come before every layer.
+    fn rank(&self, module: &str) -> Option<isize> {
+        if self.below.contains(&module) {
+            return Some(-1);
+        }
+        self.layers
+            .iter()
+            .position(|m| *m == module)
+            .map(|r| r as isize)
+    }
 }
 
 type ModPath = Vec<String>;
@@ -57,8 +96,8 @@ struct Source {
     code: String,
 }
 
-fn sources() -> Vec<Source> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+fn sources(krate: &Crate) -> Vec<Source> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(krate.src);
     let mut files = Vec::new();
     rust_files(&root, &mut files);
     files.sort();
@@ -306,11 +345,15 @@ fn named_paths(src: &Source) -> Vec<ModPath> {
 #[test]
 fn no_module_imports_from_a_layer_above_it() {
     let mut violations = Vec::new();
-    for src in sources() {
+    for (krate, src) in CRATES
+        .iter()
+        .filter(|k| !k.layers.is_empty())
+        .flat_map(|k| sources(k).into_iter().map(move |s| (k, s)))
+    {
         let Some(top) = src.module.first() else {
             continue; // the crate root
         };
-        let Some(own) = rank(top) else {
+        let Some(own) = krate.rank(top) else {
             violations.push(format!(
                 "{}: module `{top}` has no layer",
                 src.file.display()
@@ -319,7 +362,7 @@ fn no_module_imports_from_a_layer_above_it() {
         };
         for path in named_paths(&src) {
             let Some(target) = path.first() else { continue };
-            if target != top && rank(target).is_none_or(|r| r >= own) {
+            if target != top && krate.rank(target).is_none_or(|r| r >= own) {
                 violations.push(format!(
                     "{}: `{top}` imports `crate::{}`",
                     src.file.display(),
@@ -337,12 +380,17 @@ fn no_module_imports_from_a_layer_above_it() {
 
 #[test]
 fn files_of_one_folder_do_not_import_each_other_in_a_cycle() {
-    let sources = sources();
+    for krate in &CRATES {
+        assert_no_cycles(&sources(krate));
+    }
+}
+
+fn assert_no_cycles(sources: &[Source]) {
     let modules: BTreeSet<ModPath> = sources.iter().map(|s| s.module.clone()).collect();
     // File module → the sibling file modules it names (children of the same parent).
     // The parent (`mod.rs`) is where siblings meet, so only sibling files count.
     let mut edges: BTreeMap<ModPath, BTreeSet<ModPath>> = BTreeMap::new();
-    for src in &sources {
+    for src in sources {
         let Some((_, parent)) = src.module.split_last() else {
             continue;
         };

@@ -7,11 +7,10 @@ use utoipa::openapi::{
 };
 use utoipa::{Modify, OpenApi};
 
-use crate::compaction::ledger::Retention;
-use crate::compaction::FileLists;
 use crate::pipeline::branch::{BranchDryRun, BranchSummaryResult};
 use crate::pipeline::chat::{ChatMessage, ChatRequest, StreamOptions};
 use crate::pipeline::compact::{CompactionDetails, CompactionResult};
+use crate::pipeline::core_schemas::{FileListsSchema, RetentionSchema};
 use crate::pipeline::include::IncludePart;
 use crate::pipeline::numbers::JsNumber;
 use crate::pipeline::options::{CompactReason, SettingsRequest};
@@ -76,8 +75,8 @@ use super::schemas::{
         NotCompactableResponse,
         Conversation,
         SettingsJson,
-        FileLists,
-        Retention,
+        FileListsSchema,
+        RetentionSchema,
         CompactionDetails,
         SummaryRequest,
         RequestKind,

@@ -1,6 +1,5 @@
 //! Schemas the HTTP layer documents without a Rust type of its own: answers and requests
-//! whose shape depends on the body, and the schema of the core's [`FileLists`] (the core
-//! stays free of documentation types).
+//! whose shape depends on the body.
 
 use std::borrow::Cow;
 
@@ -10,8 +9,6 @@ use utoipa::openapi::schema::{
 use utoipa::openapi::{Ref, RefOr};
 use utoipa::{PartialSchema, ToSchema};
 
-use crate::compaction::ledger::Retention;
-use crate::compaction::FileLists;
 use crate::pipeline::{BranchSummaryOptions, CompactOptions, PrepareOptions, PruneOptions};
 
 /// One entry as pi writes it (documentation only): the fields every entry shares. The
@@ -110,70 +107,6 @@ session_request!(
     "A session and the options of /v1/prune.",
     [PruneOptions]
 );
-
-impl PartialSchema for FileLists {
-    fn schema() -> RefOr<Schema> {
-        let list = || ArrayBuilder::new().items(ObjectBuilder::new().schema_type(Type::String));
-        ObjectBuilder::new()
-            .description(Some(
-                "`details` of a compaction or branch summary: the cumulative file lists.",
-            ))
-            .property("readFiles", list())
-            .required("readFiles")
-            .property("modifiedFiles", list())
-            .required("modifiedFiles")
-            .into()
-    }
-}
-impl ToSchema for FileLists {}
-
-impl PartialSchema for Retention {
-    fn schema() -> RefOr<Schema> {
-        let count = |d: &str| {
-            ObjectBuilder::new()
-                .schema_type(Type::Integer)
-                .minimum(Some(0))
-                .description(Some(d.to_string()))
-        };
-        ObjectBuilder::new()
-            .description(Some(
-                "What the summary kept of the pinned ledger (checked compaction): the summary \
-                 was verified against every active pinned item and the missing ones were \
-                 re-inserted verbatim in a closing section headed `## Pinned (restored \
-                 verbatim)`, within COMPACTD_PIN_BUDGET_SHARE of the summary's output budget.",
-            ))
-            .property("pinned", count("Active items in the ledger."))
-            .required("pinned")
-            .property("present", count("Items the summary carried by itself."))
-            .required("present")
-            .property(
-                "reinserted",
-                count("Items restored in the closing section."),
-            )
-            .required("reinserted")
-            .property(
-                "reinsertedIds",
-                ArrayBuilder::new()
-                    .items(ObjectBuilder::new().schema_type(Type::String))
-                    .description(Some(
-                        "Ids of the restored items, in the order the closing section lists them.",
-                    )),
-            )
-            .required("reinsertedIds")
-            .property(
-                "leftOut",
-                ArrayBuilder::new()
-                    .items(ObjectBuilder::new().schema_type(Type::String))
-                    .description(Some(
-                        "Ids of the missing items the budget left out (rules and constraints \
-                         go first, newest first).",
-                    )),
-            )
-            .required("leftOut")
-            .into()
-    }
-}
-impl ToSchema for Retention {}
 
 /// `anyOf` the named component schemas. `anyOf`, not `oneOf`: the shapes are open objects,
 /// so a CompactionResult also matches the smaller SummarizeResponse.

@@ -12,6 +12,7 @@ use crate::compaction::file_ops::{format_file_lists, FileLists};
 use crate::compaction::ledger::{Ledger, Retention};
 use crate::compaction::serialize_conversation;
 use crate::config::Checking;
+use crate::pipeline::core_schemas::{FileListsSchema, RetentionSchema};
 use crate::session::{truncate_for_message, InputError, Violation};
 use crate::summarize::{
     MoaReport, Prepared, ProgressEvent, ProgressSink, Silent, Summarize, SummarizeError,
@@ -183,6 +184,7 @@ pub struct BranchDryRun {
     pub entry_ids: Vec<String>,
     /// Serialized text of the selected messages.
     pub conversation: String,
+    #[schema(value_type = FileListsSchema)]
     pub details: FileLists,
     /// Empty when there is nothing to summarize.
     pub requests: Vec<SummaryRequest>,
@@ -212,6 +214,7 @@ pub struct BranchSummaryResult {
     pub common_ancestor_id: Option<String>,
     /// Messages the summary was written from.
     pub entries_summarized: usize,
+    #[schema(value_type = FileListsSchema)]
     pub details: FileLists,
     pub usage: Usage,
     /// Null when there was nothing to summarize (no call was made).
@@ -223,6 +226,7 @@ pub struct BranchSummaryResult {
     /// What the summary kept of the pinned ledger (see CompactionResult). Absent when
     /// pinning is off or nothing was summarized.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<RetentionSchema>)]
     pub retention: Option<Retention>,
     /// What the caller should know about how the summary was written: a model server
     /// that reported far fewer prompt tokens than were sent (it cut the prompt). Absent

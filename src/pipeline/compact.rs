@@ -20,6 +20,7 @@ use crate::compaction::ledger::{
 };
 use crate::compaction::message::for_compaction;
 use crate::config::Checking;
+use crate::pipeline::core_schemas::{FileListsSchema, RetentionSchema};
 
 use crate::compaction::file_ops::{format_file_lists, FileLists};
 use crate::compaction::prepare::{prepare_compaction, Preparation};
@@ -264,6 +265,7 @@ pub struct CompactionResult {
     /// summary by itself, re-inserted verbatim under the closing "Pinned" section, and
     /// the ids left out by its budget. Absent when pinning is off.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<RetentionSchema>)]
     pub retention: Option<Retention>,
     /// Summarizer calls made (more than one when the history was summarized in chunks).
     pub calls: u32,
@@ -287,6 +289,7 @@ pub struct CompactionResult {
 #[serde(rename_all = "camelCase")]
 pub struct CompactionDetails {
     #[serde(flatten)]
+    #[schema(value_type = FileListsSchema)]
     pub files: FileLists,
     /// The pinned ledger (`{"version": 1, "items": [...]}`), read back by the next
     /// compaction. Absent when pinning is off and no earlier compaction had one.

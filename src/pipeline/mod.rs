@@ -13,6 +13,7 @@ pub mod chat;
 pub mod checked;
 pub mod compact;
 mod conversation;
+pub mod core_schemas;
 pub mod fold;
 pub mod hermes;
 pub mod include;

@@ -21,6 +21,7 @@ use crate::compaction::file_ops::FileLists;
 use crate::compaction::prepare::{prepare_compaction, NotCompactable, Preparation};
 use crate::compaction::{AgentMessage, Settings, Wrappers};
 use crate::json::write::write_str_contents;
+use crate::pipeline::core_schemas::FileListsSchema;
 use crate::session::entry::{value_of, value_of_str, RawJson};
 use crate::session::{Entry, EntryBody, InputError};
 use crate::summarize::{PromptOptions, Prompts, RequestKind, SummaryRequest, CONVERSATION_OPEN};
@@ -77,7 +78,7 @@ pub struct Compactable<'a> {
     pub turn_prefix_messages: Option<Vec<MessageJson<'a>>>,
     /// The file lists (part `files`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = FileLists, required = false)]
+    #[schema(value_type = FileListsSchema, required = false)]
     pub details: Option<FileLists>,
     /// The serialized conversation (part `conversation`).
     #[serde(skip_serializing_if = "Option::is_none")]
