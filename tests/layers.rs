@@ -4,15 +4,17 @@
 //! 1. `json`: the JSON lexer the session reader and the `JSON.stringify` reader share;
 //! 2. `session`: session files parsed, migrated and walked as a tree of entries;
 //! 3. `compaction`: the pure core (tokens, cut point, preparation, pruning,
-//!    serialization);
-//! 4. `config`: the service's configuration and where each setting comes from;
-//! 5. `telemetry`: logging;
-//! 6. `state`: jobs, idempotency keys and the shared cache, in process or in Redis;
-//! 7. `summarize`: the prompts and the summarizers (extractive, model engine);
-//! 8. `pipeline`: one request from input to answer, shared by the server and the CLI;
-//! 9. `http`: the axum handlers, their errors and the OpenAPI document;
-//! 10. `startup`: the wiring of the application (`Application::build`);
-//! 11. `cli`: the command line, whose `serve` runs what `startup` builds.
+//!    serialization, the pinned ledger);
+//! 4. `hermes`: the pure hermes-agent core (Python's text semantics, boundaries,
+//!    serialization, summary, assembly);
+//! 5. `config`: the service's configuration and where each setting comes from;
+//! 6. `telemetry`: logging and metrics;
+//! 7. `state`: jobs, idempotency keys and the shared cache, in process or in Redis;
+//! 8. `summarize`: the prompts and the summarizers (extractive, model engine);
+//! 9. `pipeline`: one request from input to answer, shared by the server and the CLI;
+//! 10. `http`: the axum handlers, their errors and the OpenAPI document;
+//! 11. `startup`: the wiring of the application (`Application::build`);
+//! 12. `cli`: the command line, whose `serve` runs what `startup` builds.
 //!
 //! A module may use its own layer and the layers below it, never one above it; the crate
 //! root (`lib.rs`, `main.rs`) sits above everything. Inside a module, the files of one

@@ -1,4 +1,4 @@
-//! The state that replicas can share (issue 13): jobs, their events, idempotency keys and
+//! The state that replicas can share: jobs, their events, idempotency keys and
 //! cached summaries. In this process by default; in Redis/Valkey when
 //! `COMPACTD_REDIS_URL` is set, so that any replica can read, follow and cancel a job
 //! another one runs, an idempotent retry reaches whichever replica and still pays once,

@@ -1,4 +1,4 @@
-//! Jobs (issue 13): compactions that outlive their connection, and Idempotency-Key.
+//! Jobs: compactions that outlive their connection, and Idempotency-Key.
 //!
 //! `Prefer: respond-async` on a summarizing endpoint answers `202 Accepted` with
 //! `Location: /v1/jobs/{id}` once the request is planned; `GET /v1/jobs/{id}` shows the
