@@ -7,7 +7,8 @@
 //! Layout: `job` (what a job is), `memory` (the in-process store), `redis` (the shared
 //! one: connection, jobs, cache), `jobs` (the one interface the HTTP layer calls).
 //!
-//! Design decisions (the README's "Replicas with Redis" says the same for operators):
+//! Design decisions (`docs/deployment.md`, "Replicas with Redis", says the same for
+//! operators):
 //! * Redis being unreachable is never a hang: every call has `COMPACTD_STATE_TIMEOUT_MS`.
 //!   Job and idempotency operations then fail (503 `state-unavailable` with
 //!   `Retry-After`), `/readyz` fails, and the summary cache degrades to misses; plain
