@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The event-stream and jobs phase of scripts/load-test (issue 13); Python's standard
+"""The event-stream and jobs phase of scripts/load-test; Python's standard
 library only.
 
     python3 scripts/load-events.py --bin target/release/compactd [--clients 64] [--jobs 128]

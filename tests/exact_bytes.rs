@@ -1,4 +1,4 @@
-//! Input kept exactly (issue 25), as a property over generated inputs: whatever compactd
+//! Input kept exactly, as a property over generated inputs: whatever compactd
 //! sends back unchanged is byte-identical to what came in.
 //!
 //! Sessions and hermes message lists are drawn with unknown fields in random places,

@@ -201,7 +201,7 @@ fn the_large_session_summary_is_short_and_lists_every_modified_file() {
     );
 }
 
-/// Issue 24: on both real sessions the default summary quotes every user instruction of
+/// On both real sessions the default summary quotes every user instruction of
 /// the summarized span (chit-chat aside; a message that is only pasted output is kept by
 /// its error line), names the errors met, and stays within 12 kB.
 #[test]

@@ -121,7 +121,7 @@ fn share_of(value: f64) -> f64 {
     (value * 1e6).round() / 1e6
 }
 
-/// Checked compaction's settings, as the pipeline takes them (issue 10): whether to
+/// Checked compaction's settings, as the pipeline takes them: whether to
 /// pin and verify, the restored section's share of a summary's output budget, and the
 /// saving `madeProgress` requires.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -50,7 +50,8 @@ pub(super) struct Settings {
     pub max_concurrency: usize,
     pub request_timeout_secs: u64,
     pub shutdown_grace_secs: u64,
-    /// Silence after which an event stream sends a heartbeat comment (issue 13).
+    /// Silence after which an event stream sends a heartbeat comment (below the idle
+    /// timeout of common proxies).
     pub heartbeat_ms: u64,
     /// How long a finished job's record and result are kept.
     pub job_ttl_secs: u64,
@@ -60,7 +61,7 @@ pub(super) struct Settings {
     pub max_followers: usize,
     /// Bytes of finished job records (their events and results) kept at most.
     pub jobs_max_bytes: usize,
-    /// Shared state for replicas (issue 13): `redis://` or `rediss://` (Valkey speaks
+    /// Shared state for replicas: `redis://` or `rediss://` (Valkey speaks
     /// the same protocol). Unset: everything stays in this process. Never shown: it may
     /// carry a password.
     #[serde(skip_serializing)]
@@ -117,7 +118,7 @@ pub(super) struct Settings {
     /// A file holding the upstream key of every candidate without its own
     /// (before `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`).
     pub llm_api_key_file: Option<PathBuf>,
-    /// The inspector page on `GET /` (issue 15).
+    /// The inspector page on `GET /`.
     pub inspector: bool,
 }
 

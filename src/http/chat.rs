@@ -121,7 +121,7 @@ pub struct ModelEntry {
 }
 
 /// Summarizes an OpenAI chat-completions request: the system messages are the system
-/// prompt, the other messages the prompt (see the README, "OpenAI-compatible facade").
+/// prompt, the other messages the prompt (see docs/api.md, "OpenAI-compatible").
 #[utoipa::path(
     post,
     path = "/v1/chat/completions",

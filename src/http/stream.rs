@@ -1,4 +1,4 @@
-//! Progress as Server-Sent Events (issue 13): `Accept: text/event-stream` on the
+//! Progress as Server-Sent Events: `Accept: text/event-stream` on the
 //! summarizing endpoints (`/v1/compact`, `/v1/summarize`, `/v1/branch-summary`,
 //! `/v1/hermes/compress`).
 //!

@@ -1,7 +1,7 @@
 //! `/v1/branch-summary` and `compactd branch-summary`: summarize the branch a session
 //! leaves when it goes back to an earlier entry.
 //!
-//! Checked (issue 10, unless `pin` is off): the selected messages give a pinned ledger
+//! Checked (unless `pin` is off): the selected messages give a pinned ledger
 //! (carried on from the newest compaction among them), the summary is verified against
 //! it and the answer reports `retention`, as `/v1/compact` does.
 

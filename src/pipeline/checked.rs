@@ -1,4 +1,4 @@
-//! Checked compaction in the pipeline (issue 10): every summary that becomes a final
+//! Checked compaction in the pipeline: every summary that becomes a final
 //! text is verified against the pinned ledger, the missing items restored within a
 //! share of the summary's output budget, and the outcome counted; and `madeProgress`
 //! states a real saving, or why there is none.

@@ -2,7 +2,7 @@
 //! a split turn, chunked when the summarizer's window is small), and the
 //! CompactionResult with a ready-to-append `compaction` entry.
 //!
-//! Checked compaction (issue 10, unless `pin` is off): the plan carries this round's
+//! Checked compaction (unless `pin` is off): the plan carries this round's
 //! pinned ledger (the previous compaction's `details.pinned` updated with the messages
 //! summarized and the modified files); the final summary is verified against it
 //! (`checked`), the answer reports `retention`, and the ledger goes into the entry's
@@ -68,7 +68,7 @@ pub struct CompactPlan {
     /// Serialized prefix of a split turn (None: no prefix to summarize).
     pub turn_prefix: Option<String>,
     pub details: FileLists,
-    /// This round's pinned ledger (issue 10); with `pin` off, the previous one as it was.
+    /// This round's pinned ledger; with `pin` off, the previous one as it was.
     pub ledger: Ledger,
     /// Pinning, its budget share, and the saving `madeProgress` needs; `pin` is the
     /// request's, else the setting's.

@@ -1,4 +1,4 @@
-//! The messages being summarized as the pinned ledger's sources (issue 10), and the
+//! The messages being summarized as the pinned ledger's sources, and the
 //! previous compaction's ledger read back from its `details.pinned`.
 //!
 //! The ledger (`compaction::ledger`) takes a small type of its own ([`Source`]); this

@@ -1,4 +1,4 @@
-//! The job interface (issue 13): what a job is, and the one set of operations the HTTP
+//! The job interface: what a job is, and the one set of operations the HTTP
 //! layer calls, answered by the in-process store (`memory`) or by Redis/Valkey (`redis`).
 //!
 //! Design decisions:

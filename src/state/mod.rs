@@ -1,4 +1,4 @@
-//! The state that replicas can share (issue 13): jobs, their events, idempotency keys and
+//! The state that replicas can share: jobs, their events, idempotency keys and
 //! cached summaries. In this process by default; in Redis/Valkey when
 //! `COMPACTD_REDIS_URL` is set, so that any replica can read, follow and cancel a job
 //! another one runs, an idempotent retry reaches whichever replica and still pays once,
@@ -7,7 +7,8 @@
 //! Layout: `job` (what a job is), `memory` (the in-process store), `redis` (the shared
 //! one: connection, jobs, cache), `jobs` (the one interface the HTTP layer calls).
 //!
-//! Design decisions (the README's "Replicas with Redis" says the same for operators):
+//! Design decisions (`docs/deployment.md`, "Replicas with Redis", says the same for
+//! operators):
 //! * Redis being unreachable is never a hang: every call has `COMPACTD_STATE_TIMEOUT_MS`.
 //!   Job and idempotency operations then fail (503 `state-unavailable` with
 //!   `Retry-After`), `/readyz` fails, and the summary cache degrades to misses; plain

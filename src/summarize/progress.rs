@@ -1,4 +1,4 @@
-//! Progress events: what a long compaction reports while it runs (issue 13).
+//! Progress events: what a long compaction reports while it runs.
 //!
 //! The pipelines and the model engine report through a [`ProgressSink`] they are handed;
 //! they never know where the events go (a Server-Sent Events stream, a job's event log,

@@ -1,4 +1,4 @@
-//! Checked compaction (issue 10) through the API: a model that drops everything still
+//! Checked compaction through the API: a model that drops everything still
 //! leaves every pinned item in the summary, `retention` counts right, the ledger travels
 //! in `details.pinned` from round to round, a split turn after a compaction keeps the
 //! previous summary (D6), `pin: false` turns it all off, and `madeProgress` needs a real
@@ -429,7 +429,7 @@ async fn no_answer_carries_a_secret_a_model_repeated() {
     }
 }
 
-/// `targetTokens` (issue 24): the compacted context (summary plus kept messages, as
+/// `targetTokens`: the compacted context (summary plus kept messages, as
 /// `tokensAfter` counts it) fits the target, and the pinned items take what they need of
 /// it, with a model that drops everything and with the extractive summarizer alike.
 #[tokio::test]

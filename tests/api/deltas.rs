@@ -1,4 +1,4 @@
-//! `delta` events through the real server (issue 13): a model that streams its answer
+//! `delta` events through the real server: a model that streams its answer
 //! (`tests/support/streaming.rs`, paced) shows its output tokens as `delta` events
 //! between `summarizing` and `result`, on an event stream and in a job's events; the
 //! result is the plain answer; a stalled stream shows as a `retry` and is counted; a

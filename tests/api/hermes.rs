@@ -277,7 +277,7 @@ async fn lone_surrogates_are_accepted_and_returned_as_sent() {
         .post("/v1/hermes/prepare", "application/json", body)
         .await;
     assert_eq!(res.status().as_u16(), 200);
-    // Not compacted: the message is the one sent, its escape included (issue 25).
+    // Not compacted: the message is the one sent, its escape included.
     let text = res.text().await.unwrap();
     assert!(
         text.contains(r#""messages":[{"role": "user", "content": "a\ud800b"}]"#),

@@ -1,5 +1,5 @@
 //! Input kept exactly, or refused precisely: header versions, lone surrogates, numbers
-//! as sent, query options beside a JSON body, capped error lists (issue 25).
+//! as sent, query options beside a JSON body, capped error lists.
 
 use serde_json::{json, Value};
 

@@ -293,7 +293,8 @@ fn known_mismatches() -> BTreeSet<String> {
 
 #[test]
 fn hermes_conformance_with_reference_goldens() {
-    // COMPACTD_HERMES_GOLDENS: goldens of another corpus (a differential run, README).
+    // COMPACTD_HERMES_GOLDENS: goldens of another corpus (a differential run,
+    // tests/conformance/hermes/README.md).
     let path = std::env::var_os("COMPACTD_HERMES_GOLDENS")
         .map(PathBuf::from)
         .unwrap_or_else(|| dir().join("goldens.jsonl"));

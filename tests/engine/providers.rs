@@ -1,4 +1,4 @@
-//! Each provider configured the way the README shows (a TOML file loaded by
+//! Each provider configured the way `docs/configuration.md` shows (a TOML file loaded by
 //! `Config::load_from`), against the fakes with the real servers' rules
 //! (`tests/support/model_servers.rs`): OpenAI reasoning models, Anthropic extended
 //! thinking, Azure OpenAI, a gateway with extra headers and query parameters, and a
@@ -352,17 +352,21 @@ async fn a_silently_truncating_server_is_noticed() {
     assert!(s.warnings.is_empty(), "{:?}", s.warnings);
 }
 
-/// Every TOML example of the README's "Model servers" section loads as it is written.
+/// Every TOML example of the "Model servers" section of `docs/configuration.md` loads as it
+/// is written.
 #[test]
-fn the_readme_examples_load() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let start = readme.find("### Model servers").expect("the section");
+fn the_documented_examples_load() {
+    let page = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/configuration.md"
+    ))
+    .unwrap();
+    let start = page.find("## Model servers").expect("the section");
     let end = start
-        + readme[start..]
-            .find("\n### When the request")
+        + page[start..]
+            .find("\n## When the request")
             .expect("its end");
-    let section = &readme[start..end];
+    let section = &page[start..end];
     let blocks: Vec<&str> = section
         .split("```toml\n")
         .skip(1)

@@ -1,4 +1,4 @@
-//! Streamed answers (issue 13): every candidate asks for a stream unless `stream =
+//! Streamed answers: every candidate asks for a stream unless `stream =
 //! false`, against the fakes that stream as OpenAI and Anthropic do
 //! (`tests/support/streaming.rs`). The answer, usage, reasoning tokens and warnings are
 //! those of the plain request; `delta` events count the tokens as they come, throttled;

@@ -1,4 +1,4 @@
-//! Two compactd processes (the real binary) sharing one real `redis-server` (issue 13):
+//! Two compactd processes (the real binary) sharing one real `redis-server`:
 //! a job started on one is read, followed and cancelled on the other, an idempotent retry
 //! sent to the other pays the model once, a replica killed with SIGKILL leaves its job
 //! `failed` (`job-lost`) once its lease expires, a follower leaving does not stop the job,

@@ -1,5 +1,5 @@
-//! The retention suite (issue 10, item 6): do the items a continuing agent needs
-//! survive five rounds of compaction?
+//! The retention suite: do the items a continuing agent needs survive five rounds of
+//! compaction?
 //!
 //! Generated pi sessions (`generate.rs`) carry planted, typed, unguessable items at
 //! early, middle and late positions: the objective, rules and hard constraints with
@@ -19,16 +19,17 @@
 //! compaction entries carrying a credential's value; "size" is `tokensAfter /
 //! tokensBefore`. `ledger_check.rs` runs the ledger alone over the same conversations.
 //!
-//! Asserted: the targets of issue 10 — after the fifth round at least 90 % of the
-//! planted items survive at a 20 % budget and at least 50 % at 10 %, with either
-//! summarizer — and no secret value in `details`, the pinned section or any summary
-//! (the summarizers copy user sentences; the pipeline redacts every summary).
+//! Asserted: the targets checked compaction was built for — after the fifth round at
+//! least 90 % of the planted items survive at a 20 % budget and at least 50 % at 10 %,
+//! with either summarizer — and no secret value in `details`, the pinned section or any
+//! summary (the summarizers copy user sentences; the pipeline redacts every summary).
 //!
-//! `cargo test --test retention -- --nocapture` prints the tables (README: "Retention").
+//! `cargo test --test retention -- --nocapture` prints the tables (`docs/benchmarks.md`,
+//! "Retention").
 //! `RETENTION_SEEDS=7,8,9` or `RETENTION_SEEDS=100..140` runs other seeds (default:
 //! [`DEFAULT_SEEDS`]). `RETENTION_DEBUG=seed/round` prints that round's context and
 //! planted items; `RETENTION_MISSING=1` names every item missing after a round;
-//! `RETENTION_PIN=false` turns the pinned ledger off (the pipeline before issue 10: the
+//! `RETENTION_PIN=false` turns the pinned ledger off (the pipeline before the ledger: the
 //! targets then fail).
 
 mod fake_model;
@@ -48,7 +49,8 @@ use rounds::{RoundResult, ROUNDS};
 pub const DEFAULT_SEEDS: std::ops::Range<u64> = 1..4;
 /// Budgets: shares of the context being compacted.
 pub const BUDGETS: [f64; 3] = [0.10, 0.20, 0.30];
-/// Issue 10's targets: (budget, share of planted items surviving five rounds).
+/// The targets checked compaction was built for: (budget, share of planted items
+/// surviving five rounds).
 pub const TARGETS: [(f64, f64); 2] = [(0.20, 0.90), (0.10, 0.50)];
 
 fn seeds() -> Vec<u64> {
@@ -106,7 +108,7 @@ fn pct(p: usize, n: usize) -> String {
     }
 }
 
-/// The tables, as Markdown (the README carries the first two): survival of all items
+/// The tables, as Markdown (`docs/benchmarks.md` carries the first two): survival of all items
 /// per round, survival per type after round 5, then each cell per type per round.
 fn table(cells: &[Cell], seeds: &[u64]) -> String {
     let mut out = String::new();

@@ -246,7 +246,7 @@ pub fn segment(
 }
 
 /// The service's default checking (pinned ledger on); `RETENTION_PIN=false` turns the
-/// ledger off, which measures the pipeline as it was before issue 10.
+/// ledger off, which measures the pipeline as it was before the ledger existed.
 pub fn checking() -> Checking {
     Checking {
         pin: std::env::var("RETENTION_PIN").map_or(true, |v| v != "false"),

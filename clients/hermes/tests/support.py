@@ -7,7 +7,7 @@ hermes resolves its home and discovers plugins once per process:
   plugin (``plugins.enabled: [compactd]``) and fixes the model's window, so that nothing is
   looked up on the network;
 * ``$HERMES_HOME/plugins/compactd/`` is a copy of ``clients/hermes/compactd/``, installed the
-  way the README tells users to.
+  way the plugin's README tells users to.
 
 ``compactd()`` starts ``compactd serve`` (the binary named by ``COMPACTD_TEST_BIN``) once per test
 process on a free loopback port, with an API key and no model configured; ``Stub`` is a tiny

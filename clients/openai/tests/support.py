@@ -3,7 +3,7 @@
 Importing this module prepares a throwaway ``HERMES_HOME`` *before* any hermes module is
 imported (hermes resolves its home once per process). Its ``config.yaml`` points the main
 model at a closed port (so nothing reaches a real provider) and hermes's auxiliary
-compression model at compactd's OpenAI-compatible facade, as the README tells users to:
+compression model at compactd's OpenAI-compatible facade, as docs/api.md tells users to:
 ``auxiliary.compression.{base_url, model, api_key}``.
 
 ``FakeModel`` is a small OpenAI chat-completions server: it answers every request with a

@@ -1,4 +1,4 @@
-//! Jobs (issue 13): compactions that outlive their connection, and Idempotency-Key.
+//! Jobs: compactions that outlive their connection, and Idempotency-Key.
 //!
 //! `Prefer: respond-async` on a summarizing endpoint answers `202 Accepted` with
 //! `Location: /v1/jobs/{id}` once the request is planned; `GET /v1/jobs/{id}` shows the
@@ -134,7 +134,7 @@ fn prefers_async(headers: &HeaderMap) -> bool {
 
 /// The `Idempotency-Key`: a Structured Fields string (`"…"`), or the bare token many
 /// clients send; 1–255 visible ASCII characters (0x21–0x7e: a space, which an sf-string
-/// could hold, is refused too, as the README says, so a key survives every logger and
+/// could hold, is refused too, as `docs/api.md` says, so a key survives every logger and
 /// proxy unchanged).
 fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     let Some(v) = headers.get("idempotency-key") else {

@@ -2,8 +2,7 @@
 //! the kept messages, counted as `tokensAfter` is), with the cut and the summary's
 //! budget chosen here instead of by `keepRecentTokens` / `reserveTokens`.
 //!
-//! Decisions (issue 24: pinned items first, then as many recent messages verbatim as
-//! fit):
+//! Decisions (pinned items first, then as many recent messages verbatim as fit):
 //! * The pinned items are priced first, as the restored section would list them all
 //!   (over the widest summarized span, which holds the most). The file lists the summary
 //!   ends with and a small frame for its headings come next. What is left of the target

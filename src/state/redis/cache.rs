@@ -1,5 +1,5 @@
 //! The summary cache's shared tier: answers one replica paid for serve the identical
-//! request on another (issue 13).
+//! request on another.
 //!
 //! Design decisions:
 //! * The cache is a cache: a failing or slow Redis is a miss, never an error of the

@@ -119,7 +119,7 @@ pub(super) fn render(layout: Layout, items: &[Item], alive: &[bool], omit_empty:
 }
 
 /// The structured summary within `limit` UTF-16 units. When everything does not fit,
-/// what goes is, in this order (issue 24: the budget goes to what matters first):
+/// what goes is, in this order (the budget goes to what matters first):
 /// 1. the ordinary items, least important tier first (empty sections are then left out
 ///    rather than saying "(none)");
 /// 2. the must-keep items (the first and latest request, the blocker) are shortened;

@@ -139,7 +139,7 @@ fn respects_the_budget_and_never_grows_the_input() {
                 utf16_len(&t) <= max_tokens as usize * 4,
                 "{kind:?} {max_tokens}: {t}"
             );
-            // The pinned rule first, then the request (issue 24's budget order).
+            // The pinned rule first, then the request: the budget goes to what matters first.
             if max_tokens >= 12 {
                 assert!(
                     t.contains("Don't touch Cargo.toml") || t.contains("Add a"),

@@ -1,5 +1,5 @@
 //! The cache of identical summarizer requests: in memory, and shared by the replicas
-//! through Redis when `COMPACTD_REDIS_URL` is set (issue 13).
+//! through Redis when `COMPACTD_REDIS_URL` is set.
 //!
 //! Keys are SHA-256 digests of (strategy, candidates, system prompt, prompt, output
 //! budget), so a

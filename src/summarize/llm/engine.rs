@@ -46,7 +46,7 @@ pub struct Engine {
     stall: Duration,
     deadline: Duration,
     cache: SummaryCache,
-    /// Identical calls in progress share one upstream call (issue 13).
+    /// Identical calls in progress share one upstream call (single flight).
     flights: Flights<Result<Summary, Exhausted>>,
     /// The configuration's description; `describe` adds what the cache holds now.
     described: LlmDescription,

@@ -1,5 +1,5 @@
 //! Single flight: identical summarizer calls in progress at the same moment share one
-//! upstream call (issue 13). The key is the cache key, so "identical" means what the
+//! upstream call. The key is the cache key, so "identical" means what the
 //! cache means by it: the same candidates, prompts, budget and strategy.
 //!
 //! Design decisions:

@@ -1,9 +1,10 @@
 //! Sentence classification: is this sentence a rule, a constraint, a preference, a fact,
 //! a decision, a cancellation, a real request or chit-chat?
 //!
-//! Hand-written phrase matching on lower-cased text (the crate has no `regex`, and these
-//! lists read as the specification). Precedence for a user sentence: cancellation, then
-//! decision, constraint, rule, preference, fact; a sentence is one kind.
+//! Hand-written phrase matching on lower-cased text: whole-word phrases and where they
+//! stand in the sentence, not regular expressions (the ledger's module docs say why), so
+//! these lists read as the specification. Precedence for a user sentence: cancellation,
+//! then decision, constraint, rule, preference, fact; a sentence is one kind.
 //!
 //! What each heuristic catches, and what it misses:
 //! * **Rule**: "never/always/don't/do not/avoid/make sure/ensure/remember to/be sure to/

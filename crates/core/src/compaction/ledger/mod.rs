@@ -1,4 +1,4 @@
-//! The pinned ledger (issue 10, "checked compaction"): what a continuing agent must not
+//! The pinned ledger ("checked compaction"): what a continuing agent must not
 //! lose, extracted deterministically from what is being summarized, carried from round
 //! to round in the compaction entry's `details.pinned`, checked against every summary
 //! and restored verbatim where a summary dropped it.
@@ -28,9 +28,14 @@
 //! errors) · `extract` · `verify` · `restore` (re-insertion and retention).
 //!
 //! Design decisions shared by all of them:
-//! * Heuristics are hand-written phrase lists and token shapes, not regular expressions
-//!   (the crate has no `regex`; the lists read as the specification and are tested one
-//!   rule per test). Each file's docs say what its heuristic catches and misses.
+//! * Heuristics are hand-written phrase lists and token shapes, not regular expressions.
+//!   A trigger is a run of whole words in folded text (`words::has_phrase`), and what
+//!   decides is often where it stands (imperative position, after a label) and which kind
+//!   wins over another; plain lists and a few position rules say that more plainly than
+//!   patterns would. The lists read as the specification and are tested one rule per
+//!   test. (`regex` and `fancy-regex` are dependencies for the hermes core, which must
+//!   reproduce Python's `re`; the ledger does not use them.) Each file's docs say what
+//!   its heuristic catches and misses.
 //! * Pinned text is verbatim (the sentence as the user wrote it, secrets redacted); only
 //!   error items are composed (`` `tool` `command` failed: <line> ``).
 //! * When in doubt about a user's sentence with a rule trigger, pin it: a false item

@@ -1,6 +1,6 @@
 //! Which pinned items claim a tight budget first.
 //!
-//! Decision (issue 24): when not everything fits, the order is
+//! Decision: when not everything fits, the order is
 //! 1. what the user marked with a strong label (`SAFETY RULE:`, `HARD CONSTRAINT:`,
 //!    `PREFERENCE:`, `GOAL STATE:`, `FACT:`, …): a person's mark beats any guess of ours;
 //! 2. then, by kind: rules, constraints, preferences, goal states, facts (the user's

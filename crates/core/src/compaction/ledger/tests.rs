@@ -404,7 +404,8 @@ fn a_paraphrasing_model_loses_nothing_over_five_rounds() {
 }
 
 /// Labelled statements keep their label's kind, stay whole and are never replaced by the
-/// requests that follow them (issue 24: four of them used to become objectives).
+/// requests that follow them (a labelled statement used to be guessed into a kind, and
+/// four of them became objectives that the next request replaced).
 #[test]
 fn labelled_statements_survive_later_requests() {
     let l = extract(
@@ -533,8 +534,8 @@ fn without_a_cue_or_a_shared_word_both_stay() {
     assert!(kept.contains(&"HARD CONSTRAINT: Only Python 3.11.".to_string()));
 }
 
-/// Phrasings of other kits (issue 24): standing rules without a label, and a plan replaced
-/// by another, whose old version must not stay current.
+/// Phrasings of the public canary kit's corpus: standing rules without a label, and a
+/// plan replaced by another, whose old version must not stay current.
 #[test]
 fn other_phrasings_of_rules_and_replaced_plans() {
     let active = |msgs: &[&str]| -> Vec<(Kind, String)> {
