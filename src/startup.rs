@@ -96,7 +96,7 @@ impl Application {
             state = shared.kind(),
             "jobs, idempotency keys and cached summaries"
         );
-        let state = AppState::with_state(config, prompts, summarizer, shared);
+        let state = AppState::new(config, prompts, summarizer, shared);
         Ok(Application {
             listener,
             address,

@@ -61,19 +61,9 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// The state with the store `config` names (Redis when `COMPACTD_REDIS_URL` is set;
-    /// the summarizer brings its own cache tiers).
-    pub fn new(config: Config, prompts: Prompts, summarizer: Arc<dyn Summarize>) -> Self {
-        let shared = crate::state::State::open(&config).unwrap_or_else(|e| {
-            tracing::error!(error = %e, "the shared state cannot be used: jobs stay in this process");
-            crate::state::State::memory(&config)
-        });
-        AppState::with_state(config, prompts, summarizer, shared)
-    }
-
-    /// [`AppState::new`] with the state given (start-up opens it once for the
-    /// summarizer's cache and the jobs).
-    pub fn with_state(
+    /// The state every handler shares, around the store start-up opened (the same one
+    /// holds the summarizer's cache and the jobs).
+    pub fn new(
         config: Config,
         prompts: Prompts,
         summarizer: Arc<dyn Summarize>,

@@ -73,16 +73,6 @@ pub struct Source<'a> {
     pub model: &'a str,
 }
 
-/// `choices[0].message.content` as hermes reads it: a string as it is, any other truthy
-/// value as its Python `str`, anything falsy as `""`.
-pub fn answer_text(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        v if py::is_truthy(v) => py::str_of(v),
-        _ => String::new(),
-    }
-}
-
 /// Makes the summarizer's answer `raw` into the summary of `turns` (section 11).
 ///
 /// `Err` carries the failure's message when the answer is blank; like every failure's, it
@@ -313,15 +303,6 @@ mod tests {
         };
         let err = finish("", named, &[], &texts(), &PLAIN).unwrap_err();
         assert!(err.ends_with("(provider=openrouter model=m2)"), "{err}");
-    }
-
-    #[test]
-    fn non_string_answers_read_as_python_str_or_empty() {
-        assert_eq!(answer_text(&json!("a")), "a");
-        assert_eq!(answer_text(&json!({"k": 1})), "{'k': 1}");
-        assert_eq!(answer_text(&json!([])), "");
-        assert_eq!(answer_text(&Value::Null), "");
-        assert_eq!(answer_text(&json!(0)), "");
     }
 
     #[test]

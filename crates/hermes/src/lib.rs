@@ -27,23 +27,23 @@
 //! numbers their JSON token), and every rule works on copies, so a field compactd does not
 //! interpret leaves exactly as it came. Lengths are Python code points, never bytes.
 
-pub mod answer;
-pub mod assemble;
-pub mod boundaries;
+mod answer;
+mod assemble;
+mod boundaries;
 pub mod compress;
-pub mod fallback;
-pub mod message;
-pub mod prompt;
-pub mod prune;
+mod fallback;
+mod message;
+mod prompt;
+mod prune;
 pub mod py;
-pub mod redact;
-pub mod serialize;
+mod redact;
+mod serialize;
 pub mod settings;
 pub mod summaries;
 pub mod texts;
-pub mod think;
-pub mod tokens;
-pub mod tool_summary;
+mod think;
+mod tokens;
+mod tool_summary;
 
 /// Switches of a compaction that are not hermes settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -23,7 +23,9 @@ pub fn content(m: &Value) -> Option<&Value> {
     m.get("content")
 }
 
-/// The tool calls, when `tool_calls` is a non-empty list (hermes's truthiness test).
+/// The tool calls, when `tool_calls` is a non-empty list (hermes's truthiness test); the
+/// tests' view of a message.
+#[cfg(test)]
 pub fn tool_calls(m: &Value) -> &[Value] {
     match m.get("tool_calls") {
         Some(Value::Array(calls)) => calls,

@@ -27,6 +27,9 @@ use super::stringify::Sink;
 pub struct JsonText(pub Vec<u8>);
 
 impl Sink for JsonText {
+    // Called per piece from the service's serializer: inlined across the crate boundary
+    // as it was inside one crate.
+    #[inline]
     fn push_str(&mut self, s: &str) {
         // Most pieces are a few bytes of punctuation and labels (`{`, `":`, `[User]: `):
         // checked and copied without the block scanner's setup.
@@ -37,6 +40,7 @@ impl Sink for JsonText {
         }
     }
 
+    #[inline]
     fn push_escaped_string(&mut self, body: &str) -> bool {
         write_js_literal_escaped(&mut self.0, body);
         true
@@ -44,6 +48,7 @@ impl Sink for JsonText {
 }
 
 impl ConversationOut for JsonText {
+    #[inline]
     fn push_text(&mut self, t: &Text) {
         match t {
             Text::Escaped(body) => write_decoded_contents(&mut self.0, body),

@@ -11,7 +11,7 @@ pub mod ledger;
 pub mod message;
 pub mod prepare;
 pub mod prune;
-pub mod serialize;
+pub(crate) mod serialize;
 pub mod stringify;
 pub mod template;
 // The service's tests write their sessions with it too (the `test-util` feature).

@@ -21,14 +21,14 @@
 //! long strings.
 
 mod blocks;
-pub mod escaped;
+pub(crate) mod escaped;
 pub mod lenient;
-pub mod lexer;
+pub(crate) mod lexer;
 pub mod lines;
 #[cfg(test)]
 pub(crate) mod mutations;
 pub mod string;
-pub mod transcode;
+pub(crate) mod transcode;
 pub mod write;
 
 pub use lexer::Lexer;

@@ -3,8 +3,8 @@
 
 pub mod entry;
 pub mod error;
-pub mod id;
-pub mod migrate;
+pub(crate) mod id;
+pub(crate) mod migrate;
 pub mod text;
 pub mod tree;
 
