@@ -74,6 +74,7 @@ pub fn run(args: BranchSummaryArgs, config: &Config, prompts: &Prompts) -> Resul
             prompts,
             &*summarizer,
             time::OffsetDateTime::now_utc(),
+            &crate::summarize::Silent,
         ))??;
         write_json(out, &result, input.pretty)
     })

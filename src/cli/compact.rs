@@ -66,6 +66,7 @@ pub fn run(args: CompactArgs, config: &Config, prompts: &Prompts) -> Result<(), 
             prompts,
             &*summarizer,
             time::OffsetDateTime::now_utc(),
+            &crate::summarize::Silent,
         ))??;
         write_json(out, &result, input.pretty)
     })

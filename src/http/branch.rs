@@ -6,9 +6,7 @@ use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 
-use crate::pipeline::branch::{
-    plan_branch_summary, run_branch_summary_observed, BranchBudget, BranchPlan,
-};
+use crate::pipeline::branch::{plan_branch_summary, run_branch_summary, BranchBudget, BranchPlan};
 use crate::pipeline::{BodyFormat, BranchSummaryOptions};
 use crate::summarize::ProgressSink;
 
@@ -82,7 +80,7 @@ pub async fn post_branch_summary(
     let st = state.clone();
     let work = move |sink: Arc<dyn ProgressSink>| -> super::stream::Work {
         Box::pin(async move {
-            let result = run_branch_summary_observed(
+            let result = run_branch_summary(
                 plan,
                 &st.prompts,
                 &*st.summarizer,

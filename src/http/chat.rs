@@ -36,7 +36,7 @@ use crate::pipeline::checked::without_secrets;
 use crate::pipeline::fold::{default_output_budget, summarize_fitting};
 use crate::pipeline::BodyFormat;
 use crate::session::{InputError, Violation};
-use crate::summarize::{MoaReport, SummarizeError, Summary, Usage};
+use crate::summarize::{MoaReport, SummarizeError, Summary, SummaryRequest, Usage};
 
 use super::extract::{body_format, read_body};
 use super::openai_errors::OpenAiError;
@@ -173,19 +173,17 @@ pub async fn post_chat_completions(
     ))?;
     let summarizer = state.summarizer.as_ref();
     let silent = crate::summarize::progress::Silent;
-    let fitting = |model| {
-        summarize_fitting(
-            summarizer,
-            &state.prompts,
-            &request,
-            model,
-            &silent,
-            "summary",
-        )
-    };
-    let summary = match fitting(req.model.as_deref()).await {
+    let fitting =
+        |request| summarize_fitting(summarizer, &state.prompts, request, &silent, "summary");
+    let summary = match fitting(&request).await {
         // Clients send the model name of their own configuration: the default answers.
-        Err(SummarizeError::UnknownModel(_)) => fitting(None).await,
+        Err(SummarizeError::UnknownModel(_)) => {
+            fitting(&SummaryRequest {
+                model: None,
+                ..request.clone()
+            })
+            .await
+        }
         other => other,
     }?
     .summary;

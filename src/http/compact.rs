@@ -10,7 +10,7 @@ use axum::Extension;
 use serde::{Deserialize, Serialize};
 
 use crate::pipeline::checked::without_secrets;
-use crate::pipeline::compact::{plan_compaction, run_compaction_observed, CompactPlan};
+use crate::pipeline::compact::{plan_compaction, run_compaction, CompactPlan};
 use crate::pipeline::fold::summarize_fitting;
 use crate::pipeline::{prepare_response, BodyFormat, CompactOptions, PrepareOptions};
 use crate::session::{InputError, Violation};
@@ -197,6 +197,7 @@ async fn summarize_remote(
             ),
         },
         strategy: req.strategy,
+        model: req.model,
     };
     let st = state.clone();
     deliver(
@@ -218,7 +219,6 @@ async fn summarize_remote(
                     st.summarizer.as_ref(),
                     &st.prompts,
                     &request,
-                    req.model.as_deref(),
                     &*sink,
                     "summary",
                 )
@@ -350,7 +350,7 @@ async fn compact_work(
     sink: &dyn ProgressSink,
 ) -> Result<Vec<u8>, ApiError> {
     let (messages, reason) = (plan.history_messages, plan.reason);
-    let result = run_compaction_observed(
+    let result = run_compaction(
         plan,
         &state.prompts,
         &*state.summarizer,

@@ -14,8 +14,8 @@ use crate::compaction::serialize_conversation;
 use crate::config::Checking;
 use crate::session::{truncate_for_message, InputError, Violation};
 use crate::summarize::{
-    MoaReport, Prepared, ProgressEvent, ProgressSink, Silent, Summarize, SummarizeError,
-    SummarizerKind, SummaryRequest, Usage,
+    MoaReport, Prepared, ProgressEvent, ProgressSink, Summarize, SummarizeError, SummarizerKind,
+    SummaryRequest, Usage,
 };
 
 use super::checked::{record, verify, without_secrets};
@@ -41,9 +41,9 @@ pub struct BranchPlan {
     pub ledger: Option<Ledger>,
     /// Share of the summary's output budget the restored section may take.
     pub pin_budget_share: f64,
-    /// None when there is nothing to summarize.
+    /// None when there is nothing to summarize; it names the request's model and
+    /// strategy.
     pub request: Option<SummaryRequest>,
-    pub model: Option<String>,
     pub taken_ids: std::collections::HashSet<String>,
 }
 
@@ -65,7 +65,7 @@ impl BranchBudget {
         BranchBudget {
             context_window: o
                 .context_window
-                .or_else(|| summarizer.context_window_for(o.model.as_deref(), o.strategy))
+                .or_else(|| summarizer.context_window(o.model.as_deref(), o.strategy))
                 .unwrap_or(config.context_window),
             reserve_tokens: o.reserve_tokens.unwrap_or(config.branch_reserve_tokens),
         }
@@ -163,11 +163,7 @@ pub fn plan_branch_summary(
         details,
         ledger,
         pin_budget_share: checking.pin_budget_share,
-        request: request.map(|r| SummaryRequest {
-            strategy: o.strategy,
-            ..r
-        }),
-        model: o.model.clone(),
+        request: request.map(|r| r.for_model(o.model.as_deref(), o.strategy)),
         taken_ids: session.owned_ids(),
     })
 }
@@ -237,18 +233,9 @@ pub struct BranchSummaryResult {
 /// The text when the branch holds no message (pi's wording).
 pub const NO_CONTENT: &str = "No content to summarize";
 
-/// Calls the summarizer (when there is something to summarize) and builds the entry.
+/// Calls the summarizer (when there is something to summarize) and builds the entry,
+/// reporting its progress to `sink`.
 pub async fn run_branch_summary(
-    plan: BranchPlan,
-    prompts: &Prompts,
-    summarizer: &dyn Summarize,
-    now: time::OffsetDateTime,
-) -> Result<BranchSummaryResult, SummarizeError> {
-    run_branch_summary_observed(plan, prompts, summarizer, now, &Silent).await
-}
-
-/// [`run_branch_summary`], reporting its progress to `sink`.
-pub async fn run_branch_summary_observed(
     plan: BranchPlan,
     prompts: &Prompts,
     summarizer: &dyn Summarize,
@@ -281,16 +268,9 @@ pub async fn run_branch_summary_observed(
         Some(req) => {
             // Folded when the branch does not fit the model after all (a context
             // overflow: the real window is smaller than the one planned for).
-            let s = super::fold::summarize_fitting(
-                summarizer,
-                prompts,
-                req,
-                plan.model.as_deref(),
-                sink,
-                "branch",
-            )
-            .await?
-            .summary;
+            let s = super::fold::summarize_fitting(summarizer, prompts, req, sink, "branch")
+                .await?
+                .summary;
             let text = without_secrets(format!(
                 "{}{}{}",
                 prompts.branch_preamble,

@@ -123,6 +123,7 @@ impl ChatRequest {
             prompt,
             max_tokens,
             strategy: self.strategy,
+            model: self.model.clone(),
         })
     }
 }

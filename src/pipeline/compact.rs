@@ -26,8 +26,8 @@ use crate::compaction::prepare::{prepare_compaction, Preparation};
 use crate::compaction::{serialize_conversation, NotCompactable, Settings};
 use crate::session::{Entry, InputError, Violation};
 use crate::summarize::{
-    MoaReport, Prepared, ProgressEvent, ProgressSink, PromptOptions, Prompts, RequestKind, Scoped,
-    Silent, Strategy, Summarize, SummarizeError, SummarizerKind, Summary, SummaryRequest, Usage,
+    MoaReport, Mode, Prepared, ProgressEvent, ProgressSink, PromptOptions, Prompts, RequestKind,
+    Scoped, Strategy, Summarize, SummarizeError, SummarizerKind, Summary, SummaryRequest, Usage,
 };
 
 use super::checked::{progress, record, verify, without_secrets};
@@ -321,19 +321,10 @@ impl Tally {
     }
 }
 
-/// Runs the summarizer calls of a plan and builds the result.
+/// Runs the summarizer calls of a plan and builds the result, reporting its progress to
+/// `sink`: `prepared` first, then the summarizer's events, each stamped with the part it
+/// answers.
 pub async fn run_compaction(
-    plan: CompactPlan,
-    prompts: &Prompts,
-    summarizer: &dyn Summarize,
-    now: time::OffsetDateTime,
-) -> Result<CompactionResult, SummarizeError> {
-    run_compaction_observed(plan, prompts, summarizer, now, &Silent).await
-}
-
-/// [`run_compaction`], reporting its progress to `sink`: `prepared` first, then the
-/// summarizer's events, each stamped with the part it answers.
-pub async fn run_compaction_observed(
     plan: CompactPlan,
     prompts: &Prompts,
     summarizer: &dyn Summarize,
@@ -344,7 +335,7 @@ pub async fn run_compaction_observed(
     let mut prefix_reserve = plan.settings.reserve_tokens;
     if let Some(t) = plan.target {
         let extractive = summarizer
-            .context_window_for(plan.model.as_deref(), plan.strategy)
+            .context_window(plan.model.as_deref(), plan.strategy)
             .is_none();
         let (history, prefix) = target::reserves(&plan, t, extractive);
         plan.settings.reserve_tokens = history;
@@ -403,12 +394,11 @@ pub async fn run_compaction_observed(
     };
     let summary = match &plan.turn_prefix {
         Some(prefix) => {
-            let req = SummaryRequest {
-                strategy: plan.strategy,
-                ..prompts.turn_prefix_request(prefix, prefix_reserve)
-            };
+            let req = prompts
+                .turn_prefix_request(prefix, prefix_reserve)
+                .for_model(model, plan.strategy);
             let scoped = Scoped::new(sink, "turnPrefix", None);
-            let prefix_call = summarizer.summarize_observed(&req, model, &scoped);
+            let prefix_call = summarizer.summarize(&req, Mode::WithFallback, &scoped);
             // pi generates both concurrently.
             let (h, p) = tokio::join!(history, prefix_call);
             let (history_text, t, n) = h?;
@@ -459,9 +449,12 @@ pub async fn run_compaction_observed(
             ),
             max_tokens: 512,
             strategy: plan.strategy,
+            model: plan.model.clone(),
         };
         let scoped = Scoped::new(sink, "short", None);
-        let s = summarizer.summarize_observed(&req, model, &scoped).await?;
+        let s = summarizer
+            .summarize(&req, Mode::WithFallback, &scoped)
+            .await?;
         tally.add(&s);
         Some(without_secrets(s.text))
     } else {

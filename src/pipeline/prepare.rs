@@ -243,6 +243,7 @@ impl PreparedRequest {
             prompt: self.prompt(),
             max_tokens: self.max_tokens,
             strategy: None,
+            model: None,
         }
     }
 }
