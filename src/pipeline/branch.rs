@@ -23,6 +23,7 @@ use super::compact::iso_timestamp;
 use super::input::SessionInput;
 use super::options::BranchSummaryOptions;
 use super::sources::{ledger_of, previous_ledger, sources_of};
+use super::Planned;
 use crate::summarize::Prompts;
 
 /// What the summarizer stage needs, owned.
@@ -165,6 +166,25 @@ pub fn plan_branch_summary(
         pin_budget_share: checking.pin_budget_share,
         request: request.map(|r| r.for_model(o.model.as_deref(), o.strategy)),
         taken_ids: session.owned_ids(),
+    })
+}
+
+/// Decides a branch-summary request: the plan, with the budget from the request, the
+/// summarizer's window and `config`; a dry run answers what would be summarized.
+/// `dry_run` is the request's `dryRun` (the command line's flag).
+pub fn plan(
+    input: &SessionInput<BranchSummaryOptions>,
+    dry_run: bool,
+    prompts: &Prompts,
+    summarizer: &dyn Summarize,
+    config: &crate::config::Config,
+) -> Result<Planned<BranchDryRun, BranchPlan>, InputError> {
+    let budget = BranchBudget::resolve(&input.options, summarizer, config);
+    let plan = plan_branch_summary(input, prompts, budget, config.checking())?;
+    Ok(if dry_run {
+        Planned::DryRun(plan.dry_run())
+    } else {
+        Planned::Run(plan)
     })
 }
 

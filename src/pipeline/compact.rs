@@ -35,7 +35,9 @@ use super::fold::tokens_of;
 use super::input::SessionInput;
 use super::numbers::JsNumber;
 use super::options::{CompactOptions, CompactReason};
+use super::prepare::{prepare_response, PrepareResponse};
 use super::sources::{ledger_of, previous_ledger, sources_of};
+use super::Planned;
 
 mod entry_ids;
 mod history;
@@ -105,6 +107,24 @@ pub enum PlanError {
     /// The session has nothing to compact (409).
     #[error("nothing to compact")]
     NothingToCompact(NothingToCompact),
+}
+
+/// Decides a compaction request: a dry run answers as `/v1/prepare` (no model is called),
+/// else the plan ([`plan_compaction`]). `dry_run` is the request's `dryRun` (the command
+/// line's flag, which a JSON file's `dryRun` does not override).
+pub fn plan<'a>(
+    input: &'a SessionInput<'a, CompactOptions>,
+    dry_run: bool,
+    prompts: &Prompts,
+    defaults: Settings,
+    checking: Checking,
+) -> Result<Planned<PrepareResponse<'a>, Box<CompactPlan>>, PlanError> {
+    if dry_run {
+        let answer = prepare_response(input, prompts, defaults, None)?;
+        return Ok(Planned::DryRun(answer));
+    }
+    let plan = plan_compaction(input, prompts, defaults, checking)?;
+    Ok(Planned::Run(Box::new(plan)))
 }
 
 /// Prepares a compaction and keeps what the summarizer stage needs (`checking`: the
