@@ -83,6 +83,7 @@ fn scaling(c: &mut Criterion) {
             prompt: prompt(&texts),
             max_tokens: 2000,
             strategy: None,
+            model: None,
         };
         group.bench_with_input(BenchmarkId::new("extractive", n), &req, |b, r| {
             b.iter(|| black_box(extractive::summarize(r)))

@@ -103,6 +103,7 @@ fn compact(file: &str) -> (CompactionResult, Vec<String>) {
             &prompts,
             &Extractive,
             time::OffsetDateTime::UNIX_EPOCH,
+            &compactd::summarize::Silent,
         ))
         .unwrap();
     (result, conversations)

@@ -4,8 +4,9 @@
 use clap::Args;
 
 use crate::config::Config;
-use crate::pipeline::branch::{plan_branch_summary, run_branch_summary, BranchBudget};
+use crate::pipeline::branch::{self, run_branch_summary};
 use crate::pipeline::BranchSummaryOptions;
+use crate::pipeline::Planned;
 use crate::summarize::Prompts;
 
 use super::error::CliError;
@@ -64,16 +65,16 @@ pub fn run(args: BranchSummaryArgs, config: &Config, prompts: &Prompts) -> Resul
     };
     let summarizer = crate::summarize::backend::build(config)?;
     offline(&input, options, |inp, out| {
-        let budget = BranchBudget::resolve(&inp.options, &*summarizer, config);
-        let plan = plan_branch_summary(inp, prompts, budget, config.checking())?;
-        if dry_run {
-            return write_json(out, &plan.dry_run(), input.pretty);
-        }
+        let plan = match branch::plan(inp, dry_run, prompts, &*summarizer, config)? {
+            Planned::DryRun(answer) => return write_json(out, &answer, input.pretty),
+            Planned::Run(plan) => plan,
+        };
         let result = block_on(run_branch_summary(
             plan,
             prompts,
             &*summarizer,
             time::OffsetDateTime::now_utc(),
+            &crate::summarize::Silent,
         ))??;
         write_json(out, &result, input.pretty)
     })

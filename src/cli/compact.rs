@@ -3,9 +3,9 @@
 use clap::Args;
 
 use crate::config::Config;
-use crate::pipeline::compact::{plan_compaction, run_compaction};
-use crate::pipeline::{prepare_response, CompactOptions};
-use crate::summarize::Prompts;
+use crate::pipeline::compact::{self, run_compaction};
+use crate::pipeline::{CompactOptions, Planned};
+use crate::summarize::{Prompts, Silent};
 
 use super::error::CliError;
 use super::input::{block_on, offline, parse_strategy, write_json, write_prepared, InputArgs};
@@ -56,16 +56,17 @@ pub fn run(args: CompactArgs, config: &Config, prompts: &Prompts) -> Result<(), 
     };
     let summarizer = crate::summarize::backend::build(config)?;
     offline(&input, options, |inp, out| {
-        if dry_run {
-            let answer = prepare_response(inp, prompts, config.settings(), None)?;
-            return write_prepared(out, &answer, input.pretty);
-        }
-        let plan = plan_compaction(inp, prompts, config.settings(), config.checking())?;
+        let plan = match compact::plan(inp, dry_run, prompts, config.settings(), config.checking())?
+        {
+            Planned::DryRun(answer) => return write_prepared(out, &answer, input.pretty),
+            Planned::Run(plan) => plan,
+        };
         let result = block_on(run_compaction(
-            plan,
+            *plan,
             prompts,
             &*summarizer,
             time::OffsetDateTime::now_utc(),
+            &Silent,
         ))??;
         write_json(out, &result, input.pretty)
     })

@@ -128,6 +128,7 @@ fn compaction(
         prompts,
         &*summarizer,
         time::OffsetDateTime::now_utc(),
+        &crate::summarize::Silent,
     ))?
     .map_err(RequestError::from)?;
     let value = serde_json::to_value(&result)

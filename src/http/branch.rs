@@ -6,10 +6,8 @@ use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 
-use crate::pipeline::branch::{
-    plan_branch_summary, run_branch_summary_observed, BranchBudget, BranchPlan,
-};
-use crate::pipeline::{BodyFormat, BranchSummaryOptions};
+use crate::pipeline::branch::{self, plan_branch_summary, run_branch_summary, BranchBudget};
+use crate::pipeline::{BodyFormat, BranchSummaryOptions, Planned};
 use crate::summarize::ProgressSink;
 
 use super::examples;
@@ -69,20 +67,26 @@ pub async fn post_branch_summary(
     let body = SessionBody::new(read_body(req, &state).await?, format, query, &state);
     let intent = intent.with_body(&body.bytes);
     let st = state.clone();
-    let (plan, dry_run): (BranchPlan, bool) = blocking(move || {
+    let planned = blocking(move || {
         let input = body.parse()?;
-        let budget = BranchBudget::resolve(&input.options, &*st.summarizer, &st.config);
-        let plan = plan_branch_summary(&input, &st.prompts, budget, st.config.checking())?;
-        Ok((plan, input.options.dry_run == Some(true)))
+        let dry_run = input.options.dry_run == Some(true);
+        Ok(branch::plan(
+            &input,
+            dry_run,
+            &st.prompts,
+            &*st.summarizer,
+            &st.config,
+        )?)
     })
     .await?;
-    if dry_run {
-        return Ok(Json(plan.dry_run()).into_response());
-    }
+    let plan = match planned {
+        Planned::DryRun(answer) => return Ok(Json(answer).into_response()),
+        Planned::Run(plan) => plan,
+    };
     let st = state.clone();
     let work = move |sink: Arc<dyn ProgressSink>| -> super::stream::Work {
         Box::pin(async move {
-            let result = run_branch_summary_observed(
+            let result = run_branch_summary(
                 plan,
                 &st.prompts,
                 &*st.summarizer,

@@ -5,9 +5,9 @@
 //!
 //! Design decisions:
 //!
-//! * The request becomes one [`SummaryRequest`](crate::summarize::SummaryRequest) in
-//!   `pipeline::chat` (system messages → system prompt, the rest → prompt), answered by
-//!   `state.summarizer` like every route, with chunked folding when it does not fit the
+//! * The request becomes one rendered prompt in `pipeline::chat` (system messages → system
+//!   prompt, the rest → prompt) and one summarizer request in `pipeline::remote`, answered
+//!   by `state.summarizer` like every route, with chunked folding when it does not fit the
 //!   model's window (`pipeline::fold`: the older turns are summarized first, the client's
 //!   instructions write the answer).
 //! * `model` names a configured candidate (by name, model id or `name/model`, as
@@ -32,11 +32,10 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::pipeline::chat::ChatRequest;
-use crate::pipeline::checked::without_secrets;
-use crate::pipeline::fold::{default_output_budget, summarize_fitting};
+use crate::pipeline::remote::{plan_remote, run_remote, Facade};
 use crate::pipeline::BodyFormat;
 use crate::session::{InputError, Violation};
-use crate::summarize::{MoaReport, SummarizeError, Summary, Usage};
+use crate::summarize::{MoaReport, Silent, Summary, Usage};
 
 use super::extract::{body_format, read_body};
 use super::openai_errors::OpenAiError;
@@ -165,34 +164,14 @@ pub async fn post_chat_completions(
     }
     let bytes = read_body(request, &state).await?;
     let req = parse(&bytes)?;
-    let request = req.summary_request(default_output_budget(
+    let plan = plan_remote(
+        req.rendered()?,
+        Facade::ChatCompletions,
         state.summarizer.as_ref(),
-        req.model.as_deref(),
-        req.strategy,
-        crate::summarize::templates::four_fifths(state.config.reserve_tokens),
-    ))?;
-    let summarizer = state.summarizer.as_ref();
-    let silent = crate::summarize::progress::Silent;
-    let fitting = |model| {
-        summarize_fitting(
-            summarizer,
-            &state.prompts,
-            &request,
-            model,
-            &silent,
-            "summary",
-        )
-    };
-    let summary = match fitting(req.model.as_deref()).await {
-        // Clients send the model name of their own configuration: the default answers.
-        Err(SummarizeError::UnknownModel(_)) => fitting(None).await,
-        other => other,
-    }?
-    .summary;
-    let summary = Summary {
-        text: without_secrets(summary.text),
-        ..summary
-    };
+        &state.prompts,
+        state.config.reserve_tokens,
+    );
+    let summary = run_remote(&plan, state.summarizer.as_ref(), &state.prompts, &Silent).await?;
     let id = format!("chatcmpl-{}", random_id());
     let created = time::OffsetDateTime::now_utc().unix_timestamp();
     if req.streams() {

@@ -9,15 +9,11 @@ use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use serde::{Deserialize, Serialize};
 
-use crate::pipeline::checked::without_secrets;
-use crate::pipeline::compact::{plan_compaction, run_compaction_observed, CompactPlan};
-use crate::pipeline::fold::summarize_fitting;
-use crate::pipeline::{prepare_response, BodyFormat, CompactOptions, PrepareOptions};
+use crate::pipeline::compact::{self, run_compaction, CompactPlan};
+use crate::pipeline::remote::{plan_remote, run_remote, Facade, Rendered};
+use crate::pipeline::{prepare_response, BodyFormat, CompactOptions, Planned, PrepareOptions};
 use crate::session::{InputError, Violation};
-use crate::summarize::{
-    MoaReport, Prepared, ProgressEvent, ProgressSink, RequestKind, Strategy, SummarizerKind,
-    SummaryRequest, Usage,
-};
+use crate::summarize::{MoaReport, ProgressSink, Strategy, SummarizerKind, Usage};
 
 use super::examples;
 use super::extract::{parse_while_arriving, read_body, session_head, SessionBody};
@@ -172,32 +168,27 @@ fn remote_request(bytes: &[u8]) -> Result<(SummarizeRequest, String), ApiError> 
     Ok((req, prompt))
 }
 
+/// Answers a remoteEndpoint body (`/v1/summarize`, or `/v1/compact` with that body).
 async fn summarize_remote(
     state: AppState,
     intent: Intent,
     permit: Option<Permit>,
     (req, prompt): (SummarizeRequest, String),
 ) -> Response {
-    let kind = RequestKind::detect(&prompt);
-    let request = SummaryRequest {
-        kind,
-        system_prompt: if req.system_prompt.trim().is_empty() {
-            state.prompts.system.clone()
-        } else {
-            req.system_prompt
-        },
+    let rendered = Rendered {
+        system_prompt: req.system_prompt,
         prompt,
-        max_tokens: match req.max_tokens {
-            Some(n) => n.max(1),
-            None => crate::pipeline::fold::default_output_budget(
-                state.summarizer.as_ref(),
-                req.model.as_deref(),
-                req.strategy,
-                crate::summarize::templates::four_fifths(state.config.reserve_tokens),
-            ),
-        },
+        max_tokens: req.max_tokens,
+        model: req.model,
         strategy: req.strategy,
     };
+    let plan = plan_remote(
+        rendered,
+        Facade::RemoteEndpoint,
+        state.summarizer.as_ref(),
+        &state.prompts,
+        state.config.reserve_tokens,
+    );
     let st = state.clone();
     deliver(
         &state,
@@ -205,27 +196,9 @@ async fn summarize_remote(
         permit,
         move |sink: Arc<dyn ProgressSink>| {
             Box::pin(async move {
-                sink.emit(ProgressEvent::Prepared(Prepared {
-                    operation: "summarize",
-                    first_kept_entry_id: None,
-                    tokens_before: None,
-                    is_split_turn: None,
-                    messages: None,
-                    parts: vec!["summary"],
-                    chunks: 1,
-                }));
-                let s = summarize_fitting(
-                    st.summarizer.as_ref(),
-                    &st.prompts,
-                    &request,
-                    req.model.as_deref(),
-                    &*sink,
-                    "summary",
-                )
-                .await?
-                .summary;
+                let s = run_remote(&plan, st.summarizer.as_ref(), &st.prompts, &*sink).await?;
                 json_bytes(&SummarizeResponse {
-                    summary: without_secrets(s.text),
+                    summary: s.text,
                     usage: s.usage,
                     model: s.model,
                     summarizer: s.summarizer,
@@ -256,11 +229,6 @@ fn is_remote_body(bytes: &[u8]) -> bool {
             prompt: Some(_)
         })
     )
-}
-
-enum Planned {
-    DryRun(Vec<u8>),
-    Plan(Box<CompactPlan>),
 }
 
 /// The whole compaction: preparation, summaries, and a ready-to-append entry.
@@ -322,18 +290,21 @@ pub async fn post_compact(
     let st = state.clone();
     let planned = blocking(move || {
         let input = body.parse()?;
-        let defaults = st.config.settings();
-        if input.options.dry_run == Some(true) {
-            let answer = prepare_response(&input, &st.prompts, defaults, None)?;
-            return Ok(Planned::DryRun(answer.to_json()));
-        }
-        let plan = plan_compaction(&input, &st.prompts, defaults, st.config.checking())?;
-        Ok(Planned::Plan(Box::new(plan)))
+        let dry_run = input.options.dry_run == Some(true);
+        let planned = compact::plan(
+            &input,
+            dry_run,
+            &st.prompts,
+            st.config.settings(),
+            st.config.checking(),
+        )?;
+        // Written here, while the session the answer borrows is alive.
+        Ok(planned.map_dry_run(|answer| answer.to_json()))
     })
     .await?;
     match planned {
         Planned::DryRun(json) => Ok(([(CONTENT_TYPE, "application/json")], json).into_response()),
-        Planned::Plan(plan) => {
+        Planned::Run(plan) => {
             let st = state.clone();
             let work = move |sink: Arc<dyn ProgressSink>| -> super::stream::Work {
                 Box::pin(async move { compact_work(st, *plan, &*sink).await })
@@ -350,7 +321,7 @@ async fn compact_work(
     sink: &dyn ProgressSink,
 ) -> Result<Vec<u8>, ApiError> {
     let (messages, reason) = (plan.history_messages, plan.reason);
-    let result = run_compaction_observed(
+    let result = run_compaction(
         plan,
         &state.prompts,
         &*state.summarizer,

@@ -14,7 +14,7 @@ use axum::response::Response;
 use axum::Extension;
 
 use crate::hermes::Options;
-use crate::pipeline::hermes::{parse_request_limited, plan_hermes, run_hermes_observed};
+use crate::pipeline::hermes::{parse_request_limited, plan_hermes, run_hermes};
 use crate::pipeline::BodyFormat;
 use crate::summarize::ProgressSink;
 
@@ -114,7 +114,7 @@ async fn compress(
     let st = state.clone();
     let work = move |sink: Arc<dyn ProgressSink>| -> super::stream::Work {
         Box::pin(async move {
-            let answer = run_hermes_observed(planned, st.summarizer.as_ref(), &*sink).await?;
+            let answer = run_hermes(planned, st.summarizer.as_ref(), &*sink).await?;
             Ok(answer.to_bytes())
         })
     };

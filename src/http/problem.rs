@@ -224,8 +224,13 @@ impl ApiError {
                     crate::compaction::stringify::js_number_string(n.tokens_before)
                 ),
             ),
-            ApiError::Summarize(e @ SummarizeError::Upstream(_))
-            | ApiError::Summarize(e @ SummarizeError::ContextOverflow(_)) => row(
+            ApiError::Summarize(
+                e @ (SummarizeError::Upstream(_)
+                | SummarizeError::ContextOverflow(_)
+                | SummarizeError::NotConfigured
+                | SummarizeError::Unreachable(_)
+                | SummarizeError::Failed(_)),
+            ) => row(
                 S::BAD_GATEWAY,
                 "upstream-failed",
                 "Upstream failed",

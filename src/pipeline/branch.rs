@@ -15,8 +15,8 @@ use crate::config::Checking;
 use crate::pipeline::core_schemas::{FileListsSchema, RetentionSchema};
 use crate::session::{truncate_for_message, InputError, Violation};
 use crate::summarize::{
-    MoaReport, Prepared, ProgressEvent, ProgressSink, Silent, Summarize, SummarizeError,
-    SummarizerKind, SummaryRequest, Usage,
+    MoaReport, Prepared, ProgressEvent, ProgressSink, Summarize, SummarizeError, SummarizerKind,
+    SummaryRequest, Usage,
 };
 
 use super::checked::{record, verify, without_secrets};
@@ -24,6 +24,7 @@ use super::compact::iso_timestamp;
 use super::input::SessionInput;
 use super::options::BranchSummaryOptions;
 use super::sources::{ledger_of, previous_ledger, sources_of};
+use super::Planned;
 use crate::summarize::Prompts;
 
 /// What the summarizer stage needs, owned.
@@ -42,9 +43,9 @@ pub struct BranchPlan {
     pub ledger: Option<Ledger>,
     /// Share of the summary's output budget the restored section may take.
     pub pin_budget_share: f64,
-    /// None when there is nothing to summarize.
+    /// None when there is nothing to summarize; it names the request's model and
+    /// strategy.
     pub request: Option<SummaryRequest>,
-    pub model: Option<String>,
     pub taken_ids: std::collections::HashSet<String>,
 }
 
@@ -66,7 +67,7 @@ impl BranchBudget {
         BranchBudget {
             context_window: o
                 .context_window
-                .or_else(|| summarizer.context_window_for(o.model.as_deref(), o.strategy))
+                .or_else(|| summarizer.context_window(o.model.as_deref(), o.strategy))
                 .unwrap_or(config.context_window),
             reserve_tokens: o.reserve_tokens.unwrap_or(config.branch_reserve_tokens),
         }
@@ -164,12 +165,27 @@ pub fn plan_branch_summary(
         details,
         ledger,
         pin_budget_share: checking.pin_budget_share,
-        request: request.map(|r| SummaryRequest {
-            strategy: o.strategy,
-            ..r
-        }),
-        model: o.model.clone(),
+        request: request.map(|r| r.for_model(o.model.as_deref(), o.strategy)),
         taken_ids: session.owned_ids(),
+    })
+}
+
+/// Decides a branch-summary request: the plan, with the budget from the request, the
+/// summarizer's window and `config`; a dry run answers what would be summarized.
+/// `dry_run` is the request's `dryRun` (the command line's flag).
+pub fn plan(
+    input: &SessionInput<BranchSummaryOptions>,
+    dry_run: bool,
+    prompts: &Prompts,
+    summarizer: &dyn Summarize,
+    config: &crate::config::Config,
+) -> Result<Planned<BranchDryRun, BranchPlan>, InputError> {
+    let budget = BranchBudget::resolve(&input.options, summarizer, config);
+    let plan = plan_branch_summary(input, prompts, budget, config.checking())?;
+    Ok(if dry_run {
+        Planned::DryRun(plan.dry_run())
+    } else {
+        Planned::Run(plan)
     })
 }
 
@@ -241,18 +257,9 @@ pub struct BranchSummaryResult {
 /// The text when the branch holds no message (pi's wording).
 pub const NO_CONTENT: &str = "No content to summarize";
 
-/// Calls the summarizer (when there is something to summarize) and builds the entry.
+/// Calls the summarizer (when there is something to summarize) and builds the entry,
+/// reporting its progress to `sink`.
 pub async fn run_branch_summary(
-    plan: BranchPlan,
-    prompts: &Prompts,
-    summarizer: &dyn Summarize,
-    now: time::OffsetDateTime,
-) -> Result<BranchSummaryResult, SummarizeError> {
-    run_branch_summary_observed(plan, prompts, summarizer, now, &Silent).await
-}
-
-/// [`run_branch_summary`], reporting its progress to `sink`.
-pub async fn run_branch_summary_observed(
     plan: BranchPlan,
     prompts: &Prompts,
     summarizer: &dyn Summarize,
@@ -285,16 +292,9 @@ pub async fn run_branch_summary_observed(
         Some(req) => {
             // Folded when the branch does not fit the model after all (a context
             // overflow: the real window is smaller than the one planned for).
-            let s = super::fold::summarize_fitting(
-                summarizer,
-                prompts,
-                req,
-                plan.model.as_deref(),
-                sink,
-                "branch",
-            )
-            .await?
-            .summary;
+            let s = super::fold::summarize_fitting(summarizer, prompts, req, sink, "branch")
+                .await?
+                .summary;
             let text = without_secrets(format!(
                 "{}{}{}",
                 prompts.branch_preamble,

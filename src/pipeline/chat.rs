@@ -28,7 +28,12 @@
 use serde::Deserialize;
 
 use crate::session::{InputError, Violation};
-use crate::summarize::{RequestKind, SummaryRequest};
+#[cfg(test)]
+use crate::summarize::SummaryRequest;
+
+use super::remote::Rendered;
+#[cfg(test)]
+use super::remote::{request, Facade};
 
 /// An OpenAI chat-completions request; fields compactd does not use are ignored.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -84,8 +89,8 @@ impl ChatRequest {
             .unwrap_or(false)
     }
 
-    /// The summarizer request; `default_max_tokens` when the request sets no budget.
-    pub fn summary_request(&self, default_max_tokens: u64) -> Result<SummaryRequest, InputError> {
+    /// The prompt as rendered: the system messages, and the others as the prompt.
+    pub fn rendered(&self) -> Result<Rendered, InputError> {
         let mut system = Vec::new();
         let mut turns = Vec::new();
         for (i, m) in self.messages.iter().enumerate() {
@@ -112,18 +117,25 @@ impl ChatRequest {
                 .collect::<Vec<_>>()
                 .join("\n\n"),
         };
-        let max_tokens = self
-            .max_completion_tokens
-            .or(self.max_tokens)
-            .unwrap_or(default_max_tokens)
-            .max(1);
-        Ok(SummaryRequest {
-            kind: RequestKind::detect(&prompt),
+        Ok(Rendered {
             system_prompt: system.join("\n\n"),
             prompt,
-            max_tokens,
+            max_tokens: self.max_completion_tokens.or(self.max_tokens),
+            model: self.model.clone(),
             strategy: self.strategy,
         })
+    }
+
+    /// The summarizer request; `default_max_tokens` when the request sets no budget.
+    #[cfg(test)]
+    fn summary_request(&self, default_max_tokens: u64) -> Result<SummaryRequest, InputError> {
+        let rendered = self.rendered()?;
+        Ok(request(
+            rendered,
+            Facade::ChatCompletions,
+            "",
+            default_max_tokens,
+        ))
     }
 }
 

@@ -27,8 +27,8 @@ use crate::compaction::prepare::{prepare_compaction, Preparation};
 use crate::compaction::{serialize_conversation, NotCompactable, Settings};
 use crate::session::{Entry, InputError, Violation};
 use crate::summarize::{
-    MoaReport, Prepared, ProgressEvent, ProgressSink, PromptOptions, Prompts, RequestKind, Scoped,
-    Silent, Strategy, Summarize, SummarizeError, SummarizerKind, Summary, SummaryRequest, Usage,
+    MoaReport, Mode, Prepared, ProgressEvent, ProgressSink, PromptOptions, Prompts, RequestKind,
+    Scoped, Strategy, Summarize, SummarizeError, SummarizerKind, Summary, SummaryRequest, Usage,
 };
 
 use super::checked::{progress, record, verify, without_secrets};
@@ -36,7 +36,9 @@ use super::fold::tokens_of;
 use super::input::SessionInput;
 use super::numbers::JsNumber;
 use super::options::{CompactOptions, CompactReason};
+use super::prepare::{prepare_response, PrepareResponse};
 use super::sources::{ledger_of, previous_ledger, sources_of};
+use super::Planned;
 
 mod entry_ids;
 mod history;
@@ -106,6 +108,24 @@ pub enum PlanError {
     /// The session has nothing to compact (409).
     #[error("nothing to compact")]
     NothingToCompact(NothingToCompact),
+}
+
+/// Decides a compaction request: a dry run answers as `/v1/prepare` (no model is called),
+/// else the plan ([`plan_compaction`]). `dry_run` is the request's `dryRun` (the command
+/// line's flag, which a JSON file's `dryRun` does not override).
+pub fn plan<'a>(
+    input: &'a SessionInput<'a, CompactOptions>,
+    dry_run: bool,
+    prompts: &Prompts,
+    defaults: Settings,
+    checking: Checking,
+) -> Result<Planned<PrepareResponse<'a>, Box<CompactPlan>>, PlanError> {
+    if dry_run {
+        let answer = prepare_response(input, prompts, defaults, None)?;
+        return Ok(Planned::DryRun(answer));
+    }
+    let plan = plan_compaction(input, prompts, defaults, checking)?;
+    Ok(Planned::Run(Box::new(plan)))
 }
 
 /// Prepares a compaction and keeps what the summarizer stage needs (`checking`: the
@@ -324,19 +344,10 @@ impl Tally {
     }
 }
 
-/// Runs the summarizer calls of a plan and builds the result.
+/// Runs the summarizer calls of a plan and builds the result, reporting its progress to
+/// `sink`: `prepared` first, then the summarizer's events, each stamped with the part it
+/// answers.
 pub async fn run_compaction(
-    plan: CompactPlan,
-    prompts: &Prompts,
-    summarizer: &dyn Summarize,
-    now: time::OffsetDateTime,
-) -> Result<CompactionResult, SummarizeError> {
-    run_compaction_observed(plan, prompts, summarizer, now, &Silent).await
-}
-
-/// [`run_compaction`], reporting its progress to `sink`: `prepared` first, then the
-/// summarizer's events, each stamped with the part it answers.
-pub async fn run_compaction_observed(
     plan: CompactPlan,
     prompts: &Prompts,
     summarizer: &dyn Summarize,
@@ -347,7 +358,7 @@ pub async fn run_compaction_observed(
     let mut prefix_reserve = plan.settings.reserve_tokens;
     if let Some(t) = plan.target {
         let extractive = summarizer
-            .context_window_for(plan.model.as_deref(), plan.strategy)
+            .context_window(plan.model.as_deref(), plan.strategy)
             .is_none();
         let (history, prefix) = target::reserves(&plan, t, extractive);
         plan.settings.reserve_tokens = history;
@@ -406,12 +417,11 @@ pub async fn run_compaction_observed(
     };
     let summary = match &plan.turn_prefix {
         Some(prefix) => {
-            let req = SummaryRequest {
-                strategy: plan.strategy,
-                ..prompts.turn_prefix_request(prefix, prefix_reserve)
-            };
+            let req = prompts
+                .turn_prefix_request(prefix, prefix_reserve)
+                .for_model(model, plan.strategy);
             let scoped = Scoped::new(sink, "turnPrefix", None);
-            let prefix_call = summarizer.summarize_observed(&req, model, &scoped);
+            let prefix_call = summarizer.summarize(&req, Mode::WithFallback, &scoped);
             // pi generates both concurrently.
             let (h, p) = tokio::join!(history, prefix_call);
             let (history_text, t, n) = h?;
@@ -462,9 +472,12 @@ pub async fn run_compaction_observed(
             ),
             max_tokens: 512,
             strategy: plan.strategy,
+            model: plan.model.clone(),
         };
         let scoped = Scoped::new(sink, "short", None);
-        let s = summarizer.summarize_observed(&req, model, &scoped).await?;
+        let s = summarizer
+            .summarize(&req, Mode::WithFallback, &scoped)
+            .await?;
         tally.add(&s);
         Some(without_secrets(s.text))
     } else {

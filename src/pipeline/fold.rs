@@ -33,9 +33,9 @@
 //!   re-plans its chunks.
 
 use crate::session::text::utf16_len;
-use crate::summarize::{ProgressSink, Scoped};
 use crate::summarize::{
-    PromptOptions, Prompts, Summarize, SummarizeError, Summary, SummaryRequest,
+    Mode, ProgressSink, PromptOptions, Prompts, Scoped, Summarize, SummarizeError, Summary,
+    SummaryRequest,
 };
 
 /// Tokens a prompt of `text` occupies, by the same chars/4 estimate pi uses.
@@ -68,8 +68,8 @@ pub fn default_output_budget(
     configured: u64,
 ) -> u64 {
     let window = summarizer
-        .context_window_for(model, strategy)
-        .or_else(|| summarizer.context_window_for(None, strategy));
+        .context_window(model, strategy)
+        .or_else(|| summarizer.context_window(None, strategy));
     match window {
         Some(w) => configured.min(w / 4).max(1),
         None => configured,
@@ -88,7 +88,7 @@ pub struct Folded {
 const MAX_REPLANS: u32 = 4;
 
 /// Answers `req`, folding its older turns first when it does not fit the window of the
-/// model that would answer (see the module documentation). A call the model refuses as
+/// model the request names (see the module documentation). A call the model refuses as
 /// larger than its window re-plans the whole fold for the smaller of the window the
 /// summarizer now reports and half of what was sent, at most [`MAX_REPLANS`] times; the
 /// calls already made count in `usage`.
@@ -96,7 +96,6 @@ pub async fn summarize_fitting(
     summarizer: &dyn Summarize,
     prompts: &Prompts,
     req: &SummaryRequest,
-    model: Option<&str>,
     sink: &dyn ProgressSink,
     part: &'static str,
 ) -> Result<Folded, SummarizeError> {
@@ -105,16 +104,16 @@ pub async fn summarize_fitting(
         summarizer,
         prompts,
         req,
-        model,
         sink,
         part,
     };
-    let mut window = summarizer.context_window_for(model, req.strategy);
+    let model = req.model.as_deref();
+    let mut window = summarizer.context_window(model, req.strategy);
     for _ in 0..MAX_REPLANS {
         match fold_once(&ctx, window, &mut spent, true).await {
             Err(Overflow { sent, why }) => {
                 let reported = summarizer
-                    .context_window_for(model, req.strategy)
+                    .context_window(model, req.strategy)
                     .unwrap_or(u64::MAX);
                 let smaller = reported.min(window.unwrap_or(u64::MAX).min(sent) / 2);
                 tracing::warn!(
@@ -139,7 +138,6 @@ struct Ctx<'a> {
     summarizer: &'a dyn Summarize,
     prompts: &'a Prompts,
     req: &'a SummaryRequest,
-    model: Option<&'a str>,
     sink: &'a dyn ProgressSink,
     /// The part the calls are reported as (`summary`, `branch`).
     part: &'static str,
@@ -173,7 +171,6 @@ async fn fold_once(
         summarizer,
         prompts,
         req,
-        model,
         sink,
         part,
     } = *ctx;
@@ -182,13 +179,12 @@ async fn fold_once(
         let r = r.clone();
         async move {
             let scoped = Scoped::new(sink, part, chunk);
-            let result = if splittable {
-                summarizer
-                    .summarize_splittable_observed(&r, model, &scoped)
-                    .await
+            let mode = if splittable {
+                Mode::Splittable
             } else {
-                summarizer.summarize_observed(&r, model, &scoped).await
+                Mode::WithFallback
             };
+            let result = summarizer.summarize(&r, mode, &scoped).await;
             match result {
                 Err(SummarizeError::ContextOverflow(why)) if splittable => Err(Overflow {
                     sent: tokens_of(&r.system_prompt)
@@ -216,9 +212,9 @@ async fn fold_once(
         let (take, chunk) = next_chunk(rest, room_units);
         let pass = SummaryRequest {
             max_tokens: plan.carry_budget,
-            strategy: req.strategy,
             ..prompts.history_request(&chunk, previous.as_deref(), 0, &opts)
-        };
+        }
+        .for_model(req.model.as_deref(), req.strategy);
         let s = match call(&pass, Some(spent.calls + 1)).await? {
             Ok(s) => s,
             Err(e) => return Ok(Err(e)),

@@ -25,8 +25,8 @@ use crate::hermes::Options;
 use crate::session::error::strip_position;
 use crate::session::{InputError, Violation};
 use crate::summarize::{
-    MoaReport, ModelFailure, Prepared, ProgressEvent, ProgressSink, RequestKind, Scoped, Silent,
-    Strategy, Summarize, SummarizeError, SummaryRequest, Usage,
+    MoaReport, Mode, Prepared, ProgressEvent, ProgressSink, RequestKind, Scoped, Strategy,
+    Summarize, SummarizeError, SummaryRequest, Usage,
 };
 
 use super::object_only::object_only;
@@ -419,18 +419,10 @@ impl HermesAnswer {
     }
 }
 
-/// Runs a plan: the summarizer call when one is needed (never on a dry run). Only an
-/// unknown model name is an error; every other failure is part of the answer.
+/// Runs a plan: the summarizer call when one is needed (never on a dry run), reporting
+/// its progress to `sink` (`prepared` only when a summary is made). Only an unknown model
+/// name or a missing `[moa]` table is an error; every other failure is part of the answer.
 pub async fn run_hermes(
-    planned: HermesPlan,
-    summarizer: &dyn Summarize,
-) -> Result<HermesAnswer, SummarizeError> {
-    run_hermes_observed(planned, summarizer, &Silent).await
-}
-
-/// [`run_hermes`], reporting its progress to `sink` (`prepared` only when a summary is
-/// made).
-pub async fn run_hermes_observed(
     planned: HermesPlan,
     summarizer: &dyn Summarize,
     sink: &dyn ProgressSink,
@@ -473,10 +465,11 @@ pub async fn run_hermes_observed(
         // hermes leaves the output length to the model (0: no cap sent).
         max_tokens: 0,
         strategy: planned.strategy,
+        model: planned.model,
     };
     let scoped = Scoped::new(sink, "hermes", None);
     let called = summarizer
-        .summarize_model_only_observed(&request, planned.model.as_deref(), &scoped)
+        .summarize(&request, Mode::ModelOnly, &scoped)
         .await;
     let (answer, usage, model, moa) = match called {
         Ok(s) => (
@@ -488,8 +481,7 @@ pub async fn run_hermes_observed(
             Some(s.model),
             s.moa,
         ),
-        Err(ModelFailure::UnknownModel(name)) => return Err(SummarizeError::UnknownModel(name)),
-        Err(ModelFailure::NoMoa) => return Err(SummarizeError::NoMoa),
+        Err(e @ (SummarizeError::UnknownModel(_) | SummarizeError::NoMoa)) => return Err(e),
         Err(f) => {
             tracing::warn!(error = %f, "hermes summary failed");
             (

@@ -2,10 +2,12 @@
 //! input → session → preparation → (summarizer) → response.
 //!
 //! Each endpoint has one options type (`options`), read from a JSON body or a query
-//! string and given to its pipeline: `prepare_response`, `compact::{plan_compaction,
-//! run_compaction}`, `branch::{plan_branch_summary, run_branch_summary}`,
-//! `prune::plan_prune`. The `plan_*` steps are synchronous (run off the async runtime);
-//! the `run_*` steps call the summarizer.
+//! string and given to its pipeline: `prepare_response`, `compact::{plan, run_compaction}`,
+//! `branch::{plan_branch_summary, run_branch_summary}`, `remote::{plan_remote,
+//! run_remote}` (a prompt that arrives rendered), `prune::plan_prune`. The `plan*` steps
+//! are synchronous (run off the async runtime) and decide everything a request asks for,
+//! a dry run included ([`Planned`]); the `run_*` steps call the summarizer. The HTTP
+//! handlers and the commands only read the request and deliver the answer.
 
 pub mod arriving;
 pub mod branch;
@@ -25,8 +27,27 @@ pub mod outline;
 pub mod prepare;
 mod prepare_json;
 pub mod prune;
+pub mod remote;
 pub mod sources;
 
 pub use input::{BodyFormat, SessionInput};
 pub use options::{BranchSummaryOptions, CompactOptions, PrepareOptions, PruneOptions};
 pub use prepare::{prepare_response, PrepareResponse};
+
+/// A request decided: an answer that needs no model (`dryRun`), or a plan to run.
+#[derive(Debug)]
+pub enum Planned<D, R> {
+    DryRun(D),
+    Run(R),
+}
+
+impl<D, R> Planned<D, R> {
+    /// The dry run's answer turned into another (its bytes, while the input it borrows
+    /// is alive).
+    pub fn map_dry_run<E>(self, f: impl FnOnce(D) -> E) -> Planned<E, R> {
+        match self {
+            Planned::DryRun(d) => Planned::DryRun(f(d)),
+            Planned::Run(r) => Planned::Run(r),
+        }
+    }
+}

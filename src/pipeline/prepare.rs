@@ -244,6 +244,7 @@ impl PreparedRequest {
             prompt: self.prompt(),
             max_tokens: self.max_tokens,
             strategy: None,
+            model: None,
         }
     }
 }

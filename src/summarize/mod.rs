@@ -21,7 +21,39 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::config::Strategy;
 pub use progress::{Part, Prepared, ProgressEvent, ProgressSink, Scoped, Silent, DELTA_INTERVAL};
-pub use templates::{PromptOptions, Prompts, RequestKind, SummaryRequest, CONVERSATION_OPEN};
+pub use templates::{PromptOptions, Prompts, RequestKind, CONVERSATION_OPEN};
+
+/// One summarizer call; also a valid remoteEndpoint body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SummaryRequest {
+    pub kind: RequestKind,
+    pub system_prompt: String,
+    pub prompt: String,
+    pub max_tokens: u64,
+    /// The request's strategy (`None`: the configured default). Not part of the
+    /// remoteEndpoint body: the summarizer reads it, no model sees it.
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub strategy: Option<Strategy>,
+    /// The configured model the request names (`None`: the default). Like `strategy`,
+    /// read by the summarizer and never sent.
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub model: Option<String>,
+}
+
+impl SummaryRequest {
+    /// The request for `model` with `strategy` (`None`: the configured defaults). The
+    /// prompt builders leave both to the default; the pipelines set the caller's.
+    pub fn for_model(self, model: Option<&str>, strategy: Option<Strategy>) -> Self {
+        SummaryRequest {
+            model: model.map(str::to_string),
+            strategy,
+            ..self
+        }
+    }
+}
 
 /// Token usage, in pi's shape.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -114,155 +146,120 @@ pub enum SummarizeError {
     /// The request asks for `strategy: moa` and no `[moa]` table is configured (422).
     #[error("strategy \"moa\" needs a [moa] table (proposers, aggregator) in the configuration")]
     NoMoa,
-    /// The request exceeds the context window of every model that was tried: only
-    /// [`Summarize::summarize_splittable`] answers it (502 if it escapes), and the caller
-    /// splits the request and tries again; the window to plan for is then
-    /// [`Summarize::context_window`] (the engine has shrunk it).
+    /// The request exceeds the context window of every model that was tried (no
+    /// candidate answered, one of them said so). [`Mode::Splittable`] and
+    /// [`Mode::ModelOnly`] answer it (502 if it escapes): a caller that can split the
+    /// request does and tries again, planning for [`Summarize::context_window`], which
+    /// the engine has shrunk for that model; one that cannot treats it like
+    /// [`SummarizeError::Failed`] (hermes does).
     #[error("the request exceeds the model's context window: {0}")]
     ContextOverflow(String),
-}
-
-/// Why a model gave no summary, classified for callers that have their own fallback
-/// (the hermes endpoints): hermes keeps the session unchanged when the model is out of
-/// reach and writes its static summary for every other failure.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ModelFailure {
-    /// No model is configured (the extractive summarizer would answer).
+    /// [`Mode::ModelOnly`]: no model is configured (the extractive summarizer would
+    /// answer).
     #[error("no auxiliary LLM provider configured")]
     NotConfigured,
-    /// The request names a model that is not configured (422).
-    #[error("no configured model is named {0:?}")]
-    UnknownModel(String),
-    /// `strategy: moa` without a `[moa]` table (422).
-    #[error("strategy \"moa\" needs a [moa] table (proposers, aggregator) in the configuration")]
-    NoMoa,
-    /// No access (401, 402, 403), no connection, or no answer in time (a timeout, 408,
-    /// 504, or the deadline).
+    /// [`Mode::ModelOnly`]: no access (401, 402, 403), no connection, or no answer in
+    /// time (a timeout, 408, 504, or the deadline).
     #[error("{0}")]
     Unreachable(String),
-    /// The request exceeds the model's context window (no candidate answered, one of
-    /// them said so). A caller that can split the request does and tries again, planning
-    /// for [`Summarize::context_window`], which the engine has shrunk for that model;
-    /// one that cannot treats it like [`ModelFailure::Failed`] (hermes does).
-    #[error("the request exceeds the model's context window: {0}")]
-    ContextOverflow(String),
-    /// Anything else: other statuses, unreadable or empty answers.
+    /// [`Mode::ModelOnly`]: anything else (other statuses, unreadable or empty answers).
     #[error("{0}")]
     Failed(String),
 }
 
-impl ModelFailure {
-    /// Whether hermes would abort the compaction rather than write its fallback summary.
+impl SummarizeError {
+    /// Whether the model was out of reach (no access, no connection, no answer in time),
+    /// rather than failing with an answer: hermes then aborts the compaction instead of
+    /// writing its static fallback summary.
     pub fn aborts(&self) -> bool {
-        matches!(self, ModelFailure::Unreachable(_))
+        matches!(
+            self,
+            SummarizeError::Unreachable(_) | SummarizeError::Timeout
+        )
+    }
+
+    /// The classification [`Mode::ModelOnly`] reports for a failure of the call with a
+    /// fallback: only a timeout is out of reach, and a failed upstream has its own words.
+    fn model_only(self) -> SummarizeError {
+        match self {
+            SummarizeError::Timeout => {
+                SummarizeError::Unreachable("the summarizer deadline passed (timed out)".into())
+            }
+            SummarizeError::Upstream(m) => SummarizeError::Failed(m),
+            other => other,
+        }
     }
 }
 
+/// How a summary may be written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// By a model, else by the configured fallback (the extractive summarizer).
+    #[default]
+    WithFallback,
+    /// By a model only: no extractive fallback, and a failure classified
+    /// ([`SummarizeError::aborts`]) for a caller with a fallback of its own (hermes).
+    ModelOnly,
+    /// As [`Mode::WithFallback`], for a caller that can split its request: a request
+    /// larger than the model's context window is `Err(ContextOverflow)` instead of the
+    /// fallback.
+    Splittable,
+}
+
+/// A summary being written.
+pub type Answering<'a> = Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>>;
+
 /// What the pipelines need from a summarizer: `/v1/compact`, `/v1/summarize`,
-/// `/v1/branch-summary` and their commands call it.
+/// `/v1/branch-summary`, hermes and their commands call it.
 pub trait Summarize: Send + Sync {
-    /// Answers one request; `model` names a configured model (`None`: the default).
+    /// Answers one request in `mode`, for the model and strategy the request names
+    /// (`None`: the configured default), reporting attempts, retries and fallbacks to
+    /// `sink` (callers with nothing to report pass `&Silent`).
     fn summarize<'a>(
         &'a self,
         req: &'a SummaryRequest,
-        model: Option<&'a str>,
-    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>>;
-
-    /// Answers one request with a model only: no extractive fallback, and the failure
-    /// classified. The default serves summarizers without models (tests, extractive).
-    fn summarize_model_only<'a>(
-        &'a self,
-        req: &'a SummaryRequest,
-        model: Option<&'a str>,
-    ) -> Pin<Box<dyn Future<Output = Result<Summary, ModelFailure>> + Send + 'a>> {
-        Box::pin(async move {
-            match self.summarize(req, model).await {
-                Ok(s) if s.summarizer == SummarizerKind::Extractive => {
-                    Err(ModelFailure::NotConfigured)
-                }
-                Ok(s) => Ok(s),
-                Err(SummarizeError::UnknownModel(m)) => Err(ModelFailure::UnknownModel(m)),
-                Err(SummarizeError::NoMoa) => Err(ModelFailure::NoMoa),
-                Err(SummarizeError::Timeout) => Err(ModelFailure::Unreachable(
-                    "the summarizer deadline passed (timed out)".into(),
-                )),
-                Err(SummarizeError::Upstream(m)) => Err(ModelFailure::Failed(m)),
-                Err(SummarizeError::ContextOverflow(m)) => Err(ModelFailure::ContextOverflow(m)),
-            }
-        })
-    }
-
-    /// [`Summarize::summarize`], reporting its attempts, retries and fallbacks to `sink`.
-    /// The default (summarizers without attempts) reports one `summarizing` event.
-    fn summarize_observed<'a>(
-        &'a self,
-        req: &'a SummaryRequest,
-        model: Option<&'a str>,
+        mode: Mode,
         sink: &'a dyn ProgressSink,
-    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
-        sink.emit(ProgressEvent::Summarizing {
-            part: Part::default(),
-            model: model.unwrap_or("default").to_string(),
-            attempt: 1,
-            cached: false,
-        });
-        self.summarize(req, model)
-    }
+    ) -> Answering<'a>;
 
-    /// [`Summarize::summarize_model_only`], reporting to `sink`.
-    fn summarize_model_only_observed<'a>(
-        &'a self,
-        req: &'a SummaryRequest,
-        model: Option<&'a str>,
-        sink: &'a dyn ProgressSink,
-    ) -> Pin<Box<dyn Future<Output = Result<Summary, ModelFailure>> + Send + 'a>> {
-        sink.emit(ProgressEvent::Summarizing {
-            part: Part::default(),
-            model: model.unwrap_or("default").to_string(),
-            attempt: 1,
-            cached: false,
-        });
-        self.summarize_model_only(req, model)
-    }
-
-    /// Like [`Summarize::summarize`] for a caller that can split its request: when the
-    /// request exceeds the model's context window, `Err(ContextOverflow)` instead of the
-    /// fallback. The default serves summarizers without windows (tests, extractive).
-    fn summarize_splittable<'a>(
-        &'a self,
-        req: &'a SummaryRequest,
-        model: Option<&'a str>,
-    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
-        self.summarize(req, model)
-    }
-
-    /// [`Summarize::summarize_splittable`], reporting to `sink`.
-    fn summarize_splittable_observed<'a>(
-        &'a self,
-        req: &'a SummaryRequest,
-        model: Option<&'a str>,
-        sink: &'a dyn ProgressSink,
-    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
-        sink.emit(ProgressEvent::Summarizing {
-            part: Part::default(),
-            model: model.unwrap_or("default").to_string(),
-            attempt: 1,
-            cached: false,
-        });
-        self.summarize_splittable(req, model)
-    }
-
-    /// Context window of the model that would answer, if any (extractive: none).
-    fn context_window(&self, model: Option<&str>) -> Option<u64>;
-
-    /// Context window of what would answer a request with this strategy (`None`: the
-    /// configured default): the smallest window of the Mixture-of-Agents models when they
-    /// would answer. The default serves summarizers without strategies.
-    fn context_window_for(&self, model: Option<&str>, strategy: Option<Strategy>) -> Option<u64> {
-        let _ = strategy;
-        self.context_window(model)
-    }
+    /// Context window (tokens) of what would answer a request for `model` with
+    /// `strategy` (`None`: the configured defaults): the smallest window of the
+    /// Mixture-of-Agents models when they would answer; `None` for the extractive
+    /// summarizer.
+    fn context_window(&self, model: Option<&str>, strategy: Option<Strategy>) -> Option<u64>;
 
     /// Non-secret description for `GET /v1/config`.
     fn describe(&self) -> serde_json::Value;
+}
+
+/// [`Summarize::summarize`] for a summarizer with no models, attempts or modes of its own
+/// (the extractive one, and test doubles): one `summarizing` event, then `answer`; in
+/// [`Mode::ModelOnly`] an extractive answer is `NotConfigured` and a failure is classified.
+pub fn answer_plainly<'a>(
+    req: &'a SummaryRequest,
+    mode: Mode,
+    sink: &'a dyn ProgressSink,
+    answer: impl Future<Output = Result<Summary, SummarizeError>> + Send + 'a,
+) -> Answering<'a> {
+    // Emitted when the call is made, not when first polled: concurrent calls report in
+    // the order they were made.
+    sink.emit(ProgressEvent::Summarizing {
+        part: Part::default(),
+        model: req.model.as_deref().unwrap_or("default").to_string(),
+        attempt: 1,
+        cached: false,
+    });
+    Box::pin(async move {
+        let answered = answer.await;
+        if mode != Mode::ModelOnly {
+            return answered;
+        }
+        match answered {
+            Ok(s) if s.summarizer == SummarizerKind::Extractive => {
+                Err(SummarizeError::NotConfigured)
+            }
+            Ok(s) => Ok(s),
+            Err(e) => Err(e.model_only()),
+        }
+    })
 }

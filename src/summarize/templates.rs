@@ -11,6 +11,8 @@ use serde::Serialize;
 use crate::compaction::template::Template;
 use crate::compaction::Wrappers;
 
+use super::SummaryRequest;
+
 /// The built-in templates, compiled into the binary so it runs from anywhere.
 mod builtin {
     pub const SYSTEM: &str = include_str!("../../prompts/system.md");
@@ -221,21 +223,6 @@ impl RequestKind {
     }
 }
 
-/// One summarizer call; also a valid remoteEndpoint body.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SummaryRequest {
-    pub kind: RequestKind,
-    pub system_prompt: String,
-    pub prompt: String,
-    pub max_tokens: u64,
-    /// The request's strategy (`None`: the configured default). Not part of the
-    /// remoteEndpoint body: the summarizer reads it, no model sees it.
-    #[serde(skip)]
-    #[schema(ignore)]
-    pub strategy: Option<crate::config::Strategy>,
-}
-
 /// How every summarizer prompt with a conversation starts; the conversation follows.
 pub const CONVERSATION_OPEN: &str = "<conversation>\n";
 
@@ -278,6 +265,7 @@ impl Prompts {
             prompt: self.compose(conversation, previous_summary, base, opts),
             max_tokens: four_fifths(reserve_tokens),
             strategy: None,
+            model: None,
         }
     }
 
@@ -316,6 +304,7 @@ impl Prompts {
             ),
             max_tokens: reserve_tokens / 2,
             strategy: None,
+            model: None,
         }
     }
 
@@ -338,6 +327,7 @@ impl Prompts {
             prompt: format!("<conversation>\n{conversation}\n</conversation>\n\n{instructions}"),
             max_tokens: 2048,
             strategy: None,
+            model: None,
         }
     }
 

@@ -4,13 +4,10 @@
 //! previous summary (D6), `pin: false` turns it all off, and `madeProgress` needs a real
 //! saving.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
-use compactd::summarize::{
-    RequestKind, Summarize, SummarizeError, SummarizerKind, Summary, SummaryRequest, Usage,
-};
+use compactd::summarize::{answer_plainly, Answering, Mode, ProgressSink, Strategy};
+use compactd::summarize::{RequestKind, Summarize, SummarizerKind, Summary, SummaryRequest, Usage};
 use serde_json::{json, Value};
 
 use crate::helpers::{entries_of, spawn_app_custom, spawn_app_with_summarizer};
@@ -35,9 +32,10 @@ impl Summarize for DropAll {
     fn summarize<'a>(
         &'a self,
         req: &'a SummaryRequest,
-        _model: Option<&'a str>,
-    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
-        Box::pin(async move {
+        mode: Mode,
+        sink: &'a dyn ProgressSink,
+    ) -> Answering<'a> {
+        answer_plainly(req, mode, sink, async move {
             self.prompts
                 .lock()
                 .unwrap()
@@ -59,7 +57,7 @@ impl Summarize for DropAll {
         })
     }
 
-    fn context_window(&self, _model: Option<&str>) -> Option<u64> {
+    fn context_window(&self, _model: Option<&str>, _strategy: Option<Strategy>) -> Option<u64> {
         None
     }
 
@@ -383,10 +381,11 @@ const LEAKED: &str = "sk-proj-Q7vX2mN9pL4kR8sT1wY6zA3bC5dE0fG";
 impl Summarize for Leaky {
     fn summarize<'a>(
         &'a self,
-        _req: &'a SummaryRequest,
-        _model: Option<&'a str>,
-    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
-        Box::pin(async move {
+        req: &'a SummaryRequest,
+        mode: Mode,
+        sink: &'a dyn ProgressSink,
+    ) -> Answering<'a> {
+        answer_plainly(req, mode, sink, async move {
             Ok(crate::helpers::llm_summary(
                 &format!("The user set OPENAI_API_KEY={LEAKED} and asked for tests."),
                 "test/leaky",
@@ -394,7 +393,7 @@ impl Summarize for Leaky {
         })
     }
 
-    fn context_window(&self, _model: Option<&str>) -> Option<u64> {
+    fn context_window(&self, _model: Option<&str>, _strategy: Option<Strategy>) -> Option<u64> {
         None
     }
 

@@ -1,14 +1,11 @@
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use compactd::compaction::ledger::PINNED_HEADING;
 use compactd::summarize::Summarize;
-use compactd::summarize::{
-    RequestKind, SummarizeError, SummarizerKind, Summary, SummaryRequest, Usage,
-};
+use compactd::summarize::{answer_plainly, Answering, Mode, ProgressSink, Strategy};
+use compactd::summarize::{RequestKind, SummarizerKind, Summary, SummaryRequest, Usage};
 use serde_json::{json, Value};
 
 use crate::helpers::{
@@ -180,9 +177,10 @@ impl Summarize for Recorder {
     fn summarize<'a>(
         &'a self,
         req: &'a SummaryRequest,
-        _model: Option<&'a str>,
-    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
-        Box::pin(async move {
+        mode: Mode,
+        sink: &'a dyn ProgressSink,
+    ) -> Answering<'a> {
+        answer_plainly(req, mode, sink, async move {
             let n = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
             self.max_in_flight.fetch_max(n, Ordering::SeqCst);
             if let Some(w) = self.window {
@@ -220,7 +218,7 @@ impl Summarize for Recorder {
         })
     }
 
-    fn context_window(&self, _model: Option<&str>) -> Option<u64> {
+    fn context_window(&self, _model: Option<&str>, _strategy: Option<Strategy>) -> Option<u64> {
         self.window
     }
 

@@ -1,11 +1,10 @@
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
 use compactd::config::ClientKeys;
 use compactd::summarize::Summarize;
-use compactd::summarize::{SummarizeError, Summary, SummaryRequest};
+use compactd::summarize::SummaryRequest;
+use compactd::summarize::{answer_plainly, Answering, Mode, ProgressSink, Strategy};
 use serde_json::{json, Value};
 
 use crate::helpers::{llm_summary, problem, small_session, spawn_app_custom, spawn_app_with};
@@ -85,15 +84,16 @@ struct Slow(Duration);
 impl Summarize for Slow {
     fn summarize<'a>(
         &'a self,
-        _req: &'a SummaryRequest,
-        _model: Option<&'a str>,
-    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
-        Box::pin(async move {
+        req: &'a SummaryRequest,
+        mode: Mode,
+        sink: &'a dyn ProgressSink,
+    ) -> Answering<'a> {
+        answer_plainly(req, mode, sink, async move {
             tokio::time::sleep(self.0).await;
             Ok(llm_summary("slow summary", "test/slow"))
         })
     }
-    fn context_window(&self, _model: Option<&str>) -> Option<u64> {
+    fn context_window(&self, _model: Option<&str>, _strategy: Option<Strategy>) -> Option<u64> {
         None
     }
     fn describe(&self) -> Value {

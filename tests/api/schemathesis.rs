@@ -1,12 +1,11 @@
 //! Regressions found by `scripts/schemathesis` (property-based tests from our OpenAPI
 //! document): each test is one finding, kept so it stays fixed.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use compactd::summarize::Summarize;
-use compactd::summarize::{SummarizeError, Summary, SummaryRequest};
+use compactd::summarize::SummaryRequest;
+use compactd::summarize::{answer_plainly, Answering, Mode, ProgressSink, Strategy};
 use serde_json::{json, Value};
 
 use crate::helpers::{
@@ -53,13 +52,16 @@ struct Windowed;
 impl Summarize for Windowed {
     fn summarize<'a>(
         &'a self,
-        _req: &'a SummaryRequest,
-        _model: Option<&'a str>,
-    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
-        Box::pin(async move { Ok(llm_summary("a summary", "test/windowed")) })
+        req: &'a SummaryRequest,
+        mode: Mode,
+        sink: &'a dyn ProgressSink,
+    ) -> Answering<'a> {
+        answer_plainly(req, mode, sink, async move {
+            Ok(llm_summary("a summary", "test/windowed"))
+        })
     }
 
-    fn context_window(&self, _model: Option<&str>) -> Option<u64> {
+    fn context_window(&self, _model: Option<&str>, _strategy: Option<Strategy>) -> Option<u64> {
         Some(1000)
     }
 

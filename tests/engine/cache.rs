@@ -1,6 +1,6 @@
 //! The cache of identical requests.
 
-use compactd::summarize::SummarizerKind;
+use compactd::summarize::{Mode, Silent, Summarize, SummarizerKind};
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -16,16 +16,26 @@ async fn identical_requests_are_served_from_the_cache() {
         .mount(&server)
         .await;
     let engine = engine(&config(vec![openai("openai", &server)]));
-    let first = engine.summarize(&request("same"), None).await.unwrap();
+    let first = engine
+        .summarize(&request("same"), Mode::WithFallback, &Silent)
+        .await
+        .unwrap();
     assert!(!first.cached);
-    let second = engine.summarize(&request("same"), None).await.unwrap();
+    let second = engine
+        .summarize(&request("same"), Mode::WithFallback, &Silent)
+        .await
+        .unwrap();
     assert!(second.cached);
     assert_eq!((second.text, second.model), (first.text, first.model));
     assert_eq!(second.usage, first.usage);
     // Naming the only candidate is the same selection.
     assert!(
         engine
-            .summarize(&request("same"), Some("openai"))
+            .summarize(
+                &named(request("same"), Some("openai")),
+                Mode::WithFallback,
+                &Silent
+            )
             .await
             .unwrap()
             .cached
@@ -33,7 +43,13 @@ async fn identical_requests_are_served_from_the_cache() {
     // A different budget is a different request.
     let mut other = request("same");
     other.max_tokens = 100;
-    assert!(!engine.summarize(&other, None).await.unwrap().cached);
+    assert!(
+        !engine
+            .summarize(&other, Mode::WithFallback, &Silent)
+            .await
+            .unwrap()
+            .cached
+    );
     assert_eq!(requests(&server).await.len(), 2);
 }
 
@@ -47,7 +63,10 @@ async fn fallback_answers_are_not_cached() {
         .await;
     let engine = engine(&config(vec![openai("openai", &server)]));
     for _ in 0..2 {
-        let s = engine.summarize(&request("p"), None).await.unwrap();
+        let s = engine
+            .summarize(&request("p"), Mode::WithFallback, &Silent)
+            .await
+            .unwrap();
         assert_eq!(
             (s.summarizer, s.cached),
             (SummarizerKind::Extractive, false)

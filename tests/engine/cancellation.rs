@@ -1,5 +1,6 @@
 //! Dropping a summarize future cancels its upstream call and closes the connection.
 
+use compactd::summarize::{Mode, Silent, Summarize};
 use std::time::Duration;
 
 use compactd::config::ModelConfig;
@@ -19,8 +20,11 @@ async fn dropping_the_future_cancels_the_upstream_call() {
         .await;
     let engine = engine(&config(vec![openai("openai", &server)]));
     let req = request("p");
-    let dropped =
-        tokio::time::timeout(Duration::from_millis(100), engine.summarize(&req, None)).await;
+    let dropped = tokio::time::timeout(
+        Duration::from_millis(100),
+        engine.summarize(&req, Mode::WithFallback, &Silent),
+    )
+    .await;
     assert!(dropped.is_err(), "still waiting for upstream");
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(
@@ -42,7 +46,7 @@ async fn dropping_the_future_closes_the_connection() {
     let req = request("p");
     // Boxed, so that `drop` really drops it (a stack-pinned future lives to the end of
     // the scope).
-    let mut call = Box::pin(engine.summarize(&req, None));
+    let mut call = Box::pin(engine.summarize(&req, Mode::WithFallback, &Silent));
     tokio::select! {
         result = &mut call => panic!("answered without an upstream answer: {result:?}"),
         _ = arrived_rx => {}

@@ -1,7 +1,7 @@
 //! Moving on to the next candidate, and what happens when every candidate failed.
 
 use compactd::config::{FallbackPolicy, LlmConfig};
-use compactd::summarize::{SummarizeError, SummarizerKind};
+use compactd::summarize::{Mode, Silent, Summarize, SummarizeError, SummarizerKind};
 use serde_json::json;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -25,7 +25,10 @@ async fn finish_reason_length_moves_to_the_next_candidate() {
         .mount(&second)
         .await;
     let cfg = config(vec![openai("fast", &first), anthropic("careful", &second)]);
-    let s = engine(&cfg).summarize(&request("p"), None).await.unwrap();
+    let s = engine(&cfg)
+        .summarize(&request("p"), Mode::WithFallback, &Silent)
+        .await
+        .unwrap();
     assert_eq!(s.model, "careful/claude-test");
     assert_eq!(s.text, "## Goal\nfirst\nsecond");
     assert_eq!(s.retries, 0);
@@ -40,7 +43,10 @@ async fn stop_reason_max_tokens_falls_back() {
         .mount(&server)
         .await;
     let cfg = config(vec![anthropic("anthropic", &server)]);
-    let s = engine(&cfg).summarize(&request("p"), None).await.unwrap();
+    let s = engine(&cfg)
+        .summarize(&request("p"), Mode::WithFallback, &Silent)
+        .await
+        .unwrap();
     assert_eq!(s.summarizer, SummarizerKind::Extractive);
     assert_eq!(s.text, EXTRACTIVE_TEXT);
 }
@@ -74,7 +80,10 @@ async fn failing_candidates() -> (MockServer, MockServer, LlmConfig) {
 #[tokio::test]
 async fn all_candidates_fail_with_extractive_fallback() {
     let (_a, _b, cfg) = failing_candidates().await;
-    let s = engine(&cfg).summarize(&request("p"), None).await.unwrap();
+    let s = engine(&cfg)
+        .summarize(&request("p"), Mode::WithFallback, &Silent)
+        .await
+        .unwrap();
     assert_eq!(s.summarizer, SummarizerKind::Extractive);
     assert_eq!(s.text, EXTRACTIVE_TEXT);
     assert_eq!(s.model, "extractive");
@@ -89,7 +98,7 @@ async fn all_candidates_fail_without_fallback() {
     let (_a, _b, mut cfg) = failing_candidates().await;
     cfg.fallback = FallbackPolicy::None;
     let err = engine(&cfg)
-        .summarize(&request("p"), None)
+        .summarize(&request("p"), Mode::WithFallback, &Silent)
         .await
         .unwrap_err();
     let SummarizeError::Upstream(message) = &err else {

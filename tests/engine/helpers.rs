@@ -31,6 +31,7 @@ pub fn request(prompt: &str) -> SummaryRequest {
         prompt: prompt.into(),
         max_tokens: 512,
         strategy: None,
+        model: None,
     }
 }
 
@@ -84,4 +85,12 @@ pub async fn requests(server: &MockServer) -> Vec<wiremock::Request> {
 pub async fn closed_port() -> u16 {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     listener.local_addr().unwrap().port()
+}
+
+/// `req` for the configured model named `model` (`None`: the default).
+pub fn named(req: SummaryRequest, model: Option<&str>) -> SummaryRequest {
+    SummaryRequest {
+        model: model.map(str::to_string),
+        ..req
+    }
 }

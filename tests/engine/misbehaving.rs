@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use compactd::config::FallbackPolicy;
-use compactd::summarize::{SummarizeError, SummarizerKind};
+use compactd::summarize::{Mode, Silent, Summarize, SummarizeError, SummarizerKind};
 
 use crate::helpers::*;
 use crate::upstreams::*;
@@ -15,7 +15,9 @@ async fn a_misbehaving_upstream_falls_back_or_fails_cleanly_within_the_deadline(
         let (base, requests) = raw_upstream(how).await;
         let mut cfg = raw_config(base, how);
         let start = Instant::now();
-        let s = engine(&cfg).summarize(&request("p"), None).await;
+        let s = engine(&cfg)
+            .summarize(&request("p"), Mode::WithFallback, &Silent)
+            .await;
         let s = s.unwrap_or_else(|e| panic!("{how:?}: {e:?}"));
         assert_eq!(s.summarizer, SummarizerKind::Extractive, "{how:?}");
         assert_eq!(s.text, EXTRACTIVE_TEXT, "{how:?}");
@@ -28,7 +30,7 @@ async fn a_misbehaving_upstream_falls_back_or_fails_cleanly_within_the_deadline(
         cfg.fallback = FallbackPolicy::None;
         let start = Instant::now();
         let err = engine(&cfg)
-            .summarize(&request("q"), None)
+            .summarize(&request("q"), Mode::WithFallback, &Silent)
             .await
             .unwrap_err();
         assert!(

@@ -5,9 +5,11 @@
 
 use compactd::config::{FallbackPolicy, MoaConfig, ModelConfig, Strategy};
 use compactd::summarize::llm::Engine;
-use compactd::summarize::{ModelFailure, SummarizeError, SummarizerKind, SummaryRequest};
+use compactd::summarize::{
+    Mode, Silent, Summarize, SummarizeError, SummarizerKind, SummaryRequest,
+};
 
-use crate::helpers::{engine, request, EXTRACTIVE_TEXT};
+use crate::helpers::{engine, named, request, EXTRACTIVE_TEXT};
 use crate::moa_fakes::{text, FakeModel, Gate, Reply};
 use crate::upstreams::config;
 
@@ -69,7 +71,10 @@ async fn proposers_draft_together_and_the_aggregator_reads_every_draft() {
         "agg",
         Strategy::Single,
     );
-    let s = engine.summarize(&moa_request(PROMPT), None).await.unwrap();
+    let s = engine
+        .summarize(&moa_request(PROMPT), Mode::WithFallback, &Silent)
+        .await
+        .unwrap();
     assert!(
         !gate.missed(),
         "a proposer answered before the others had been asked"
@@ -115,7 +120,10 @@ async fn a_failing_proposer_is_left_out() {
         "c",
         Strategy::Single,
     );
-    let s = engine.summarize(&moa_request(PROMPT), None).await.unwrap();
+    let s = engine
+        .summarize(&moa_request(PROMPT), Mode::WithFallback, &Silent)
+        .await
+        .unwrap();
     assert!(!gate.missed());
     assert_eq!(s.text, "merged A+C");
     assert_eq!(s.model, "moa(a,c→c)");
@@ -161,7 +169,10 @@ async fn a_failing_aggregator_answers_the_longest_draft_within_budget() {
         "agg",
         Strategy::Single,
     );
-    let s = engine.summarize(&moa_request(PROMPT), None).await.unwrap();
+    let s = engine
+        .summarize(&moa_request(PROMPT), Mode::WithFallback, &Silent)
+        .await
+        .unwrap();
     assert_eq!(s.text, "the longer draft within budget");
     assert_eq!(s.model, "moa(a,b,c)");
     let report = s.moa.unwrap();
@@ -169,7 +180,10 @@ async fn a_failing_aggregator_answers_the_longest_draft_within_budget() {
     assert_eq!(report.draft.as_deref(), Some("c"));
     assert_eq!(agg.aggregations().len(), 1, "the aggregator was asked");
     // A best draft is not cached: the next call asks again.
-    let again = engine.summarize(&moa_request(PROMPT), None).await.unwrap();
+    let again = engine
+        .summarize(&moa_request(PROMPT), Mode::WithFallback, &Silent)
+        .await
+        .unwrap();
     assert!(!again.cached);
     assert_eq!(agg.aggregations().len(), 2);
 }
@@ -184,7 +198,10 @@ async fn every_proposer_failing_takes_the_usual_fallback() {
         "b",
         Strategy::Single,
     );
-    let s = engine.summarize(&moa_request(PROMPT), None).await.unwrap();
+    let s = engine
+        .summarize(&moa_request(PROMPT), Mode::WithFallback, &Silent)
+        .await
+        .unwrap();
     assert_eq!(
         (s.text.as_str(), s.summarizer),
         (EXTRACTIVE_TEXT, SummarizerKind::Extractive)
@@ -192,10 +209,10 @@ async fn every_proposer_failing_takes_the_usual_fallback() {
     assert!(s.moa.is_none());
     assert!(b.aggregations().is_empty(), "no draft, no aggregation");
     match engine
-        .summarize_model_only(&moa_request(PROMPT), None)
+        .summarize(&moa_request(PROMPT), Mode::ModelOnly, &Silent)
         .await
     {
-        Err(ModelFailure::Failed(m)) => {
+        Err(SummarizeError::Failed(m)) => {
             assert!(m.contains("a/a-model") && m.contains("b/b-model"), "{m}")
         }
         other => panic!("{other:?}"),
@@ -209,7 +226,9 @@ async fn every_proposer_failing_takes_the_usual_fallback() {
     });
     let strict = crate::helpers::engine(&llm);
     assert!(matches!(
-        strict.summarize(&request(PROMPT), None).await,
+        strict
+            .summarize(&request(PROMPT), Mode::WithFallback, &Silent)
+            .await,
         Err(SummarizeError::Upstream(_))
     ));
 }
@@ -225,7 +244,10 @@ async fn single_is_unchanged_and_the_cache_keys_on_the_strategy() {
         Strategy::Single,
     );
     // The default strategy is single: the first candidate alone, as before.
-    let s = engine.summarize(&request(PROMPT), None).await.unwrap();
+    let s = engine
+        .summarize(&request(PROMPT), Mode::WithFallback, &Silent)
+        .await
+        .unwrap();
     assert_eq!(
         (s.text.as_str(), s.model.as_str()),
         ("draft A", "a/a-model")
@@ -233,11 +255,17 @@ async fn single_is_unchanged_and_the_cache_keys_on_the_strategy() {
     assert!(s.moa.is_none());
     assert!(b.bodies().is_empty());
     // moa on the same request is not served from the single answer's cache entry.
-    let m = engine.summarize(&moa_request(PROMPT), None).await.unwrap();
+    let m = engine
+        .summarize(&moa_request(PROMPT), Mode::WithFallback, &Silent)
+        .await
+        .unwrap();
     assert_eq!((m.text.as_str(), m.cached), ("merged by b", false));
     // Asked again: from the cache, no upstream call.
     let calls = a.bodies().len() + b.bodies().len();
-    let hit = engine.summarize(&moa_request(PROMPT), None).await.unwrap();
+    let hit = engine
+        .summarize(&moa_request(PROMPT), Mode::WithFallback, &Silent)
+        .await
+        .unwrap();
     assert!(hit.cached);
     assert_eq!(hit.moa, m.moa);
     assert_eq!(a.bodies().len() + b.bodies().len(), calls);
@@ -257,10 +285,10 @@ async fn the_configured_default_applies_unless_the_request_says_otherwise() {
         Strategy::Moa,
     );
     // Chunking budgets for the smallest MoA model; a named model for its own window.
-    assert_eq!(engine.context_window(None), Some(8_000));
-    assert_eq!(engine.context_window(Some("a")), Some(64_000));
+    assert_eq!(engine.context_window(None, None), Some(8_000));
+    assert_eq!(engine.context_window(Some("a"), None), Some(64_000));
     assert_eq!(
-        engine.context_window_for(None, Some(Strategy::Single)),
+        engine.context_window(None, Some(Strategy::Single)),
         Some(64_000)
     );
     let single_default = moa_engine(
@@ -269,17 +297,24 @@ async fn the_configured_default_applies_unless_the_request_says_otherwise() {
         "small",
         Strategy::Single,
     );
-    assert_eq!(single_default.context_window(None), Some(64_000));
+    assert_eq!(single_default.context_window(None, None), Some(64_000));
     // A request asking for MoA on a `single` default is budgeted for the MoA models.
     assert_eq!(
-        single_default.context_window_for(None, Some(Strategy::Moa)),
+        single_default.context_window(None, Some(Strategy::Moa)),
         Some(8_000)
     );
-    let s = engine.summarize(&request(PROMPT), None).await.unwrap();
+    let s = engine
+        .summarize(&request(PROMPT), Mode::WithFallback, &Silent)
+        .await
+        .unwrap();
     assert_eq!(s.model, "moa(a→small)");
     // A request naming a model gets that model alone; `single` says so explicitly.
     let named = engine
-        .summarize(&request("other prompt"), Some("a"))
+        .summarize(
+            &named(request("other prompt"), Some("a")),
+            Mode::WithFallback,
+            &Silent,
+        )
         .await
         .unwrap();
     assert_eq!(named.model, "a/a-model");
@@ -288,7 +323,11 @@ async fn the_configured_default_applies_unless_the_request_says_otherwise() {
         ..request("third")
     };
     assert_eq!(
-        engine.summarize(&single, None).await.unwrap().model,
+        engine
+            .summarize(&single, Mode::WithFallback, &Silent)
+            .await
+            .unwrap()
+            .model,
         "a/a-model"
     );
 }
@@ -298,14 +337,16 @@ async fn moa_without_a_moa_table_is_refused() {
     let a = FakeModel::start(text("draft A"), text("merged"), None).await;
     let engine = engine(&config(vec![a.config("a")]));
     assert_eq!(
-        engine.summarize(&moa_request(PROMPT), None).await,
+        engine
+            .summarize(&moa_request(PROMPT), Mode::WithFallback, &Silent)
+            .await,
         Err(SummarizeError::NoMoa)
     );
     assert_eq!(
         engine
-            .summarize_model_only(&moa_request(PROMPT), None)
+            .summarize(&moa_request(PROMPT), Mode::ModelOnly, &Silent)
             .await,
-        Err(ModelFailure::NoMoa)
+        Err(SummarizeError::NoMoa)
     );
     assert!(a.bodies().is_empty());
 }

@@ -5,7 +5,7 @@
 //! fallback as before.
 
 use compactd::config::{ModelConfig, SummarizerChoice};
-use compactd::summarize::{ModelFailure, SummarizeError, SummarizerKind};
+use compactd::summarize::{Mode, Silent, Summarize, SummarizeError, SummarizerKind};
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer};
 
@@ -26,13 +26,16 @@ async fn an_openai_overflow_shrinks_the_window_and_is_reported_to_splitting_call
         .mount(&server)
         .await;
     let engine = engine(&config(vec![openai("openai", &server)]));
-    assert_eq!(engine.context_window(None), Some(64_000));
+    assert_eq!(engine.context_window(None, None), Some(64_000));
     let req = request(&big_prompt());
 
     // Not splittable: the fallback answers, as for any failure.
-    let s = engine.summarize(&req, None).await.unwrap();
+    let s = engine
+        .summarize(&req, Mode::WithFallback, &Silent)
+        .await
+        .unwrap();
     assert_eq!(s.summarizer, SummarizerKind::Extractive);
-    let window = engine.context_window(None).unwrap();
+    let window = engine.context_window(None, None).unwrap();
     assert!(
         (1024..=2_000).contains(&window),
         "at most the window the server named: {window}"
@@ -40,20 +43,20 @@ async fn an_openai_overflow_shrinks_the_window_and_is_reported_to_splitting_call
     // Not retried as is: one attempt per call.
     assert_eq!(requests(&server).await.len(), 1);
 
-    match engine.summarize_splittable(&req, None).await {
+    match engine.summarize(&req, Mode::Splittable, &Silent).await {
         Err(SummarizeError::ContextOverflow(why)) => {
             assert!(why.contains("maximum context length is 2000"), "{why}");
             assert!(!why.contains(KEY));
         }
         other => panic!("{other:?}"),
     }
-    match engine.summarize_model_only(&req, None).await {
-        Err(ModelFailure::ContextOverflow(_)) => {}
+    match engine.summarize(&req, Mode::ModelOnly, &Silent).await {
+        Err(SummarizeError::ContextOverflow(_)) => {}
         other => panic!("{other:?}"),
     }
     // A request that fits the server is answered.
     let s = engine
-        .summarize_splittable(&request("short"), None)
+        .summarize(&request("short"), Mode::Splittable, &Silent)
         .await
         .unwrap();
     assert_eq!(s.summarizer, SummarizerKind::Llm);
@@ -70,7 +73,7 @@ async fn an_anthropic_prompt_too_long_is_an_overflow() {
     cfg.summarizer = SummarizerChoice::Anthropic;
     let engine = engine(&cfg);
     match engine
-        .summarize_splittable(&request(&big_prompt()), None)
+        .summarize(&request(&big_prompt()), Mode::Splittable, &Silent)
         .await
     {
         Err(SummarizeError::ContextOverflow(why)) => {
@@ -78,7 +81,7 @@ async fn an_anthropic_prompt_too_long_is_an_overflow() {
         }
         other => panic!("{other:?}"),
     }
-    assert!(engine.context_window(None).unwrap() <= 3_000);
+    assert!(engine.context_window(None, None).unwrap() <= 3_000);
 }
 
 #[tokio::test]
@@ -101,7 +104,7 @@ async fn another_candidate_answers_an_overflow_of_the_first() {
         },
     ]));
     let s = engine
-        .summarize_splittable(&request(&big_prompt()), None)
+        .summarize(&request(&big_prompt()), Mode::Splittable, &Silent)
         .await
         .unwrap();
     assert_eq!(s.model, "large/gpt-large");

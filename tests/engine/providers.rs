@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use compactd::config::{Config, ConfigError, LlmConfig};
 use compactd::summarize::llm::Engine;
-use compactd::summarize::{SummarizerKind, SummaryRequest};
+use compactd::summarize::{Mode, Silent, Summarize, SummarizerKind, SummaryRequest};
 use serde_json::Value;
 use wiremock::matchers::{header, method, path, query_param};
 use wiremock::{Mock, MockServer, Respond, ResponseTemplate};
@@ -89,7 +89,7 @@ async fn an_openai_reasoning_model_gets_max_completion_tokens_and_no_temperature
     );
     let engine = engine(&llm);
     let s = engine
-        .summarize(&request("the conversation"), None)
+        .summarize(&request("the conversation"), Mode::WithFallback, &Silent)
         .await
         .unwrap();
     assert_eq!(s.summarizer, SummarizerKind::Llm);
@@ -119,7 +119,10 @@ async fn an_unknown_reasoning_model_is_learned_from_its_400s_once() {
         &[],
     );
     let engine = engine(&llm);
-    let s = engine.summarize(&request("one"), None).await.unwrap();
+    let s = engine
+        .summarize(&request("one"), Mode::WithFallback, &Silent)
+        .await
+        .unwrap();
     assert_eq!(s.summarizer, SummarizerKind::Llm);
     assert_eq!(s.retries, 0, "learning is not retrying");
     let sent: Vec<Value> = requests(&server).await.iter().map(body).collect();
@@ -132,7 +135,10 @@ async fn an_unknown_reasoning_model_is_learned_from_its_400s_once() {
     assert!(sent[1].get("max_completion_tokens").is_some() && sent[1]["temperature"] == 0.2);
     assert!(sent[2].get("temperature").is_none());
     // Remembered for the candidate: the next call is answered at once.
-    engine.summarize(&request("two"), None).await.unwrap();
+    engine
+        .summarize(&request("two"), Mode::WithFallback, &Silent)
+        .await
+        .unwrap();
     assert_eq!(requests(&server).await.len(), 4);
 }
 
@@ -149,7 +155,10 @@ async fn a_server_without_max_completion_tokens_gets_max_tokens_back() {
         &[],
     );
     let engine = engine(&llm);
-    let s = engine.summarize(&request("p"), None).await.unwrap();
+    let s = engine
+        .summarize(&request("p"), Mode::WithFallback, &Silent)
+        .await
+        .unwrap();
     assert_eq!(s.summarizer, SummarizerKind::Llm);
     let sent: Vec<Value> = requests(&server).await.iter().map(body).collect();
     assert_eq!(sent.len(), 2);
@@ -171,7 +180,10 @@ async fn the_token_parameter_is_switched_only_once() {
         &[],
     );
     let engine = engine(&llm);
-    let s = engine.summarize(&request("p"), None).await.unwrap();
+    let s = engine
+        .summarize(&request("p"), Mode::WithFallback, &Silent)
+        .await
+        .unwrap();
     assert_eq!(s.summarizer, SummarizerKind::Extractive);
     assert_eq!(requests(&server).await.len(), 2);
 }
@@ -206,7 +218,10 @@ async fn anthropic_extended_thinking_follows_the_budget_rules() {
             max_tokens,
             ..request(&format!("conversation {max_tokens}"))
         };
-        let s = engine.summarize(&req, None).await.unwrap();
+        let s = engine
+            .summarize(&req, Mode::WithFallback, &Silent)
+            .await
+            .unwrap();
         assert_eq!(s.summarizer, SummarizerKind::Llm, "{max_tokens}");
         assert_eq!(
             s.text, "## Goal\nThought it through.",
@@ -263,7 +278,10 @@ async fn azure_openai_url_and_key_header() {
         &[("AZURE_OPENAI_API_KEY", "azure-test-key")],
     );
     let engine = engine(&llm);
-    let s = engine.summarize(&request("p"), None).await.unwrap();
+    let s = engine
+        .summarize(&request("p"), Mode::WithFallback, &Silent)
+        .await
+        .unwrap();
     assert_eq!(s.model, "azure/gpt-4o");
     let sent = &requests(&server).await[0];
     assert!(sent.headers.get("authorization").is_none());
@@ -310,7 +328,10 @@ async fn a_gateway_gets_its_headers_and_query_and_its_key_never_shows() {
         described.contains(r#""headers":["HTTP-Referer","X-Title","X-Gateway-Key"]"#),
         "{described}"
     );
-    match engine.summarize_model_only(&request("p"), None).await {
+    match engine
+        .summarize(&request("p"), Mode::ModelOnly, &Silent)
+        .await
+    {
         Err(e) => {
             let e = e.to_string();
             assert!(e.contains("bad gateway key [REDACTED]"), "{e}");
@@ -336,7 +357,10 @@ async fn a_silently_truncating_server_is_noticed() {
     );
     let engine = engine(&llm);
     let big = "fn main() { let x = compute(1); }\n".repeat(1_500);
-    let s = engine.summarize(&request(&big), None).await.unwrap();
+    let s = engine
+        .summarize(&request(&big), Mode::WithFallback, &Silent)
+        .await
+        .unwrap();
     assert_eq!(s.summarizer, SummarizerKind::Llm);
     assert_eq!(s.warnings.len(), 1, "{s:?}");
     assert!(
@@ -346,7 +370,7 @@ async fn a_silently_truncating_server_is_noticed() {
     );
     // A prompt the server keeps whole: no warning.
     let s = engine
-        .summarize(&request(&big[..6_000]), None)
+        .summarize(&request(&big[..6_000]), Mode::WithFallback, &Silent)
         .await
         .unwrap();
     assert!(s.warnings.is_empty(), "{:?}", s.warnings);

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use compactd::config::FallbackPolicy;
-use compactd::summarize::{SummarizeError, SummarizerKind};
+use compactd::summarize::{Mode, Silent, Summarize, SummarizeError, SummarizerKind};
 use serde_json::json;
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -32,7 +32,10 @@ async fn retry_after_429_is_honoured() {
         .await;
     let engine = engine(&config(vec![openai("openai", &server)]));
     let start = Instant::now();
-    let s = engine.summarize(&request("p"), None).await.unwrap();
+    let s = engine
+        .summarize(&request("p"), Mode::WithFallback, &Silent)
+        .await
+        .unwrap();
     let elapsed = start.elapsed();
     assert_eq!(s.text, "after the wait");
     assert_eq!(s.retries, 1);
@@ -56,7 +59,10 @@ async fn server_error_then_success() {
         .mount(&server)
         .await;
     let engine = engine(&config(vec![openai("openai", &server)]));
-    let s = engine.summarize(&request("p"), None).await.unwrap();
+    let s = engine
+        .summarize(&request("p"), Mode::WithFallback, &Silent)
+        .await
+        .unwrap();
     assert_eq!((s.text.as_str(), s.retries), ("second time lucky", 1));
     assert_eq!(s.summarizer, SummarizerKind::Llm);
 }
@@ -78,7 +84,10 @@ async fn attempt_timeout_then_success() {
     let mut cfg = config(vec![openai("openai", &server)]);
     cfg.upstream_timeout = Duration::from_millis(300);
     let start = Instant::now();
-    let s = engine(&cfg).summarize(&request("p"), None).await.unwrap();
+    let s = engine(&cfg)
+        .summarize(&request("p"), Mode::WithFallback, &Silent)
+        .await
+        .unwrap();
     assert_eq!((s.text.as_str(), s.retries), ("in time", 1));
     assert!(
         start.elapsed() < Duration::from_secs(2),
@@ -99,7 +108,10 @@ async fn attempt_timeouts_exhaust_retries_then_fallback() {
     cfg.upstream_timeout = Duration::from_millis(200);
     cfg.retries = 1;
     let start = Instant::now();
-    let s = engine(&cfg).summarize(&request("p"), None).await.unwrap();
+    let s = engine(&cfg)
+        .summarize(&request("p"), Mode::WithFallback, &Silent)
+        .await
+        .unwrap();
     assert_eq!(s.summarizer, SummarizerKind::Extractive);
     assert_eq!(s.text, EXTRACTIVE_TEXT);
     assert_eq!(s.retries, 1);
@@ -122,7 +134,7 @@ async fn overall_deadline() {
     cfg.fallback = FallbackPolicy::None;
     let start = Instant::now();
     let err = engine(&cfg)
-        .summarize(&request("p"), None)
+        .summarize(&request("p"), Mode::WithFallback, &Silent)
         .await
         .unwrap_err();
     assert_eq!(err, SummarizeError::Timeout);
@@ -133,6 +145,9 @@ async fn overall_deadline() {
     );
 
     cfg.fallback = FallbackPolicy::Extractive;
-    let s = engine(&cfg).summarize(&request("p"), None).await.unwrap();
+    let s = engine(&cfg)
+        .summarize(&request("p"), Mode::WithFallback, &Silent)
+        .await
+        .unwrap();
     assert_eq!(s.summarizer, SummarizerKind::Extractive);
 }

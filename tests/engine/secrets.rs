@@ -1,5 +1,6 @@
 //! API keys and URL credentials never show: not in `Debug`, `describe`, errors or logs.
 
+use compactd::summarize::{Mode, Silent, Summarize};
 use std::sync::{Arc, Mutex};
 
 use compactd::config::FallbackPolicy;
@@ -44,7 +45,10 @@ async fn keys_never_show() {
     let debug = format!("{engine:?}");
     let described = engine.describe().to_string();
     let config_debug = format!("{cfg:?}");
-    let err = engine.summarize(&request("p"), None).await.unwrap_err();
+    let err = engine
+        .summarize(&request("p"), Mode::WithFallback, &Silent)
+        .await
+        .unwrap_err();
     let error = format!("{err} {err:?}");
     let logged = String::from_utf8(logs.lock().unwrap().clone()).unwrap();
     assert!(logged.contains("upstream attempt failed"), "{logged}");

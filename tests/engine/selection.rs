@@ -1,7 +1,7 @@
 //! Which candidate answers, their context windows, and the engine's description.
 
 use compactd::config::SummarizerChoice;
-use compactd::summarize::{SummarizeError, SummarizerKind};
+use compactd::summarize::{Mode, Silent, Summarize, SummarizeError, SummarizerKind};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer};
 
@@ -33,24 +33,39 @@ async fn describe_and_selection() {
     assert_eq!(d["candidates"][0]["apiKeySet"], false);
     assert_eq!(d["candidates"][1]["kind"], "anthropic");
 
-    assert_eq!(engine.context_window(None), Some(64_000));
-    assert_eq!(engine.context_window(Some("claude")), Some(200_000));
-    assert_eq!(engine.context_window(Some("claude-test")), Some(200_000));
-    assert_eq!(engine.context_window(Some("extractive")), None);
-    assert_eq!(engine.context_window(Some("nope")), None);
+    assert_eq!(engine.context_window(None, None), Some(64_000));
+    assert_eq!(engine.context_window(Some("claude"), None), Some(200_000));
+    assert_eq!(
+        engine.context_window(Some("claude-test"), None),
+        Some(200_000)
+    );
+    assert_eq!(engine.context_window(Some("extractive"), None), None);
+    assert_eq!(engine.context_window(Some("nope"), None), None);
 
     let s = engine
-        .summarize(&request("p"), Some("claude"))
+        .summarize(
+            &named(request("p"), Some("claude")),
+            Mode::WithFallback,
+            &Silent,
+        )
         .await
         .unwrap();
     assert_eq!(s.model, "claude/claude-test");
     let err = engine
-        .summarize(&request("p"), Some("gpt-9"))
+        .summarize(
+            &named(request("p"), Some("gpt-9")),
+            Mode::WithFallback,
+            &Silent,
+        )
         .await
         .unwrap_err();
     assert_eq!(err, SummarizeError::UnknownModel("gpt-9".into()));
     let s = engine
-        .summarize(&request("p"), Some("extractive"))
+        .summarize(
+            &named(request("p"), Some("extractive")),
+            Mode::WithFallback,
+            &Silent,
+        )
         .await
         .unwrap();
     assert_eq!(s.summarizer, SummarizerKind::Extractive);
@@ -67,15 +82,24 @@ async fn extractive_summarizer_makes_no_call() {
     let mut cfg = config(vec![]);
     cfg.summarizer = SummarizerChoice::Extractive;
     let engine = engine(&cfg);
-    let s = engine.summarize(&request("p"), None).await.unwrap();
+    let s = engine
+        .summarize(&request("p"), Mode::WithFallback, &Silent)
+        .await
+        .unwrap();
     assert_eq!(
         (s.summarizer, s.text.as_str()),
         (SummarizerKind::Extractive, EXTRACTIVE_TEXT)
     );
-    assert_eq!(engine.context_window(None), None);
+    assert_eq!(engine.context_window(None, None), None);
     assert_eq!(engine.describe()["summarizer"], "extractive");
     assert!(matches!(
-        engine.summarize(&request("p"), Some("gpt-test")).await,
+        engine
+            .summarize(
+                &named(request("p"), Some("gpt-test")),
+                Mode::WithFallback,
+                &Silent
+            )
+            .await,
         Err(SummarizeError::UnknownModel(_))
     ));
 }

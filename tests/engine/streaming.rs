@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use compactd::config::{FallbackPolicy, LlmConfig, ModelConfig, ModelKind, SummarizerChoice};
 use compactd::summarize::{
-    ProgressEvent, ProgressSink, SummarizeError, SummarizerKind, Summary, SummaryRequest,
-    DELTA_INTERVAL,
+    Mode, ProgressEvent, ProgressSink, Silent, Summarize, SummarizeError, SummarizerKind, Summary,
+    SummaryRequest, DELTA_INTERVAL,
 };
 use serde_json::Value;
 use wiremock::matchers::{method, path};
@@ -102,13 +102,13 @@ fn llm(models: Vec<ModelConfig>) -> LlmConfig {
 async fn both(c: ModelConfig, req: &SummaryRequest) -> (Summary, Summary, Log) {
     let log = Log::default();
     let streamed = engine(&llm(vec![c.clone()]))
-        .summarize_with(req, None, &log)
+        .summarize(req, Mode::WithFallback, &log)
         .await
         .unwrap();
     let mut plain = c;
     plain.options.stream = Some(false);
     let plain = engine(&llm(vec![plain]))
-        .summarize(req, None)
+        .summarize(req, Mode::WithFallback, &Silent)
         .await
         .unwrap();
     (streamed, plain, log)
@@ -259,7 +259,7 @@ async fn a_streamed_answer_cut_at_the_output_cap_fails_as_a_plain_one() {
         let mut cfg = llm(vec![c]);
         cfg.fallback = FallbackPolicy::None;
         let e = engine(&cfg)
-            .summarize(&request("p"), None)
+            .summarize(&request("p"), Mode::WithFallback, &Silent)
             .await
             .unwrap_err();
         let SummarizeError::Upstream(m) = e else {
@@ -288,7 +288,7 @@ async fn a_stream_that_falls_silent_is_retried_as_stalled() {
     c.options.stall_ms = Some(300);
     let log = Log::default();
     let s = engine(&llm(vec![c]))
-        .summarize_with(&request("p"), None, &log)
+        .summarize(&request("p"), Mode::WithFallback, &log)
         .await
         .unwrap();
     assert_eq!((s.summarizer, s.retries), (SummarizerKind::Llm, 1));
@@ -328,7 +328,7 @@ async fn a_candidate_that_always_stalls_gives_way_to_the_next() {
     cfg.retries = 1;
     let log = Log::default();
     let s = engine(&cfg)
-        .summarize_with(&request("p"), None, &log)
+        .summarize(&request("p"), Mode::WithFallback, &log)
         .await
         .unwrap();
     assert_eq!(s.model, "second/m");
@@ -379,7 +379,7 @@ async fn an_error_event_mid_stream_is_retried() {
     for (c, reason, streamed) in cases {
         let log = Log::default();
         let s = engine(&llm(vec![c]))
-            .summarize_with(&request("p"), None, &log)
+            .summarize(&request("p"), Mode::WithFallback, &log)
             .await
             .unwrap();
         assert_eq!(
@@ -424,7 +424,7 @@ async fn a_stream_cut_before_its_end_is_retried() {
         };
         let log = Log::default();
         let s = engine(&llm(vec![candidate("c", kind, "m", base)]))
-            .summarize_with(&request("p"), None, &log)
+            .summarize(&request("p"), Mode::WithFallback, &log)
             .await
             .unwrap();
         assert_eq!(
@@ -452,9 +452,15 @@ async fn a_server_refusing_stream_options_is_asked_plainly_from_then_on() {
         format!("{}/v1", server.uri()),
     );
     let engine = engine(&llm(vec![c]));
-    let s = engine.summarize(&request("one"), None).await.unwrap();
+    let s = engine
+        .summarize(&request("one"), Mode::WithFallback, &Silent)
+        .await
+        .unwrap();
     assert_eq!((s.summarizer, s.retries), (SummarizerKind::Llm, 0));
-    let s = engine.summarize(&request("two"), None).await.unwrap();
+    let s = engine
+        .summarize(&request("two"), Mode::WithFallback, &Silent)
+        .await
+        .unwrap();
     assert_eq!(s.summarizer, SummarizerKind::Llm);
     let streams: Vec<Value> = requests(&server)
         .await
@@ -479,7 +485,7 @@ async fn azure_streams_like_openai() {
     c.options.api_version = Some("2024-10-21".into());
     let log = Log::default();
     let s = engine(&llm(vec![c]))
-        .summarize_with(&request("p"), None, &log)
+        .summarize(&request("p"), Mode::WithFallback, &log)
         .await
         .unwrap();
     assert_eq!(s.text, "## Goal\nSummarized.");
@@ -503,7 +509,7 @@ async fn deltas_are_throttled() {
     );
     let log = Log::default();
     let s = engine(&llm(vec![c]))
-        .summarize_with(&request("p"), None, &log)
+        .summarize(&request("p"), Mode::WithFallback, &log)
         .await
         .unwrap();
     assert_eq!(s.summarizer, SummarizerKind::Llm);

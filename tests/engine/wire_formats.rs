@@ -2,7 +2,7 @@
 //! the usage mapped to pi's shape.
 
 use compactd::config::SummarizerChoice;
-use compactd::summarize::{SummarizerKind, Usage};
+use compactd::summarize::{Mode, Silent, Summarize, SummarizerKind, Usage};
 use serde_json::json;
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer};
@@ -26,7 +26,7 @@ async fn openai_wire_format_and_string_content() {
     candidate.options.stream = Some(false);
     let engine = engine(&config(vec![candidate]));
     let s = engine
-        .summarize(&request("the conversation"), None)
+        .summarize(&request("the conversation"), Mode::WithFallback, &Silent)
         .await
         .unwrap();
     assert_eq!(s.text, "## Goal\nShip it.");
@@ -62,7 +62,10 @@ async fn openai_content_as_parts() {
         .mount(&server)
         .await;
     let engine = engine(&config(vec![openai("openai", &server)]));
-    let s = engine.summarize(&request("p"), None).await.unwrap();
+    let s = engine
+        .summarize(&request("p"), Mode::WithFallback, &Silent)
+        .await
+        .unwrap();
     assert_eq!(s.text, "## Goal\nParts.");
 }
 
@@ -84,7 +87,7 @@ async fn anthropic_wire_format_and_usage() {
     cfg.summarizer = SummarizerChoice::Anthropic;
     let engine = engine(&cfg);
     let s = engine
-        .summarize(&request("the conversation"), None)
+        .summarize(&request("the conversation"), Mode::WithFallback, &Silent)
         .await
         .unwrap();
     assert_eq!(s.text, "## Goal\nfirst\nsecond");

@@ -17,7 +17,7 @@ use compactd::pipeline::{
     prepare_response, BodyFormat, BranchSummaryOptions, CompactOptions, PruneOptions, SessionInput,
 };
 use compactd::summarize::extractive::Extractive;
-use compactd::summarize::Prompts;
+use compactd::summarize::{Prompts, Silent};
 
 /// Polls a future that never waits (its summarizer answers at once).
 fn finish<F: Future>(f: F) -> F::Output {
@@ -66,7 +66,7 @@ pub fn exercise(body: &[u8], format: BodyFormat, options: CaseOptions, limit: us
     // /v1/compact.
     if let Ok(plan) = plan_compaction(&input, &prompts, defaults, Default::default()) {
         let now = time::OffsetDateTime::UNIX_EPOCH;
-        if let Ok(result) = finish(run_compaction(plan, &prompts, &Extractive, now)) {
+        if let Ok(result) = finish(run_compaction(plan, &prompts, &Extractive, now, &Silent)) {
             serde_json::to_vec(&result).expect("a compaction result serializes");
         }
     }
@@ -83,7 +83,13 @@ pub fn exercise(body: &[u8], format: BodyFormat, options: CaseOptions, limit: us
             if let Ok(plan) = plan_branch_summary(&input, &prompts, budget, Default::default()) {
                 serde_json::to_vec(&plan.dry_run()).expect("a branch dry run serializes");
                 let now = time::OffsetDateTime::UNIX_EPOCH;
-                if let Ok(result) = finish(run_branch_summary(plan, &prompts, &Extractive, now)) {
+                if let Ok(result) = finish(run_branch_summary(
+                    plan,
+                    &prompts,
+                    &Extractive,
+                    now,
+                    &Silent,
+                )) {
                     serde_json::to_vec(&result).expect("a branch result serializes");
                 }
             }

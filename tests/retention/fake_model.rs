@@ -15,13 +15,10 @@
 //! compresses everything rather than cutting the end off. It never answers with the
 //! request verbatim and it knows nothing of the ledger.
 
-use std::future::Future;
 use std::hash::{Hash, Hasher};
-use std::pin::Pin;
 
-use compactd::summarize::{
-    Summarize, SummarizeError, SummarizerKind, Summary, SummaryRequest, Usage,
-};
+use compactd::summarize::{answer_plainly, Answering, Mode, ProgressSink, Strategy};
+use compactd::summarize::{Summarize, SummarizerKind, Summary, SummaryRequest, Usage};
 
 /// Probability that a sentence is lost entirely.
 pub const DROP: f64 = 0.3;
@@ -196,27 +193,33 @@ impl Summarize for FakeModel {
     fn summarize<'a>(
         &'a self,
         req: &'a SummaryRequest,
-        _model: Option<&'a str>,
-    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
+        mode: Mode,
+        sink: &'a dyn ProgressSink,
+    ) -> Answering<'a> {
         let text = self.answer(req);
         let output = text.len().div_ceil(4) as u64;
-        Box::pin(std::future::ready(Ok(Summary {
-            text,
-            usage: Usage {
-                output,
-                total_tokens: output,
-                ..Usage::default()
-            },
-            model: "fake/paraphraser".into(),
-            summarizer: SummarizerKind::Llm,
-            retries: 0,
-            cached: false,
-            moa: None,
-            warnings: Vec::new(),
-        })))
+        answer_plainly(
+            req,
+            mode,
+            sink,
+            std::future::ready(Ok(Summary {
+                text,
+                usage: Usage {
+                    output,
+                    total_tokens: output,
+                    ..Usage::default()
+                },
+                model: "fake/paraphraser".into(),
+                summarizer: SummarizerKind::Llm,
+                retries: 0,
+                cached: false,
+                moa: None,
+                warnings: Vec::new(),
+            })),
+        )
     }
 
-    fn context_window(&self, _model: Option<&str>) -> Option<u64> {
+    fn context_window(&self, _model: Option<&str>, _strategy: Option<Strategy>) -> Option<u64> {
         None
     }
 

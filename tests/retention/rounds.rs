@@ -334,6 +334,7 @@ pub fn run(seed: u64, f: f64, summarizer: &dyn Summarize) -> Vec<RoundResult> {
                 &prompts,
                 summarizer,
                 time::OffsetDateTime::UNIX_EPOCH,
+                &compactd::summarize::Silent,
             ))
             .expect("the fake summarizers never fail");
         let details_text = result.entry["details"].to_string();

@@ -4,7 +4,7 @@
 use crate::compaction::ledger::Ledger;
 use crate::session::text::utf16_len;
 use crate::summarize::{
-    ProgressSink, PromptOptions, Prompts, Scoped, Summarize, SummarizeError, Summary,
+    Mode, ProgressSink, PromptOptions, Prompts, Scoped, Summarize, SummarizeError, Summary,
     SummaryRequest,
 };
 
@@ -45,24 +45,16 @@ pub(super) async fn summarize_history(
 ) -> Result<(String, u32), SummarizeError> {
     let model = plan.model.as_deref();
     let reserve = plan.settings.reserve_tokens;
-    let mut window = summarizer.context_window_for(model, plan.strategy);
+    let mut window = summarizer.context_window(model, plan.strategy);
     let mut replans = 0u32;
     let whole = plan.history_parts.join("\n\n");
-    let single = SummaryRequest {
-        strategy: plan.strategy,
-        ..prompts.history_request(&whole, plan.previous_summary.as_deref(), reserve, opts)
-    };
+    let single = prompts
+        .history_request(&whole, plan.previous_summary.as_deref(), reserve, opts)
+        .for_model(model, plan.strategy);
     let fits = window.is_none_or(|w| request_tokens(&single) <= w);
     if fits {
         let scoped = Scoped::new(sink, "history", None);
-        let called = call(
-            summarizer,
-            model,
-            &single,
-            &mut window,
-            &mut replans,
-            &scoped,
-        );
+        let called = call(summarizer, &single, &mut window, &mut replans, &scoped);
         if let Some(s) = called.await? {
             tally.add(&s);
             return Ok((s.text, 1));
@@ -84,12 +76,11 @@ pub(super) async fn summarize_history(
             // A single message larger than the window: keep its beginning.
             chunk = truncate_units(&chunk, room_units.max(400));
         }
-        let req = SummaryRequest {
-            strategy: plan.strategy,
-            ..prompts.history_request(&chunk, previous.as_deref(), reserve, opts)
-        };
+        let req = prompts
+            .history_request(&chunk, previous.as_deref(), reserve, opts)
+            .for_model(model, plan.strategy);
         let scoped = Scoped::new(sink, "history", Some(passes + 1));
-        let called = call(summarizer, model, &req, &mut window, &mut replans, &scoped);
+        let called = call(summarizer, &req, &mut window, &mut replans, &scoped);
         let Some(s) = called.await? else {
             continue;
         };
@@ -124,7 +115,9 @@ pub(super) fn planned_chunks(
     opts: &PromptOptions<'_>,
 ) -> u32 {
     let reserve = plan.settings.reserve_tokens;
-    let Some(window) = summarizer.context_window(plan.model.as_deref()) else {
+    // The default strategy's window, as announced so far (the calls plan for the
+    // request's strategy).
+    let Some(window) = summarizer.context_window(plan.model.as_deref(), None) else {
         return 1;
     };
     let whole = plan.history_parts.join("\n\n");
@@ -149,7 +142,6 @@ pub(super) fn planned_chunks(
 /// `window` is now the smaller one to plan for (see [`summarize_history`]).
 async fn call(
     summarizer: &dyn Summarize,
-    model: Option<&str>,
     req: &SummaryRequest,
     window: &mut Option<u64>,
     replans: &mut u32,
@@ -157,19 +149,16 @@ async fn call(
 ) -> Result<Option<Summary>, SummarizeError> {
     if *replans >= MAX_REPLANS {
         return summarizer
-            .summarize_observed(req, model, sink)
+            .summarize(req, Mode::WithFallback, sink)
             .await
             .map(Some);
     }
-    match summarizer
-        .summarize_splittable_observed(req, model, sink)
-        .await
-    {
+    match summarizer.summarize(req, Mode::Splittable, sink).await {
         Ok(s) => Ok(Some(s)),
         Err(SummarizeError::ContextOverflow(why)) => {
             let sent = request_tokens(req);
             let reported = summarizer
-                .context_window_for(model, req.strategy)
+                .context_window(req.model.as_deref(), req.strategy)
                 .unwrap_or(u64::MAX);
             let smaller = reported.min(window.unwrap_or(u64::MAX).min(sent) / 2);
             tracing::warn!(

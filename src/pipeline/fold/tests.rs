@@ -8,6 +8,7 @@ fn request(prompt: &str, max_tokens: u64) -> SummaryRequest {
         prompt: prompt.into(),
         max_tokens,
         strategy: None,
+        model: None,
     }
 }
 

@@ -92,8 +92,12 @@ pub use layout::{CHECKPOINT_HEADINGS, TURN_PREFIX_HEADINGS};
 
 use crate::session::text::utf16_len;
 
-use super::templates::{split_prompt, RequestKind, SummaryRequest};
-use super::{Summarize, SummarizeError, SummarizerKind, Summary, Usage};
+use super::templates::{split_prompt, RequestKind};
+use super::SummaryRequest;
+use super::{
+    answer_plainly, Answering, Mode, ProgressSink, Strategy, Summarize, SummarizerKind, Summary,
+    Usage,
+};
 
 use facts::Facts;
 use layout::Layout;
@@ -159,14 +163,13 @@ impl Summarize for Extractive {
     fn summarize<'a>(
         &'a self,
         req: &'a SummaryRequest,
-        _model: Option<&'a str>,
-    ) -> std::pin::Pin<
-        Box<dyn std::future::Future<Output = Result<Summary, SummarizeError>> + Send + 'a>,
-    > {
-        Box::pin(std::future::ready(Ok(summarize(req))))
+        mode: Mode,
+        sink: &'a dyn ProgressSink,
+    ) -> Answering<'a> {
+        answer_plainly(req, mode, sink, std::future::ready(Ok(summarize(req))))
     }
 
-    fn context_window(&self, _model: Option<&str>) -> Option<u64> {
+    fn context_window(&self, _model: Option<&str>, _strategy: Option<Strategy>) -> Option<u64> {
         None
     }
 

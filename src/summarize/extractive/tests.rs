@@ -12,6 +12,7 @@ pub(super) fn request(kind: RequestKind, prompt: String, max_tokens: u64) -> Sum
         prompt,
         max_tokens,
         strategy: None,
+        model: None,
     }
 }
 

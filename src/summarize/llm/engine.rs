@@ -25,8 +25,8 @@ use super::{attempt, overflow, truncation};
 use super::{FallbackPolicy, LlmConfig, Secrets, SummarizerChoice};
 use crate::config::{LlmDescription, Strategy};
 use crate::summarize::{
-    ModelFailure, Part, ProgressEvent, ProgressSink, Silent, Summarize, SummarizeError,
-    SummarizerKind, Summary, SummaryRequest,
+    Mode, Part, ProgressEvent, ProgressSink, Summarize, SummarizeError, SummarizerKind, Summary,
+    SummaryRequest,
 };
 
 /// The extractive summarizer, injected by the caller (it lives elsewhere).
@@ -186,61 +186,39 @@ impl Engine {
         })
     }
 
-    /// Summarize with the configured summarizer: when `summarizer = extractive` call the
-    /// fallback directly (summarizer: Extractive). Otherwise try the model candidates in
-    /// order (or only the one named `model`; unknown name → Err(UnknownModel)).
+    /// Answers `req` in `mode` (see [`Summarize::summarize`]); the trait adds the
+    /// metrics.
     ///
-    /// `model` is matched against candidate names, then model ids, then `name/model`;
-    /// `"extractive"` always selects the extractive summarizer, and a configured candidate
-    /// may be named even when the default summarizer is extractive.
-    pub async fn summarize(
+    /// With the configured summarizer: when `summarizer = extractive` the fallback
+    /// answers directly (summarizer: Extractive). Otherwise the model candidates are tried
+    /// in order (or only the one the request names; an unknown name is
+    /// `Err(UnknownModel)`). The name is matched against candidate names, then model ids,
+    /// then `name/model`; `"extractive"` always selects the extractive summarizer, and a
+    /// configured candidate may be named even when the default summarizer is extractive.
+    async fn answer_in(
         &self,
         req: &SummaryRequest,
-        model: Option<&str>,
-    ) -> Result<Summary, SummarizeError> {
-        self.summarize_full(req, model, false, &Silent).await
-    }
-
-    /// [`Engine::summarize`], reporting attempts, retries and fallbacks to `sink`.
-    pub async fn summarize_with(
-        &self,
-        req: &SummaryRequest,
-        model: Option<&str>,
+        mode: Mode,
         sink: &dyn ProgressSink,
     ) -> Result<Summary, SummarizeError> {
-        self.summarize_full(req, model, false, sink).await
+        match mode {
+            Mode::WithFallback => self.summarize_full(req, false, sink).await,
+            Mode::Splittable => self.summarize_full(req, true, sink).await,
+            Mode::ModelOnly => self.model_only(req, sink).await,
+        }
     }
 
-    /// Like [`Engine::summarize`], but when every candidate failed and one of them said
-    /// the request exceeds its context window, `Err(ContextOverflow)` instead of the
-    /// fallback: the caller splits the request (the window it should plan for is then
-    /// [`Engine::context_window`], already smaller) and tries again.
-    pub async fn summarize_splittable(
-        &self,
-        req: &SummaryRequest,
-        model: Option<&str>,
-    ) -> Result<Summary, SummarizeError> {
-        self.summarize_full(req, model, true, &Silent).await
-    }
-
-    /// [`Engine::summarize_splittable`], reporting to `sink`.
-    pub async fn summarize_splittable_with(
-        &self,
-        req: &SummaryRequest,
-        model: Option<&str>,
-        sink: &dyn ProgressSink,
-    ) -> Result<Summary, SummarizeError> {
-        self.summarize_full(req, model, true, sink).await
-    }
-
+    /// A model's answer, else the fallback's. `splittable`: when every candidate failed
+    /// and one of them said the request exceeds its context window,
+    /// `Err(ContextOverflow)` instead of the fallback: the caller splits the request (the
+    /// window it should plan for is then already smaller) and tries again.
     async fn summarize_full(
         &self,
         req: &SummaryRequest,
-        model: Option<&str>,
         splittable: bool,
         sink: &dyn ProgressSink,
     ) -> Result<Summary, SummarizeError> {
-        let answered = match self.route(req, model)? {
+        let answered = match self.route(req)? {
             Route::Extractive => {
                 sink.emit(extractive_step());
                 return self.extractive(req, 0).await;
@@ -297,53 +275,38 @@ impl Engine {
         }
     }
 
-    /// Summarize with a model only (see [`Summarize::summarize_model_only`]): the
-    /// extractive summarizer never answers, and a failure says whether the model was out
-    /// of reach.
-    pub async fn summarize_model_only(
+    /// A model's answer only ([`Mode::ModelOnly`]): the extractive summarizer never
+    /// answers, and a failure says whether the model was out of reach.
+    async fn model_only(
         &self,
         req: &SummaryRequest,
-        model: Option<&str>,
-    ) -> Result<Summary, ModelFailure> {
-        self.summarize_model_only_with(req, model, &Silent).await
-    }
-
-    /// [`Engine::summarize_model_only`], reporting to `sink`.
-    pub async fn summarize_model_only_with(
-        &self,
-        req: &SummaryRequest,
-        model: Option<&str>,
         sink: &dyn ProgressSink,
-    ) -> Result<Summary, ModelFailure> {
-        let answered = match self.route(req, model) {
+    ) -> Result<Summary, SummarizeError> {
+        let answered = match self.route(req) {
             Ok(Route::Single(candidates)) => self.answer(&candidates, req, sink).await,
             Ok(Route::Moa(moa)) => self.answer_moa(moa, req, sink).await,
-            Ok(Route::Extractive) => return Err(ModelFailure::NotConfigured),
-            Err(SummarizeError::UnknownModel(m)) => return Err(ModelFailure::UnknownModel(m)),
-            Err(SummarizeError::NoMoa) => return Err(ModelFailure::NoMoa),
-            Err(other) => return Err(ModelFailure::Failed(other.to_string())),
+            Ok(Route::Extractive) => return Err(SummarizeError::NotConfigured),
+            Err(e @ (SummarizeError::UnknownModel(_) | SummarizeError::NoMoa)) => return Err(e),
+            Err(other) => return Err(SummarizeError::Failed(other.to_string())),
         };
         match answered {
             Ok(summary) => Ok(summary),
-            Err(e) if e.deadline_passed => Err(ModelFailure::Unreachable(format!(
+            Err(e) if e.deadline_passed => Err(SummarizeError::Unreachable(format!(
                 "the summarizer deadline passed (timed out){}{}",
                 if e.failures.is_empty() { "" } else { "; " },
                 e.failures
             ))),
-            Err(e) if e.out_of_reach => Err(ModelFailure::Unreachable(e.failures)),
-            Err(e) if e.overflow => Err(ModelFailure::ContextOverflow(e.failures)),
-            Err(e) => Err(ModelFailure::Failed(e.failures)),
+            Err(e) if e.out_of_reach => Err(SummarizeError::Unreachable(e.failures)),
+            Err(e) if e.overflow => Err(SummarizeError::ContextOverflow(e.failures)),
+            Err(e) => Err(SummarizeError::Failed(e.failures)),
         }
     }
 
     /// How a call is answered. The strategy is the request's, else `single` when the
     /// request names a model, else the `[moa]` default. `moa` uses the `[moa]` models
     /// (a named model is then not used); it needs a `[moa]` table.
-    fn route(
-        &self,
-        req: &SummaryRequest,
-        model: Option<&str>,
-    ) -> Result<Route<'_>, SummarizeError> {
+    fn route(&self, req: &SummaryRequest) -> Result<Route<'_>, SummarizeError> {
+        let model = req.model.as_deref();
         let strategy = match req.strategy {
             Some(s) => s,
             None if model.is_some() => Strategy::Single,
@@ -423,21 +386,12 @@ impl Engine {
         self.candidates.summarizer != SummarizerChoice::Extractive
     }
 
-    /// Context window (tokens) of what answers a request with the default strategy.
-    pub fn context_window(&self, model: Option<&str>) -> Option<u64> {
-        self.context_window_for(model, None)
-    }
-
-    /// Context window (tokens) of the first candidate that would be tried; None for extractive.
-    /// When the call would be answered by Mixture-of-Agents (the request's strategy, else
-    /// the `[moa]` default with no model named, as [`Engine::route`] decides), the smallest
-    /// window of the MoA models, so a request chunked for it fits every proposer and the
-    /// aggregator.
-    pub fn context_window_for(
-        &self,
-        model: Option<&str>,
-        strategy: Option<Strategy>,
-    ) -> Option<u64> {
+    /// Context window (tokens) of the first candidate that would be tried; None for
+    /// extractive. When the call would be answered by Mixture-of-Agents (the strategy,
+    /// else the `[moa]` default with no model named, as [`Engine::route`] decides), the
+    /// smallest window of the MoA models, so a request chunked for it fits every proposer
+    /// and the aggregator.
+    fn window(&self, model: Option<&str>, strategy: Option<Strategy>) -> Option<u64> {
         let strategy = match strategy {
             Some(s) => s,
             None if model.is_some() => Strategy::Single,
@@ -454,8 +408,10 @@ impl Engine {
         }
     }
 
-    /// Non-secret description for GET /v1/config: summarizer, fallback, candidates (name, kind, baseUrl, contextWindow, whether a key is set — never the key), timeouts, retries.
-    pub fn describe(&self) -> serde_json::Value {
+    /// Non-secret description for GET /v1/config: summarizer, fallback, candidates (name,
+    /// kind, baseUrl, contextWindow, whether a key is set — never the key), timeouts,
+    /// retries.
+    fn description(&self) -> serde_json::Value {
         let mut described = self.described.clone();
         described.cache.entries = self.cache.len();
         serde_json::to_value(described).expect("a description is plain data")
@@ -525,8 +481,9 @@ mod tests {
             prompt: String::new(),
             max_tokens: 1,
             strategy: None,
+            model: None,
         };
-        send(&engine.summarize(&req, None));
+        send(&engine.summarize(&req, Mode::WithFallback, &crate::summarize::Silent));
         fn sync<T: Send + Sync>(_: &T) {}
         sync(&engine);
     }

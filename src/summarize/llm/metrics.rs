@@ -34,7 +34,11 @@ pub(super) fn record(result: &Result<Summary, SummarizeError>, uses_models: bool
         }
         Err(e) => {
             let kind = match e {
-                SummarizeError::Upstream(_) => "upstream",
+                // The last three come from model-only calls, counted by hermes instead.
+                SummarizeError::Upstream(_)
+                | SummarizeError::NotConfigured
+                | SummarizeError::Unreachable(_)
+                | SummarizeError::Failed(_) => "upstream",
                 SummarizeError::Timeout => "timeout",
                 SummarizeError::UnknownModel(_) => "unknown_model",
                 SummarizeError::NoMoa => "no_moa",

@@ -91,6 +91,7 @@ pub(super) fn aggregate_request(
         prompt,
         max_tokens: req.max_tokens,
         strategy: Some(Strategy::Moa),
+        model: req.model.clone(),
     }
 }
 
@@ -337,6 +338,7 @@ mod tests {
             prompt: "<conversation>\nSECRET-CONVERSATION\n</conversation>\n\n## Goal format".into(),
             max_tokens: 100,
             strategy: None,
+            model: None,
         };
         let agg = aggregate_request(&req, &["draft one", "draft two"], 64_000);
         assert!(agg.prompt.contains("<task>\n## Goal format\n</task>"));
@@ -362,6 +364,7 @@ mod tests {
             prompt: format!("HEAD-INSTRUCTIONS\n{turns}\nTAIL-INSTRUCTIONS"),
             max_tokens: 1_000,
             strategy: None,
+            model: None,
         };
         let drafts = ["d".repeat(8_000), "e".repeat(8_000)];
         let drafts: Vec<&str> = drafts.iter().map(String::as_str).collect();

@@ -48,10 +48,9 @@
 //!   not retried as is: the candidate's assumed window shrinks (half of the smaller of
 //!   the window and the request's estimate, at most the window the server named; kept
 //!   for the life of the process, so the next plans fit at once) and the next candidate
-//!   is tried. When none answers, [`Engine::summarize_splittable`] says
-//!   `ContextOverflow` so a caller that folds (the compaction) splits and tries again;
-//!   [`Engine::summarize`] falls back as for any failure, and
-//!   [`Engine::summarize_model_only`] says `ModelFailure::ContextOverflow`.
+//!   is tried. When none answers, a call in `Mode::Splittable` says `ContextOverflow` so
+//!   a caller that folds (the compaction) splits and tries again; `Mode::WithFallback`
+//!   falls back as for any failure, and `Mode::ModelOnly` says `ContextOverflow` too.
 //! * **Provider quirks.** What a candidate sends beyond the prompt (token-limit
 //!   parameter, sampling, reasoning effort or thinking budget, output cap, extra headers
 //!   and query, Azure's URL and key header) comes from its options (`config::

@@ -379,6 +379,7 @@ mod tests {
             prompt: "p".into(),
             max_tokens: 100,
             strategy: None,
+            model: None,
         };
         assert_eq!(
             serde_json::to_string(&body("m", &req, Knobs::default())).unwrap(),

@@ -52,6 +52,7 @@ mod tests {
             prompt,
             max_tokens: 100,
             strategy: None,
+            model: None,
         }
     }
 

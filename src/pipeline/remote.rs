@@ -1,0 +1,140 @@
+//! A prompt that arrives already rendered: the remoteEndpoint body (`/v1/summarize`, and
+//! `/v1/compact` when it carries one) and the chat-completions facade. One builder turns
+//! it into the summarizer's request, and one call answers it, folded when it does not fit
+//! the model's window (`fold`).
+//!
+//! The two callers differ in three ways, all decided here ([`Facade`]): what an empty
+//! system prompt means, whether a missing output budget is at least one token, and what
+//! an unknown model name means.
+
+use crate::summarize::templates::four_fifths;
+use crate::summarize::{
+    Prepared, ProgressEvent, ProgressSink, Prompts, RequestKind, Strategy, Summarize,
+    SummarizeError, Summary, SummaryRequest,
+};
+
+use super::checked::without_secrets;
+use super::fold::{default_output_budget, summarize_fitting};
+
+/// Who sent a rendered prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Facade {
+    /// The remoteEndpoint contract of pi-style agents: an empty system prompt is
+    /// compactd's, and an unknown model is an error (422).
+    RemoteEndpoint,
+    /// The OpenAI chat-completions facade: the system prompt is the client's, even empty
+    /// (its prompt was written for a model that sees nothing else), and an unknown model
+    /// name is one of the client's own configuration, so the default answers.
+    ChatCompletions,
+}
+
+/// A rendered prompt as the client sent it.
+#[derive(Debug, Clone, Default)]
+pub struct Rendered {
+    pub system_prompt: String,
+    pub prompt: String,
+    /// The output budget (`None`: the configured one, at most a quarter of the window).
+    pub max_tokens: Option<u64>,
+    /// A configured model name (`None`: the default).
+    pub model: Option<String>,
+    pub strategy: Option<Strategy>,
+}
+
+/// A rendered prompt decided: the summarizer's request, and who asked.
+#[derive(Debug, Clone)]
+pub struct RemotePlan {
+    pub request: SummaryRequest,
+    facade: Facade,
+}
+
+/// The summarizer's request for `rendered` (`reserve_tokens`: the configured reserve, of
+/// which four fifths is the default output budget).
+pub fn plan_remote(
+    rendered: Rendered,
+    facade: Facade,
+    summarizer: &dyn Summarize,
+    prompts: &Prompts,
+    reserve_tokens: u64,
+) -> RemotePlan {
+    let default_budget = default_output_budget(
+        summarizer,
+        rendered.model.as_deref(),
+        rendered.strategy,
+        four_fifths(reserve_tokens),
+    );
+    RemotePlan {
+        request: request(rendered, facade, &prompts.system, default_budget),
+        facade,
+    }
+}
+
+/// The request, with `system` for an empty system prompt of the remoteEndpoint, and
+/// `default_budget` when the client sets none.
+pub(super) fn request(
+    rendered: Rendered,
+    facade: Facade,
+    system: &str,
+    default_budget: u64,
+) -> SummaryRequest {
+    let Rendered {
+        system_prompt,
+        prompt,
+        max_tokens,
+        model,
+        strategy,
+    } = rendered;
+    let (system_prompt, max_tokens) = match facade {
+        Facade::RemoteEndpoint => (
+            if system_prompt.trim().is_empty() {
+                system.to_string()
+            } else {
+                system_prompt
+            },
+            max_tokens.map_or(default_budget, |n| n.max(1)),
+        ),
+        Facade::ChatCompletions => (system_prompt, max_tokens.unwrap_or(default_budget).max(1)),
+    };
+    SummaryRequest {
+        kind: RequestKind::detect(&prompt),
+        system_prompt,
+        prompt,
+        max_tokens,
+        strategy,
+        model,
+    }
+}
+
+/// Answers a plan, reporting `prepared` and then the summarizer's events to `sink`; the
+/// summary's text comes without secrets.
+pub async fn run_remote(
+    plan: &RemotePlan,
+    summarizer: &dyn Summarize,
+    prompts: &Prompts,
+    sink: &dyn ProgressSink,
+) -> Result<Summary, SummarizeError> {
+    sink.emit(ProgressEvent::Prepared(Prepared {
+        operation: "summarize",
+        first_kept_entry_id: None,
+        tokens_before: None,
+        is_split_turn: None,
+        messages: None,
+        parts: vec!["summary"],
+        chunks: 1,
+    }));
+    let fitting = |request| summarize_fitting(summarizer, prompts, request, sink, "summary");
+    let folded = match fitting(&plan.request).await {
+        Err(SummarizeError::UnknownModel(_)) if plan.facade == Facade::ChatCompletions => {
+            fitting(&SummaryRequest {
+                model: None,
+                ..plan.request.clone()
+            })
+            .await
+        }
+        other => other,
+    }?;
+    let summary = folded.summary;
+    Ok(Summary {
+        text: without_secrets(summary.text),
+        ..summary
+    })
+}
