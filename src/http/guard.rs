@@ -11,6 +11,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::problem::ApiError;
 use super::AppState;
+use crate::telemetry::metric;
 
 /// Routes that stay open without a token (probes must work without credentials).
 pub(super) fn is_open(path: &str) -> bool {
@@ -75,7 +76,7 @@ pub async fn observe(req: Request, next: Next) -> Response {
         .to_string();
     let method = req.method().clone();
     let started = std::time::Instant::now();
-    let in_flight = metrics::gauge!("compactd_requests_in_flight");
+    let in_flight = metrics::gauge!(metric::REQUESTS_IN_FLIGHT.name);
     in_flight.increment(1.0);
     let res = next.run(req).await;
     in_flight.decrement(1.0);
@@ -90,9 +91,9 @@ pub async fn observe(req: Request, next: Next) -> Response {
         latency_ms = elapsed.as_secs_f64() * 1e3,
         "request"
     );
-    metrics::counter!("compactd_requests_total", "route" => route.clone(), "status" => status.to_string())
+    metrics::counter!(metric::REQUESTS.name, "route" => route.clone(), "status" => status.to_string())
         .increment(1);
-    metrics::histogram!("compactd_request_duration_seconds", "route" => route)
+    metrics::histogram!(metric::REQUEST_DURATION.name, "route" => route)
         .record(elapsed.as_secs_f64());
     res
 }

@@ -14,6 +14,7 @@
 //!   and a summary is stored in the session and sent to models again.
 
 use crate::compaction::ledger::{check_summary, redact, Ledger, Retention};
+use crate::telemetry::metric;
 
 /// `summary` with every value that looks like a key, token or password replaced by
 /// the ledger's redaction marker (the same rules that keep secrets out of the ledger).
@@ -56,7 +57,7 @@ pub fn record(retention: &Retention) {
         ("left_out", retention.left_out.len()),
     ];
     for (outcome, n) in counts {
-        metrics::counter!("compactd_pinned_items_total", "outcome" => outcome).increment(n as u64);
+        metrics::counter!(metric::PINNED_ITEMS.name, "outcome" => outcome).increment(n as u64);
     }
 }
 

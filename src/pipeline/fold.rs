@@ -37,6 +37,7 @@ use crate::summarize::{
     Mode, ProgressSink, PromptOptions, Prompts, Scoped, Summarize, SummarizeError, Summary,
     SummaryRequest,
 };
+use crate::telemetry::metric;
 
 /// Tokens a prompt of `text` occupies, by the same chars/4 estimate pi uses.
 pub(crate) fn tokens_of(text: &str) -> u64 {
@@ -120,7 +121,7 @@ pub async fn summarize_fitting(
                     sent, window = smaller, error = %why,
                     "the summary request exceeds the model's context window; folding it smaller"
                 );
-                metrics::counter!("compactd_compaction_replans_total").increment(1);
+                metrics::counter!(metric::REPLANS.name).increment(1);
                 window = Some(smaller);
             }
             Ok(done) => return done,

@@ -28,6 +28,7 @@ use crate::summarize::{
     MoaReport, Mode, Prepared, ProgressEvent, ProgressSink, RequestKind, Scoped, Strategy,
     Summarize, SummarizeError, SummaryRequest, Usage,
 };
+use crate::telemetry::metric;
 
 use super::object_only::object_only;
 
@@ -338,7 +339,7 @@ impl HermesAnswer {
             (None, Some(r)) => r.as_str(),
             (None, None) => "unknown",
         };
-        metrics::counter!("compactd_hermes_compactions_total", "outcome" => outcome).increment(1);
+        metrics::counter!(metric::HERMES_COMPACTIONS.name, "outcome" => outcome).increment(1);
         self
     }
 

@@ -43,6 +43,7 @@ use serde::Serialize;
 use sha2::Digest;
 
 use crate::summarize::{ProgressEvent, ProgressSink};
+use crate::telemetry::metric;
 
 use super::guard::Permit;
 use super::problem::{ApiError, Problem};
@@ -170,7 +171,7 @@ pub(super) async fn run(
     let id = match begun {
         Begin::Mismatch => return ApiError::IdempotencyKeyReused.into_response(),
         Begin::Existing(id) => {
-            metrics::counter!("compactd_jobs_joined_total").increment(1);
+            metrics::counter!(metric::JOBS_JOINED.name).increment(1);
             id
         }
         Begin::New(id) => {
@@ -231,7 +232,7 @@ fn spawn(
     let run = work(Arc::new(JobSink { tx }));
     let timeout = state.config.request_timeout;
     let job = id.to_string();
-    metrics::counter!("compactd_jobs_total").increment(1);
+    metrics::counter!(metric::JOBS.name).increment(1);
     tokio::spawn(async move {
         let _permit = permit;
         let work = async {
@@ -273,8 +274,7 @@ fn spawn(
         for _ in 0..3 {
             match jobs.finish(&job, status, http, event.clone()).await {
                 Ok(true) => {
-                    metrics::counter!("compactd_jobs_finished_total", "status" => outcome)
-                        .increment(1);
+                    metrics::counter!(metric::JOBS_FINISHED.name, "status" => outcome).increment(1);
                     break;
                 }
                 Ok(false) => break,

@@ -7,6 +7,7 @@ use crate::summarize::{
     Mode, ProgressSink, PromptOptions, Prompts, Scoped, Summarize, SummarizeError, Summary,
     SummaryRequest,
 };
+use crate::telemetry::metric;
 
 use super::super::checked::verify;
 use super::super::fold::{chunk_take, tokens_of, truncate_units};
@@ -165,7 +166,7 @@ async fn call(
                 sent, window = smaller, error = %why,
                 "the summary request exceeds the model's context window; splitting it"
             );
-            metrics::counter!("compactd_compaction_replans_total").increment(1);
+            metrics::counter!(metric::REPLANS.name).increment(1);
             *window = Some(smaller);
             *replans += 1;
             Ok(None)

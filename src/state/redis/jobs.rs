@@ -39,6 +39,7 @@ use super::super::job::{hex, new_id, Batch, Begin, Logged, Owner, Snapshot, Stat
 use super::super::StateError;
 use super::{bounded, Redis, PREFIX};
 use crate::config::Config;
+use crate::telemetry::metric;
 
 /// The problem document of a job whose runner stopped renewing its lease; the HTTP
 /// layer's `ApiError::JobLost` answers the same one.
@@ -311,8 +312,8 @@ impl RedisJobs {
             .end("lost", id, Status::Failed, 503, &event, None)
             .await?;
         if answer == "ended" {
-            metrics::counter!("compactd_jobs_lost_total").increment(1);
-            metrics::counter!("compactd_jobs_finished_total", "status" => "failed").increment(1);
+            metrics::counter!(metric::JOBS_LOST.name).increment(1);
+            metrics::counter!(metric::JOBS_FINISHED.name, "status" => "failed").increment(1);
             tracing::warn!(job = %id, "a job's runner stopped renewing its lease: ended as job-lost");
         }
         Ok(())

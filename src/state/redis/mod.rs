@@ -26,6 +26,7 @@ use ::redis::aio::{ConnectionManager, ConnectionManagerConfig, MultiplexedConnec
 use ::redis::{AsyncConnectionConfig, Client, RedisError};
 
 use super::StateError;
+use crate::telemetry::metric;
 
 /// The prefix of every key compactd writes.
 pub(super) const PREFIX: &str = "compactd:";
@@ -129,7 +130,7 @@ pub(super) async fn bounded<T>(
 
 /// Counts and (rate-limited) logs a failure of `op`.
 pub(super) fn failed(op: &'static str, reason: String) -> StateError {
-    metrics::counter!("compactd_state_errors_total", "op" => op).increment(1);
+    metrics::counter!(metric::STATE_ERRORS.name, "op" => op).increment(1);
     if should_warn() {
         tracing::warn!(op, reason = %reason, "the shared state (Redis) failed; counting compactd_state_errors_total");
     }

@@ -3,6 +3,7 @@
 //! and silently cut prompts are counted where they are noticed, in `engine.rs`.)
 
 use crate::summarize::{SummarizeError, SummarizerKind, Summary};
+use crate::telemetry::metric;
 
 /// Metrics of one summarize call.
 pub(super) fn record(result: &Result<Summary, SummarizeError>, uses_models: bool) {
@@ -12,24 +13,23 @@ pub(super) fn record(result: &Result<Summary, SummarizeError>, uses_models: bool
                 SummarizerKind::Llm => "llm",
                 SummarizerKind::Extractive => "extractive",
             };
-            metrics::counter!("compactd_summaries_total", "summarizer" => kind).increment(1);
-            metrics::counter!("compactd_tokens_total", "direction" => "input")
-                .increment(s.usage.input);
-            metrics::counter!("compactd_tokens_total", "direction" => "output")
+            metrics::counter!(metric::SUMMARIES.name, "summarizer" => kind).increment(1);
+            metrics::counter!(metric::TOKENS.name, "direction" => "input").increment(s.usage.input);
+            metrics::counter!(metric::TOKENS.name, "direction" => "output")
                 .increment(s.usage.output);
-            metrics::counter!("compactd_upstream_retries_total").increment(u64::from(s.retries));
+            metrics::counter!(metric::UPSTREAM_RETRIES.name).increment(u64::from(s.retries));
             if s.cached {
-                metrics::counter!("compactd_cache_hits_total").increment(1);
+                metrics::counter!(metric::CACHE_HITS.name).increment(1);
             } else if s.summarizer == SummarizerKind::Llm {
                 // MoA: one first attempt per proposer and one for the aggregator.
                 let first_attempts = s
                     .moa
                     .as_ref()
                     .map_or(1, |m| (m.proposers.len() + m.failed.len() + 1) as u64);
-                metrics::counter!("compactd_upstream_attempts_total")
+                metrics::counter!(metric::UPSTREAM_ATTEMPTS.name)
                     .increment(u64::from(s.retries) + first_attempts);
             } else if uses_models {
-                metrics::counter!("compactd_fallbacks_total").increment(1);
+                metrics::counter!(metric::FALLBACKS.name).increment(1);
             }
         }
         Err(e) => {
@@ -44,7 +44,7 @@ pub(super) fn record(result: &Result<Summary, SummarizeError>, uses_models: bool
                 SummarizeError::NoMoa => "no_moa",
                 SummarizeError::ContextOverflow(_) => "context_overflow",
             };
-            metrics::counter!("compactd_summarize_errors_total", "kind" => kind).increment(1);
+            metrics::counter!(metric::SUMMARIZE_ERRORS.name, "kind" => kind).increment(1);
         }
     }
 }

@@ -38,6 +38,7 @@ use super::engine::{Engine, Exhausted, Moa, Progress};
 use crate::config::Strategy;
 use crate::summarize::templates::split_prompt;
 use crate::summarize::{MoaReport, ProgressSink, SummarizerKind, Summary, SummaryRequest, Usage};
+use crate::telemetry::metric;
 
 const INTRO: &str = "Several models were each given the same summarization task and each \
 wrote a draft on its own. The task's instructions are in <task>; the drafts follow in \
@@ -229,11 +230,11 @@ impl Engine {
             }
             failures.extend(progress.failures);
             failed.push(c.name.clone());
-            metrics::counter!("compactd_moa_proposer_failures_total").increment(1);
+            metrics::counter!(metric::MOA_PROPOSER_FAILURES.name).increment(1);
             tracing::warn!(proposer = %c.name, model = %c.model, "MoA proposer gave no draft; left out");
         }
         if drafts.is_empty() {
-            metrics::counter!("compactd_moa_summaries_total", "outcome" => "failed").increment(1);
+            metrics::counter!(metric::MOA_SUMMARIES.name, "outcome" => "failed").increment(1);
             return Err(Exhausted {
                 failures: failures.join("; "),
                 retries,
@@ -259,8 +260,7 @@ impl Engine {
         if let Ok(Some(s)) = aggregated {
             usage.add(&s.usage);
             warnings.extend(s.warnings);
-            metrics::counter!("compactd_moa_summaries_total", "outcome" => "aggregated")
-                .increment(1);
+            metrics::counter!(metric::MOA_SUMMARIES.name, "outcome" => "aggregated").increment(1);
             tracing::info!(
                 proposers = %used.join(","), failed = %failed.join(","),
                 aggregator = %aggregator.name, "MoA summary aggregated"
@@ -285,7 +285,7 @@ impl Engine {
         }
         let best = best_draft(&texts, req.max_tokens);
         let (chosen, draft) = drafts.swap_remove(best);
-        metrics::counter!("compactd_moa_summaries_total", "outcome" => "best_draft").increment(1);
+        metrics::counter!(metric::MOA_SUMMARIES.name, "outcome" => "best_draft").increment(1);
         tracing::warn!(
             aggregator = %aggregator.name,
             failures = %progress.failures.join("; "),

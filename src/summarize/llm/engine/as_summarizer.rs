@@ -1,6 +1,7 @@
 //! [`Summarize`] for the engine: what the pipelines call, with the metrics of every call.
 
 use super::*;
+use crate::telemetry::metric;
 
 /// The engine as the pipelines see it, with the metrics of every call: a model-only call
 /// (hermes's) counts in `compactd_hermes_summaries_total`, every other in the summary
@@ -20,8 +21,7 @@ impl Summarize for Engine {
                     Err(f) if f.aborts() => "aborted",
                     Err(_) => "failed",
                 };
-                metrics::counter!("compactd_hermes_summaries_total", "outcome" => outcome)
-                    .increment(1);
+                metrics::counter!(metric::HERMES_SUMMARIES.name, "outcome" => outcome).increment(1);
             } else {
                 record(&result, self.uses_models());
             }

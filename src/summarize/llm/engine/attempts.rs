@@ -2,6 +2,7 @@
 //! the upstream's `Retry-After`), and the next candidate when one is exhausted.
 
 use super::*;
+use crate::telemetry::metric;
 
 impl Engine {
     /// Tries the candidates in order; `None` when every one failed.
@@ -18,7 +19,7 @@ impl Engine {
                     let model = format!("{}/{}", c.name, c.model);
                     let mut warnings = Vec::new();
                     if let Some((reported, lower)) = truncation::suspected(req, &answer.usage) {
-                        metrics::counter!("compactd_truncated_prompts_total", "model" => c.name.clone())
+                        metrics::counter!(metric::TRUNCATED_PROMPTS.name, "model" => c.name.clone())
                             .increment(1);
                         tracing::warn!(
                             candidate = %c.name, model = %c.model, url = %c.shown_url, reported,
@@ -43,7 +44,7 @@ impl Engine {
                     if let Failure::ContextOverflow { limit, .. } = &failure {
                         progress.overflow = true;
                         let window = c.shrink_window(overflow::sent_tokens(req), *limit);
-                        metrics::counter!("compactd_context_overflows_total", "model" => c.name.clone())
+                        metrics::counter!(metric::CONTEXT_OVERFLOWS.name, "model" => c.name.clone())
                             .increment(1);
                         tracing::warn!(
                             candidate = %c.name, model = %c.model, window,
@@ -126,7 +127,7 @@ impl Engine {
                 continue;
             }
             if let Failure::Stalled(_) = failure {
-                metrics::counter!("compactd_upstream_stalls_total", "model" => c.name.clone())
+                metrics::counter!(metric::UPSTREAM_STALLS.name, "model" => c.name.clone())
                     .increment(1);
             }
             let error = self.secrets.scrub(&failure.to_string());

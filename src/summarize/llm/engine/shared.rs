@@ -5,6 +5,7 @@
 use super::*;
 use crate::summarize::llm::cache::Key;
 use crate::summarize::llm::flight::{follow, Role};
+use crate::telemetry::metric;
 
 impl Engine {
     /// From the cache, or from the identical call in progress (single flight), or from
@@ -37,7 +38,7 @@ impl Engine {
                         if let Ok(s) = &shared {
                             sink.emit(cached_step(&s.model));
                         }
-                        metrics::counter!("compactd_single_flight_joins_total").increment(1);
+                        metrics::counter!(metric::SINGLE_FLIGHT_JOINS.name).increment(1);
                         return shared;
                     }
                     // The leader was cancelled: start over (one of us leads now).
@@ -56,7 +57,7 @@ impl Engine {
             Some(claim) => claim,
             None => match self.cached(&key).await {
                 Some(hit) => {
-                    metrics::counter!("compactd_single_flight_joins_total").increment(1);
+                    metrics::counter!(metric::SINGLE_FLIGHT_JOINS.name).increment(1);
                     lead.finish(Ok(hit.clone()));
                     sink.emit(cached_step(&hit.model));
                     return Ok(hit);
