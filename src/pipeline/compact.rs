@@ -32,7 +32,7 @@ use crate::summarize::{
 };
 
 use super::checked::{progress, record, verify, without_secrets};
-use super::fold::tokens_of;
+use super::chunks::{tokens_of, Cost};
 use super::input::SessionInput;
 use super::numbers::JsNumber;
 use super::options::{CompactOptions, CompactReason};
@@ -321,8 +321,7 @@ pub struct CompactionDetails {
 /// Tallies the calls of one compaction.
 #[derive(Default)]
 struct Tally {
-    usage: Usage,
-    calls: u32,
+    cost: Cost,
     extractive: bool,
     model: Option<String>,
     moa: Option<MoaReport>,
@@ -336,8 +335,7 @@ impl Tally {
                 self.warnings.push(w.clone());
             }
         }
-        self.usage.add(&s.usage);
-        self.calls += 1;
+        self.cost.add(s);
         self.extractive |= s.summarizer == SummarizerKind::Extractive;
         self.model = Some(s.model.clone());
         self.moa = s.moa.clone();
@@ -498,7 +496,7 @@ pub async fn run_compaction(
         tokens_before: JsNumber(plan.tokens_before),
         details,
         short_summary,
-        usage: tally.usage,
+        usage: tally.cost.usage,
         model: tally.model.unwrap_or_else(|| "extractive".into()),
         moa: tally.moa,
         summarizer: if tally.extractive {
@@ -511,7 +509,7 @@ pub async fn run_compaction(
         made_progress,
         progress_reason,
         retention,
-        calls: tally.calls,
+        calls: tally.cost.calls,
         chunks,
         warnings: tally.warnings,
         preserve_data: plan.preserve_data.clone(),
@@ -521,8 +519,7 @@ pub async fn run_compaction(
 }
 
 fn merge_tally(into: &mut Tally, from: Tally) {
-    into.usage.add(&from.usage);
-    into.calls += from.calls;
+    into.cost.merge(&from.cost);
     into.extractive |= from.extractive;
     for w in from.warnings {
         if !into.warnings.contains(&w) {

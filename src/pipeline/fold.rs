@@ -37,27 +37,8 @@ use crate::summarize::{
     Mode, ProgressSink, PromptOptions, Prompts, Scoped, Summarize, SummarizeError, Summary,
     SummaryRequest,
 };
-use crate::telemetry::metric;
 
-/// Tokens a prompt of `text` occupies, by the same chars/4 estimate pi uses.
-pub(crate) fn tokens_of(text: &str) -> u64 {
-    utf16_len(text).div_ceil(4) as u64
-}
-
-/// The first `max_units` UTF-16 units of `s`, never splitting a character, with a marker.
-pub(crate) fn truncate_units(s: &str, max_units: usize) -> String {
-    let marker = "\n\n[... truncated to fit the summarizer's context window]";
-    let budget = max_units.saturating_sub(utf16_len(marker));
-    let mut units = 0;
-    let end = s
-        .char_indices()
-        .find(|(_, c)| {
-            units += c.len_utf16();
-            units > budget
-        })
-        .map_or(s.len(), |(i, _)| i);
-    format!("{}{marker}", &s[..end])
-}
+use super::chunks::{next_chunk, request_tokens, room_units, tokens_of, Cost, Replanner};
 
 /// The output budget of a request that sets none: `configured`, but at most a quarter of
 /// the window of the model that would answer (an unknown model name: the default's), so a
@@ -85,14 +66,11 @@ pub struct Folded {
     pub passes: u32,
 }
 
-/// Re-plans after a context overflow, at most (as `/v1/compact`).
-const MAX_REPLANS: u32 = 4;
-
 /// Answers `req`, folding its older turns first when it does not fit the window of the
 /// model the request names (see the module documentation). A call the model refuses as
 /// larger than its window re-plans the whole fold for the smaller of the window the
-/// summarizer now reports and half of what was sent, at most [`MAX_REPLANS`] times; the
-/// calls already made count in `usage`.
+/// summarizer now reports and half of what was sent (`chunks::Replanner`); the calls
+/// already made count in `usage`.
 pub async fn summarize_fitting(
     summarizer: &dyn Summarize,
     prompts: &Prompts,
@@ -108,28 +86,12 @@ pub async fn summarize_fitting(
         sink,
         part,
     };
-    let model = req.model.as_deref();
-    let mut window = summarizer.context_window(model, req.strategy);
-    for _ in 0..MAX_REPLANS {
-        match fold_once(&ctx, window, &mut spent, true).await {
-            Err(Overflow { sent, why }) => {
-                let reported = summarizer
-                    .context_window(model, req.strategy)
-                    .unwrap_or(u64::MAX);
-                let smaller = reported.min(window.unwrap_or(u64::MAX).min(sent) / 2);
-                tracing::warn!(
-                    sent, window = smaller, error = %why,
-                    "the summary request exceeds the model's context window; folding it smaller"
-                );
-                metrics::counter!(metric::REPLANS.name).increment(1);
-                window = Some(smaller);
-            }
+    let mut planner = Replanner::new(summarizer, req.model.as_deref(), req.strategy);
+    loop {
+        match fold_once(&ctx, planner.window(), &mut spent, planner.mode()).await {
+            Err(Overflow { sent, why }) => planner.overflowed(sent, &why, "folding it smaller"),
             Ok(done) => return done,
         }
-    }
-    match fold_once(&ctx, window, &mut spent, false).await {
-        Ok(done) => done,
-        Err(Overflow { why, .. }) => Err(SummarizeError::ContextOverflow(why)),
     }
 }
 
@@ -147,9 +109,7 @@ struct Ctx<'a> {
 /// Usage and retries of the calls made so far.
 #[derive(Default)]
 struct Spent {
-    usage: crate::summarize::Usage,
-    retries: u32,
-    calls: u32,
+    cost: Cost,
     /// The folding passes' warnings (a pass the upstream truncated silently).
     warnings: Vec<String>,
 }
@@ -160,13 +120,13 @@ struct Overflow {
     why: String,
 }
 
-/// One fold for `window` (`None`: no window known, one call). `splittable`: an overflow
-/// is returned as [`Overflow`] instead of the fallback.
+/// One fold for `window` (`None`: no window known, one call). In `Mode::Splittable` an
+/// overflow is returned as [`Overflow`] instead of the fallback.
 async fn fold_once(
     ctx: &Ctx<'_>,
     window: Option<u64>,
     spent: &mut Spent,
-    splittable: bool,
+    mode: Mode,
 ) -> Result<Result<Folded, SummarizeError>, Overflow> {
     let Ctx {
         summarizer,
@@ -180,19 +140,14 @@ async fn fold_once(
         let r = r.clone();
         async move {
             let scoped = Scoped::new(sink, part, chunk);
-            let mode = if splittable {
-                Mode::Splittable
-            } else {
-                Mode::WithFallback
-            };
             let result = summarizer.summarize(&r, mode, &scoped).await;
             match result {
-                Err(SummarizeError::ContextOverflow(why)) if splittable => Err(Overflow {
-                    sent: tokens_of(&r.system_prompt)
-                        .saturating_add(tokens_of(&r.prompt))
-                        .saturating_add(r.max_tokens),
-                    why,
-                }),
+                Err(SummarizeError::ContextOverflow(why)) if mode == Mode::Splittable => {
+                    Err(Overflow {
+                        sent: request_tokens(&r),
+                        why,
+                    })
+                }
                 other => Ok(other),
             }
         }
@@ -205,24 +160,21 @@ async fn fold_once(
     let opts = PromptOptions::default();
     let mut rest: &[&str] = &plan.older;
     while !rest.is_empty() {
-        let frame = prompts.history_request("", previous.as_deref(), 0, &opts);
-        let overhead = tokens_of(&frame.system_prompt)
-            .saturating_add(tokens_of(&frame.prompt))
-            .saturating_add(plan.carry_budget);
-        let room_units = plan.window.saturating_sub(overhead).saturating_mul(4) as usize;
-        let (take, chunk) = next_chunk(rest, room_units);
+        let frame = SummaryRequest {
+            max_tokens: plan.carry_budget,
+            ..prompts.history_request("", previous.as_deref(), 0, &opts)
+        };
+        let (take, chunk) = next_chunk(rest, room_units(plan.window, &frame));
         let pass = SummaryRequest {
             max_tokens: plan.carry_budget,
             ..prompts.history_request(&chunk, previous.as_deref(), 0, &opts)
         }
         .for_model(req.model.as_deref(), req.strategy);
-        let s = match call(&pass, Some(spent.calls + 1)).await? {
+        let s = match call(&pass, Some(spent.cost.calls + 1)).await? {
             Ok(s) => s,
             Err(e) => return Ok(Err(e)),
         };
-        spent.usage.add(&s.usage);
-        spent.retries += s.retries;
-        spent.calls += 1;
+        spent.cost.add(&s);
         spent.warnings.extend(s.warnings);
         previous = Some(s.text);
         rest = &rest[take..];
@@ -231,27 +183,27 @@ async fn fold_once(
         prompt: plan.final_prompt(previous.as_deref().unwrap_or_default()),
         ..req.clone()
     };
-    Ok(call(&last, Some(spent.calls + 1))
+    Ok(call(&last, Some(spent.cost.calls + 1))
         .await?
         .map(|summary| finish(summary, spent)))
 }
 
 /// The final summary with every call's usage, retries and warnings.
 fn finish(mut summary: Summary, spent: &Spent) -> Folded {
-    let mut usage = spent.usage;
-    usage.add(&summary.usage);
-    summary.usage = usage;
-    summary.retries += spent.retries;
+    let mut cost = spent.cost;
+    cost.add(&summary);
+    summary.usage = cost.usage;
+    summary.retries = cost.retries;
     let mut warnings = spent.warnings.clone();
     warnings.append(&mut summary.warnings);
     warnings.dedup();
     summary.warnings = warnings;
-    if spent.calls > 0 {
+    if spent.cost.calls > 0 {
         summary.cached = false;
     }
     Folded {
         summary,
-        passes: spent.calls + 1,
+        passes: cost.calls,
     }
 }
 
@@ -324,33 +276,6 @@ fn plan_fold(req: &SummaryRequest, window: u64) -> Option<FoldPlan<'_>> {
         kept: &prompt[starts[first_kept]..],
         label,
     })
-}
-
-/// As many turns as fit `room_units` (at least one; a turn larger than the room keeps its
-/// beginning), joined by blank lines.
-fn next_chunk(turns: &[&str], room_units: usize) -> (usize, String) {
-    let take = chunk_take(turns, room_units);
-    let mut chunk = turns[..take].join("\n\n");
-    if utf16_len(&chunk) > room_units {
-        chunk = truncate_units(&chunk, room_units.max(400));
-    }
-    (take, chunk)
-}
-
-/// How many of `parts` one pass takes: as many as fit in `room_units` UTF-16 units
-/// joined by blank lines, at least one.
-pub(crate) fn chunk_take(parts: &[impl AsRef<str>], room_units: usize) -> usize {
-    let mut take = 0;
-    let mut units = 0usize;
-    for part in parts {
-        let add = utf16_len(part.as_ref()) + if take > 0 { 2 } else { 0 };
-        if take > 0 && units + add > room_units {
-            break;
-        }
-        units += add;
-        take += 1;
-    }
-    take
 }
 
 /// Byte offsets of the turns of a serialized conversation: lines that open with a

@@ -13,6 +13,7 @@ pub mod arriving;
 pub mod branch;
 pub mod chat;
 pub mod checked;
+mod chunks;
 pub mod compact;
 mod conversation;
 pub mod core_schemas;

@@ -284,3 +284,55 @@ async fn a_session_larger_than_the_window_is_summarized_in_chunks() {
     assert!(history.iter().all(|(_, merged)| *merged));
     assert!(body["madeProgress"].as_bool().unwrap());
 }
+
+/// Windows by strategy: Mixture-of-Agents is answered by models with smaller windows than
+/// the default model's.
+struct MoaWindows;
+
+impl Summarize for MoaWindows {
+    fn summarize<'a>(
+        &'a self,
+        req: &'a SummaryRequest,
+        mode: Mode,
+        sink: &'a dyn ProgressSink,
+    ) -> Answering<'a> {
+        answer_plainly(req, mode, sink, async move {
+            Ok(crate::helpers::llm_summary("summary", "test/moa-windows"))
+        })
+    }
+
+    fn context_window(&self, _model: Option<&str>, strategy: Option<Strategy>) -> Option<u64> {
+        Some(match strategy {
+            Some(Strategy::Moa) => 30_000,
+            _ => 1_000_000,
+        })
+    }
+
+    fn describe(&self) -> Value {
+        json!({"summarizer": "moa-windows"})
+    }
+}
+
+#[tokio::test]
+async fn the_announced_chunks_are_planned_for_the_window_of_the_requested_strategy() {
+    let app = spawn_app_with_summarizer(Arc::new(MoaWindows)).await;
+    let res = app
+        .client
+        .post(format!(
+            "{}/v1/compact?keepRecentTokens=20000&reserveTokens=4000&strategy=moa",
+            app.address
+        ))
+        .header("content-type", "application/x-ndjson")
+        .header("accept", "text/event-stream")
+        .body(fixture("before-compaction.jsonl"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 200);
+    let items = crate::sse::Reader::new(res).all().await;
+    let event = |name: &str| items.iter().find(|i| i.name() == name).unwrap().json();
+    let (prepared, result) = (event("prepared"), event("result"));
+    let chunks = result["chunks"].as_u64().unwrap();
+    assert!(chunks >= 3, "{result}");
+    assert_eq!(prepared["chunks"].as_u64().unwrap(), chunks, "{prepared}");
+}

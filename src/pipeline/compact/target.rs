@@ -28,7 +28,7 @@ use crate::compaction::{NotCompactable, Settings};
 use crate::session::Entry;
 
 use super::{CompactPlan, SPLIT_TURN_HEADING};
-use crate::pipeline::fold::tokens_of;
+use crate::pipeline::chunks::tokens_of;
 
 /// Tokens kept for the summary's headings beside the pinned items.
 const FRAME_TOKENS: u64 = 16;

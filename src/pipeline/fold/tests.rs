@@ -1,4 +1,5 @@
 use super::*;
+use crate::pipeline::chunks::truncate_units;
 use crate::summarize::RequestKind;
 
 fn request(prompt: &str, max_tokens: u64) -> SummaryRequest {
