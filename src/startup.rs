@@ -15,7 +15,7 @@ use tokio::net::TcpListener;
 
 use crate::config::Config;
 use crate::http::{self, AppState};
-use crate::state::State;
+use crate::state::SharedState;
 use crate::summarize::llm::EngineError;
 use crate::summarize::templates::PromptError;
 use crate::summarize::{backend, Prompts, Summarize};
@@ -55,7 +55,7 @@ impl Application {
     /// before listening when the prompts or the summarizer configuration are unusable.
     pub async fn build(config: Config) -> Result<Application, StartupError> {
         let prompts = Prompts::load(config.prompts_dir.as_deref())?;
-        let shared = State::open(&config)?;
+        let shared = SharedState::open(&config)?;
         let summarizer = backend::build_shared(&config, shared.cache.clone())?;
         Application::build_on(config, prompts, summarizer, shared).await
     }
@@ -67,7 +67,7 @@ impl Application {
         prompts: Prompts,
         summarizer: Arc<dyn Summarize>,
     ) -> Result<Application, StartupError> {
-        let shared = State::open(&config)?;
+        let shared = SharedState::open(&config)?;
         Application::build_on(config, prompts, summarizer, shared).await
     }
 
@@ -75,7 +75,7 @@ impl Application {
         config: Config,
         prompts: Prompts,
         summarizer: Arc<dyn Summarize>,
-        shared: State,
+        shared: SharedState,
     ) -> Result<Application, StartupError> {
         let listener =
             TcpListener::bind(config.listen)

@@ -18,7 +18,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use compactd::hermes::compress::{Answer, Plan};
+use compactd::hermes::compress::{ModelAnswer, Plan};
 use compactd::pipeline::hermes::{parse_request, plan_hermes, HermesAnswer};
 use compactd::pipeline::prune::plan_prune;
 use compactd::pipeline::{
@@ -372,7 +372,7 @@ fn check_hermes(roles: &[char], seed: u64, context: u64) -> Result<(), TestCaseE
     let planned = plan_hermes(req, &prompts.hermes, &Default::default());
     let outcome = match planned.plan {
         Plan::Done(o) => *o,
-        Plan::Summarize(p) => p.finish(Answer::Text {
+        Plan::Summarize(p) => p.finish(ModelAnswer::Text {
             text: "## Goal\nthe summary".into(),
             model: "m".into(),
         }),

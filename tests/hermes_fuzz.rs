@@ -11,11 +11,11 @@
 use std::panic::AssertUnwindSafe;
 use std::time::{Duration, Instant};
 
-use compactd::hermes::compress::{plan, Answer, Input, Outcome, Plan};
-use compactd::hermes::settings::{Settings, State};
+use compactd::hermes::compress::{plan, Input, ModelAnswer, Outcome, Plan};
+use compactd::hermes::settings::{HermesSettings, HermesState};
 use compactd::hermes::summaries::{END_MARKER, MERGE_DELIMITER, PRIOR_CONTEXT_HEADER};
 use compactd::hermes::texts::HermesTexts;
-use compactd::hermes::Options;
+use compactd::hermes::Switches;
 use fastrand::Rng;
 use serde_json::{json, Value};
 
@@ -208,7 +208,7 @@ fn input(rng: &mut Rng, texts: &HermesTexts) -> Input {
     Input {
         messages,
         context_length: *pick(rng, &[1, 1000, 8000, 64_000, 200_000, 600_000, u64::MAX]),
-        settings: Settings {
+        settings: HermesSettings {
             threshold_percent: *pick(rng, &[0.01, 0.5, 0.9, 1.0]),
             target_ratio: *pick(rng, &[0.0, 0.2, 0.9, 5.0]),
             protect_first_n: rng.usize(..6),
@@ -216,7 +216,7 @@ fn input(rng: &mut Rng, texts: &HermesTexts) -> Input {
             max_tokens: *pick(rng, &[None, Some(1), Some(100_000), Some(u64::MAX)]),
             abort_on_summary_failure: rng.usize(..5) == 0,
         },
-        state: State {
+        state: HermesState {
             compression_count: *pick(rng, &[0, 1, u64::MAX - 1]),
             previous_summary: if rng.bool() {
                 None
@@ -235,25 +235,25 @@ fn input(rng: &mut Rng, texts: &HermesTexts) -> Input {
     }
 }
 
-fn answer(rng: &mut Rng, texts: &HermesTexts) -> Answer {
+fn answer(rng: &mut Rng, texts: &HermesTexts) -> ModelAnswer {
     match rng.usize(..6) {
-        0 => Answer::Failed {
+        0 => ModelAnswer::Failed {
             abort: true,
             error: text(rng, texts),
         },
-        1 => Answer::Failed {
+        1 => ModelAnswer::Failed {
             abort: false,
             error: "x".repeat(rng.usize(..400)),
         },
-        2 => Answer::Text {
+        2 => ModelAnswer::Text {
             text: String::new(),
             model: "m".into(),
         },
-        3 => Answer::Text {
+        3 => ModelAnswer::Text {
             text: "<think>only thinking</think>".into(),
             model: "m".into(),
         },
-        _ => Answer::Text {
+        _ => ModelAnswer::Text {
             text: format!(
                 "## Historical Task Snapshot\nold\n\n## Progress\n{}",
                 text(rng, texts)
@@ -334,7 +334,7 @@ fn fuzz_the_hermes_core() {
     while Instant::now() < deadline || cases < 300 {
         let case = input(&mut rng, &texts);
         let reply = answer(&mut rng, &texts);
-        let opts = Options {
+        let opts = Switches {
             redact: rng.bool(),
             no_head_role_user: rng.usize(..4) == 0,
         };

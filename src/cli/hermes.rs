@@ -64,7 +64,7 @@ pub fn run(args: HermesArgs, config: &Config, prompts: &Prompts) -> Result<(), C
         if strategy.is_some() {
             req.strategy = strategy;
         }
-        let planned = plan_hermes(req, &prompts.hermes, &crate::hermes::Options::default());
+        let planned = plan_hermes(req, &prompts.hermes, &crate::hermes::Switches::default());
         let answer = block_on(run_hermes(planned, &*summarizer, &crate::summarize::Silent))??;
         if pretty {
             write_json(&mut out, &answer.to_json(), pretty)?;

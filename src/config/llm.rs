@@ -14,7 +14,7 @@ use secrecy::SecretString;
 use super::choices::{FallbackPolicy, ModelKind, Strategy, SummarizerChoice};
 use super::model_options::ModelOptions;
 use super::secrets::{model_key, KeySources};
-use super::sources::Settings;
+use super::sources::RawSettings;
 use super::url::{check_base_url, redact_url};
 use super::ConfigError;
 
@@ -100,7 +100,7 @@ impl LlmConfig {
     /// first, then `models`, each with its key resolved; and the summarizer settled (the
     /// default is extractive unless `models` lists candidates).
     pub(super) fn from_settings(
-        s: &Settings,
+        s: &RawSettings,
         request_timeout: Duration,
         name: &dyn Fn(&str) -> String,
         env: &dyn Fn(&str) -> Option<String>,

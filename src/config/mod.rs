@@ -50,7 +50,7 @@ pub use model_options::{
 pub use secrets::ClientKeys;
 pub use url::{check_base_url, redact_url};
 
-use sources::{env_name, Layers, Settings};
+use sources::{env_name, Layers, RawSettings};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -108,9 +108,9 @@ pub struct Config {
 }
 
 impl Default for Config {
-    /// The defaults of `sources::Settings`, with nothing read from outside.
+    /// The defaults of `sources::RawSettings`, with nothing read from outside.
     fn default() -> Self {
-        Config::from_settings(Settings::default(), &env_name, &|_| None)
+        Config::from_settings(RawSettings::default(), &env_name, &|_| None)
             .expect("the defaults are a valid configuration")
     }
 }
@@ -133,7 +133,7 @@ pub struct Checking {
 
 impl Default for Checking {
     fn default() -> Self {
-        let s = Settings::default();
+        let s = RawSettings::default();
         Checking {
             pin: s.pin,
             pin_budget_share: s.pin_budget_share,
@@ -178,7 +178,7 @@ impl Config {
 
     /// The typed configuration of `s`; `name` gives the name an error shows for a key.
     fn from_settings(
-        s: Settings,
+        s: RawSettings,
         name: &dyn Fn(&str) -> String,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Self, ConfigError> {

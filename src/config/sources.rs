@@ -1,6 +1,6 @@
 //! Where settings come from, and the one place each is declared.
 //!
-//! [`Settings`] is the schema: one field per setting, with its default. A field's name is
+//! [`RawSettings`] is the schema: one field per setting, with its default. A field's name is
 //! its key in the TOML file and, upper-cased behind `COMPACTD_`, its environment variable
 //! (`request_timeout_secs` ↔ `COMPACTD_REQUEST_TIMEOUT_SECS`), so every setting can be
 //! set both ways and no list of names is kept by hand. figment layers the sources:
@@ -36,13 +36,13 @@ use super::{ConfigError, LogFormat};
 const FILE: &str = "config file";
 /// The name of the environment source in figment's metadata.
 const ENV: &str = "environment";
-/// Settings whose environment value is structured (an inline list of tables).
+/// RawSettings whose environment value is structured (an inline list of tables).
 const STRUCTURED: &[&str] = &["models", "moa", "model_options"];
 
 /// Every setting, as the file and the environment spell it, with its default.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub(super) struct Settings {
+pub(super) struct RawSettings {
     pub listen: SocketAddr,
     pub max_body_bytes: usize,
     /// Entries (header included) a session body may hold.
@@ -122,9 +122,9 @@ pub(super) struct Settings {
     pub inspector: bool,
 }
 
-impl Default for Settings {
+impl Default for RawSettings {
     fn default() -> Self {
-        Settings {
+        RawSettings {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             max_body_bytes: 64 * 1024 * 1024,
             // Bounds the memory a small body can claim: each parsed entry costs far more
@@ -268,8 +268,9 @@ impl Layers {
         file: Option<&Path>,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Layers, ConfigError> {
-        let mut figment =
-            Figment::from(figment::providers::Serialized::defaults(Settings::default()));
+        let mut figment = Figment::from(figment::providers::Serialized::defaults(
+            RawSettings::default(),
+        ));
         if let Some(path) = file {
             figment = figment.merge(ConfigFile::read(path)?);
         }
@@ -281,8 +282,8 @@ impl Layers {
     }
 
     /// The settings, or an error naming the first bad one.
-    pub fn extract(&self) -> Result<Settings, ConfigError> {
-        let settings: Settings = self.figment.extract_lossy().map_err(|e| self.error(e))?;
+    pub fn extract(&self) -> Result<RawSettings, ConfigError> {
+        let settings: RawSettings = self.figment.extract_lossy().map_err(|e| self.error(e))?;
         if settings.api_keys.is_some() && self.set_by_file("api_keys") {
             return Err(self.file_error(
                 "api_keys: keys are not read from the config file; name a file of keys with \
@@ -439,7 +440,7 @@ impl Provider for Environment {
     }
 }
 
-/// The keys of [`Settings`], as serde's derive reports them.
+/// The keys of [`RawSettings`], as serde's derive reports them.
 pub(super) fn setting_keys() -> &'static [&'static str] {
     use serde::de::{self, Visitor};
 
@@ -473,7 +474,7 @@ pub(super) fn setting_keys() -> &'static [&'static str] {
     static KEYS: std::sync::OnceLock<&'static [&'static str]> = std::sync::OnceLock::new();
     KEYS.get_or_init(|| {
         let mut fields = Fields(None);
-        let _ = Settings::deserialize(&mut fields);
+        let _ = RawSettings::deserialize(&mut fields);
         fields.0.expect("Settings is a struct")
     })
 }

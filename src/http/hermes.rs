@@ -13,7 +13,7 @@ use axum::http::header::CONTENT_TYPE;
 use axum::response::Response;
 use axum::Extension;
 
-use crate::hermes::Options;
+use crate::hermes::Switches;
 use crate::pipeline::hermes::{parse_request_limited, plan_hermes, run_hermes};
 use crate::pipeline::BodyFormat;
 use crate::summarize::ProgressSink;
@@ -27,9 +27,9 @@ use super::schemas::{HermesAnswer, HermesRequestSchema};
 use super::{blocking, AppState};
 
 /// A JSON body within the body limit.
-pub struct JsonBody(pub Bytes);
+pub struct HermesJsonBody(pub Bytes);
 
-impl FromRequest<AppState> for JsonBody {
+impl FromRequest<AppState> for HermesJsonBody {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
@@ -43,7 +43,7 @@ impl FromRequest<AppState> for JsonBody {
             ));
         }
         let bytes = read_body(req, state).await?;
-        Ok(JsonBody(bytes))
+        Ok(HermesJsonBody(bytes))
     }
 }
 
@@ -67,7 +67,7 @@ pub async fn post_hermes_compress(
     State(state): State<AppState>,
     intent: Intent,
     permit: Option<Extension<Permit>>,
-    JsonBody(bytes): JsonBody,
+    HermesJsonBody(bytes): HermesJsonBody,
 ) -> Result<Response, ApiError> {
     let intent = intent.with_body(&bytes);
     compress(state, bytes, false, Some(intent), permit.map(|p| p.0)).await
@@ -91,7 +91,7 @@ pub async fn post_hermes_compress(
 )]
 pub async fn post_hermes_prepare(
     State(state): State<AppState>,
-    JsonBody(bytes): JsonBody,
+    HermesJsonBody(bytes): HermesJsonBody,
 ) -> Result<Response, ApiError> {
     compress(state, bytes, true, None, None).await
 }
@@ -108,7 +108,7 @@ async fn compress(
     let planned = blocking(move || {
         let mut req = parse_request_limited(&bytes, max_messages)?;
         req.dry_run |= dry_run;
-        Ok(plan_hermes(req, &prompts.hermes, &Options::default()))
+        Ok(plan_hermes(req, &prompts.hermes, &Switches::default()))
     })
     .await?;
     let st = state.clone();

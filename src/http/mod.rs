@@ -57,7 +57,7 @@ pub struct AppState {
     /// Jobs (`Prefer: respond-async`, `Idempotency-Key`) and their events.
     pub jobs: Arc<jobs::Jobs>,
     /// Where the jobs live, in this process or in Redis (readiness asks it).
-    pub shared: crate::state::State,
+    pub shared: crate::state::SharedState,
 }
 
 impl AppState {
@@ -67,7 +67,7 @@ impl AppState {
         config: Config,
         prompts: Prompts,
         summarizer: Arc<dyn Summarize>,
-        shared: crate::state::State,
+        shared: crate::state::SharedState,
     ) -> Self {
         // Install the metrics recorder before the first request records anything.
         crate::telemetry::metrics();

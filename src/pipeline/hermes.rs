@@ -18,10 +18,10 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::hermes::compress::{self, Answer, Input, Outcome, Plan};
-use crate::hermes::settings::{Settings, State};
+use crate::hermes::compress::{self, Input, ModelAnswer, Outcome, Plan};
+use crate::hermes::settings::{HermesSettings, HermesState};
 use crate::hermes::texts::HermesTexts;
-use crate::hermes::Options;
+use crate::hermes::Switches;
 use crate::session::error::strip_position;
 use crate::session::{InputError, Violation};
 use crate::summarize::{
@@ -42,9 +42,9 @@ pub struct HermesRequest {
     #[serde(default)]
     pub context_length: Option<u64>,
     #[serde(default, deserialize_with = "object_only")]
-    pub settings: Option<Settings>,
+    pub settings: Option<HermesSettings>,
     #[serde(default, deserialize_with = "object_only")]
-    pub state: Option<State>,
+    pub state: Option<HermesState>,
     #[serde(default)]
     pub focus_topic: Option<String>,
     #[serde(default)]
@@ -285,8 +285,8 @@ pub struct HermesPlan {
 
 /// Plans a request (CPU only; run it off the async runtime for large lists). `opts` are
 /// the server's; the request's `noHeadRole` sets H4.
-pub fn plan_hermes(req: HermesRequest, texts: &HermesTexts, opts: &Options) -> HermesPlan {
-    let opts = &Options {
+pub fn plan_hermes(req: HermesRequest, texts: &HermesTexts, opts: &Switches) -> HermesPlan {
+    let opts = &Switches {
         no_head_role_user: match req.no_head_role {
             Some(r) => r == NoHeadRole::User,
             None => opts.no_head_role_user,
@@ -474,7 +474,7 @@ pub async fn run_hermes(
         .await;
     let (answer, usage, model, moa) = match called {
         Ok(s) => (
-            Answer::Text {
+            ModelAnswer::Text {
                 text: s.text,
                 model: s.model.clone(),
             },
@@ -486,7 +486,7 @@ pub async fn run_hermes(
         Err(f) => {
             tracing::warn!(error = %f, "hermes summary failed");
             (
-                Answer::Failed {
+                ModelAnswer::Failed {
                     abort: f.aborts(),
                     error: f.to_string(),
                 },

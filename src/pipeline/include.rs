@@ -20,9 +20,10 @@ use serde::de::{self, Deserialize, Deserializer, SeqAccess, Visitor};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Include(u8);
 
-/// One part of the answer, by its `include` name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Part {
+/// A part of the `/v1/prepare` answer (`include`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, utoipa::ToSchema)]
+#[schema(rename_all = "lowercase")]
+pub enum IncludePart {
     Cut,
     Messages,
     Conversation,
@@ -30,20 +31,20 @@ pub enum Part {
     Files,
 }
 
-const NAMES: [(&str, Part); 5] = [
-    ("cut", Part::Cut),
-    ("messages", Part::Messages),
-    ("conversation", Part::Conversation),
-    ("requests", Part::Requests),
-    ("files", Part::Files),
+const NAMES: [(&str, IncludePart); 5] = [
+    ("cut", IncludePart::Cut),
+    ("messages", IncludePart::Messages),
+    ("conversation", IncludePart::Conversation),
+    ("requests", IncludePart::Requests),
+    ("files", IncludePart::Files),
 ];
 
-impl Part {
+impl IncludePart {
     fn bit(self) -> u8 {
         1 << self as u8
     }
 
-    fn from_name<E: de::Error>(name: &str) -> Result<Part, E> {
+    fn from_name<E: de::Error>(name: &str) -> Result<IncludePart, E> {
         NAMES
             .iter()
             .find(|(n, _)| *n == name)
@@ -63,16 +64,16 @@ impl Include {
     /// Only the cut point.
     pub const CUT: Include = Include(1);
 
-    pub fn has(self, part: Part) -> bool {
+    pub fn has(self, part: IncludePart) -> bool {
         self.0 & part.bit() != 0
     }
 
-    pub fn with(self, part: Part) -> Include {
+    pub fn with(self, part: IncludePart) -> Include {
         Include(self.0 | part.bit())
     }
 
-    pub fn without(self, part: Part) -> Include {
-        Include(self.0 & !part.bit() | Part::Cut.bit())
+    pub fn without(self, part: IncludePart) -> Include {
+        Include(self.0 & !part.bit() | IncludePart::Cut.bit())
     }
 
     /// The names, comma-separated (for logs and tests).
@@ -88,16 +89,16 @@ impl Include {
     fn from_list<E: de::Error>(list: &str) -> Result<Include, E> {
         let mut include = Include::CUT;
         for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-            include = include.with(Part::from_name(name)?);
+            include = include.with(IncludePart::from_name(name)?);
         }
         Ok(include)
     }
 }
 
-impl<'de> Deserialize<'de> for Part {
+impl<'de> Deserialize<'de> for IncludePart {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let name = <std::borrow::Cow<'de, str>>::deserialize(d)?;
-        Part::from_name(&name)
+        IncludePart::from_name(&name)
     }
 }
 
@@ -117,7 +118,7 @@ impl<'de> Deserialize<'de> for Include {
 
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Include, A::Error> {
                 let mut include = Include::CUT;
-                while let Some(part) = seq.next_element::<Part>()? {
+                while let Some(part) = seq.next_element::<IncludePart>()? {
                     include = include.with(part);
                 }
                 Ok(include)
@@ -125,19 +126,6 @@ impl<'de> Deserialize<'de> for Include {
         }
         d.deserialize_any(V)
     }
-}
-
-// For the OpenAPI document only; requests are read into `Part`.
-/// A part of the `/v1/prepare` answer (`include`).
-#[derive(utoipa::ToSchema)]
-#[schema(rename_all = "lowercase")]
-#[allow(dead_code)]
-pub enum IncludePart {
-    Cut,
-    Messages,
-    Conversation,
-    Requests,
-    Files,
 }
 
 #[cfg(test)]
@@ -172,7 +160,9 @@ mod tests {
 
     #[test]
     fn leaving_a_part_out_keeps_the_cut() {
-        assert!(Include::CUT.without(Part::Cut).has(Part::Cut));
-        assert!(!Include::ALL.without(Part::Messages).has(Part::Messages));
+        assert!(Include::CUT.without(IncludePart::Cut).has(IncludePart::Cut));
+        assert!(!Include::ALL
+            .without(IncludePart::Messages)
+            .has(IncludePart::Messages));
     }
 }

@@ -115,13 +115,13 @@ fn too_many(limit: usize, origin: Origin) -> InputError {
 
 /// A JSON session body: `entries`, `settings` and the endpoint's options; other
 /// properties are ignored.
-struct JsonBody<'a, O> {
+struct SessionJson<'a, O> {
     entries: Option<Vec<&'a RawValue>>,
     settings: Option<SettingsRequest>,
     options: O,
 }
 
-impl<'de, O: Options> Deserialize<'de> for JsonBody<'de, O> {
+impl<'de, O: Options> Deserialize<'de> for SessionJson<'de, O> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_map(BodyVisitor(PhantomData))
     }
@@ -130,14 +130,14 @@ impl<'de, O: Options> Deserialize<'de> for JsonBody<'de, O> {
 struct BodyVisitor<O>(PhantomData<O>);
 
 impl<'de, O: Options> Visitor<'de> for BodyVisitor<O> {
-    type Value = JsonBody<'de, O>;
+    type Value = SessionJson<'de, O>;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("a session object")
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut body = JsonBody {
+        let mut body = SessionJson {
             entries: None,
             settings: None,
             options: O::default(),
@@ -210,7 +210,7 @@ fn parse_json<O: Options>(
         }));
     }
     let mut de = serde_json::Deserializer::from_str(text);
-    let body: JsonBody<O> = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+    let body: SessionJson<O> = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         // Syntax errors are a 400 with a position; type errors a 422 with a pointer.
         if e.inner().is_syntax() || e.inner().is_eof() {
             return malformed(e.into_inner());

@@ -26,7 +26,7 @@ use crate::session::entry::{value_of, value_of_str, RawJson};
 use crate::session::{Entry, EntryBody, InputError};
 use crate::summarize::{PromptOptions, Prompts, RequestKind, SummaryRequest, CONVERSATION_OPEN};
 
-use super::include::{Include, Part};
+use super::include::{Include, IncludePart};
 use super::input::SessionInput;
 use super::numbers::JsNumber;
 use super::options::PrepareOptions;
@@ -362,9 +362,10 @@ pub fn prepare_response<'a, O: AsRef<PrepareOptions>>(
         }
     };
     let include = options.parts();
-    let text_wanted = include.has(Part::Conversation) || include.has(Part::Requests);
+    let text_wanted = include.has(IncludePart::Conversation) || include.has(IncludePart::Requests);
     let plan = text_wanted.then(|| plan_requests(&prep, prompts, &prompt_options(options)));
-    let include_messages = include.has(Part::Messages) && options.include_messages != Some(false);
+    let include_messages =
+        include.has(IncludePart::Messages) && options.include_messages != Some(false);
     let first_kept = prep.first_kept();
     let turn_start = prep.cut.turn_start.filter(|_| prep.cut.is_split_turn);
     let messages = |range: std::ops::Range<usize>| {
@@ -382,11 +383,13 @@ pub fn prepare_response<'a, O: AsRef<PrepareOptions>>(
     let turn_prefix_messages = messages(prep.turn_prefix.clone());
     let (conversation, requests) = match plan {
         Some(plan) => (
-            include.has(Part::Conversation).then(|| Conversation {
-                history: plan.history_text.clone(),
-                turn_prefix: plan.turn_prefix_text.clone(),
-            }),
-            include.has(Part::Requests).then_some(plan.requests),
+            include
+                .has(IncludePart::Conversation)
+                .then(|| Conversation {
+                    history: plan.history_text.clone(),
+                    turn_prefix: plan.turn_prefix_text.clone(),
+                }),
+            include.has(IncludePart::Requests).then_some(plan.requests),
         ),
         None => (None, None),
     };
@@ -400,11 +403,11 @@ pub fn prepare_response<'a, O: AsRef<PrepareOptions>>(
         turn_start_index: turn_start,
         tokens_before: JsNumber(prep.tokens_before),
         should_compact: should(prep.tokens_before),
-        previous_summary: match include.has(Part::Conversation) {
+        previous_summary: match include.has(IncludePart::Conversation) {
             true => Skip::Kept(prep.previous_summary.map(|s| s.decode().into_owned())),
             false => Skip::Skipped,
         },
-        summarized_entry_ids: include.has(Part::Messages).then(|| {
+        summarized_entry_ids: include.has(IncludePart::Messages).then(|| {
             path[prep.boundary_start..prep.cut.first_kept.max(prep.boundary_start)]
                 .iter()
                 .filter_map(|e| e.id().map(str::to_string))
@@ -412,7 +415,9 @@ pub fn prepare_response<'a, O: AsRef<PrepareOptions>>(
         }),
         messages_to_summarize,
         turn_prefix_messages,
-        details: include.has(Part::Files).then(|| prep.file_ops.lists()),
+        details: include
+            .has(IncludePart::Files)
+            .then(|| prep.file_ops.lists()),
         conversation,
         requests,
         settings: settings.into(),

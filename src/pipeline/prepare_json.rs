@@ -36,9 +36,9 @@ impl PrepareResponse<'_> {
 
 /// Where a conversation text's escaped bytes are in the buffer already.
 #[derive(Default)]
-struct Written(Vec<(SharedText, Range<usize>)>);
+struct WrittenTexts(Vec<(SharedText, Range<usize>)>);
 
-impl Written {
+impl WrittenTexts {
     /// Copies the escaped contents of `text`: from where they were written before in
     /// the buffer if they were, else from the text.
     fn text(&mut self, out: &mut Vec<u8>, text: &SharedText) {
@@ -86,7 +86,7 @@ fn write_compactable(c: &Compactable, out: &mut Vec<u8>) {
     if let Some(details) = &c.details {
         o.value("details", details);
     }
-    let mut written = Written::default();
+    let mut written = WrittenTexts::default();
     if let Some(conv) = &c.conversation {
         let out = o.key("conversation");
         let mut inner = Object::new(out);
@@ -106,14 +106,14 @@ fn write_compactable(c: &Compactable, out: &mut Vec<u8>) {
     o.end();
 }
 
-fn shared(out: &mut Vec<u8>, text: &SharedText, written: &mut Written) {
+fn shared(out: &mut Vec<u8>, text: &SharedText, written: &mut WrittenTexts) {
     out.push(b'"');
     written.text(out, text);
     out.push(b'"');
 }
 
 /// A `SummaryRequest`: its prompt is `<conversation>\n`, the shared text, the tail.
-fn request(out: &mut Vec<u8>, r: &PreparedRequest, written: &mut Written) {
+fn request(out: &mut Vec<u8>, r: &PreparedRequest, written: &mut WrittenTexts) {
     let mut o = Object::new(out);
     o.value("kind", &r.kind);
     o.str("systemPrompt", &r.system_prompt);

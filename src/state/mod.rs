@@ -41,17 +41,17 @@ pub struct StateError {
 
 /// The configured state: the jobs, and the shared cache when there is one.
 #[derive(Clone)]
-pub struct State {
+pub struct SharedState {
     pub jobs: Arc<Jobs>,
     /// The summary cache's shared tier (with Redis only).
     pub cache: Option<SharedCache>,
     redis: Option<redis::Redis>,
 }
 
-impl State {
+impl SharedState {
     /// Everything in this process.
     pub fn memory(config: &Config) -> Self {
-        State {
+        SharedState {
             jobs: Arc::new(Jobs::memory(
                 config.job_ttl,
                 JobLimits {
@@ -68,13 +68,13 @@ impl State {
     /// replica starts (and reports itself not ready) while Redis is down.
     pub fn open(config: &Config) -> Result<Self, StateError> {
         let Some(url) = &config.redis_url else {
-            return Ok(State::memory(config));
+            return Ok(SharedState::memory(config));
         };
         let redis = redis::Redis::open(
             secrecy::ExposeSecret::expose_secret(url),
             config.state_timeout,
         )?;
-        Ok(State {
+        Ok(SharedState {
             jobs: Arc::new(Jobs::Redis(redis::jobs::RedisJobs::new(
                 redis.clone(),
                 config,

@@ -18,10 +18,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
-use compactd::hermes::compress::{plan, Answer, Input, Plan};
-use compactd::hermes::settings::{Settings, State};
+use compactd::hermes::compress::{plan, Input, ModelAnswer, Plan};
+use compactd::hermes::settings::{HermesSettings, HermesState};
 use compactd::hermes::texts::HermesTexts;
-use compactd::hermes::Options;
+use compactd::hermes::Switches;
 use serde_json::Value;
 
 /// The keys every not-compacted answer has (§15).
@@ -77,9 +77,9 @@ fn input_of(case: &Value) -> Result<Input, String> {
     Ok(Input {
         messages: i["messages"].as_array().cloned().unwrap_or_default(),
         context_length: i["contextLength"].as_u64().ok_or("contextLength")?,
-        settings: serde_json::from_value::<Settings>(i["settings"].clone())
+        settings: serde_json::from_value::<HermesSettings>(i["settings"].clone())
             .map_err(|e| de(&i["settings"], &e.to_string()))?,
-        state: serde_json::from_value::<State>(i["state"].clone())
+        state: serde_json::from_value::<HermesState>(i["state"].clone())
             .map_err(|e| de(&i["state"], &e.to_string()))?,
         focus_topic: i["focusTopic"].as_str().map(str::to_string),
         memory_context: i["memoryContext"].as_str().unwrap_or("").to_string(),
@@ -88,16 +88,16 @@ fn input_of(case: &Value) -> Result<Input, String> {
     })
 }
 
-fn answer_of(case: &Value, model: &str) -> Option<Answer> {
+fn answer_of(case: &Value, model: &str) -> Option<ModelAnswer> {
     let a = &case["answer"];
     if let Some(t) = a["text"].as_str() {
-        return Some(Answer::Text {
+        return Some(ModelAnswer::Text {
             text: t.to_string(),
             model: model.to_string(),
         });
     }
     let f = a.get("failed")?;
-    Some(Answer::Failed {
+    Some(ModelAnswer::Failed {
         abort: f["abort"].as_bool().unwrap_or(false),
         error: f["error"].as_str().unwrap_or("").to_string(),
     })
@@ -221,7 +221,7 @@ fn category(path: &str) -> String {
 fn run_case(case: &Value, texts: &HermesTexts, model: &str) -> Result<(), (String, String)> {
     let input = input_of(case).map_err(|e| ("input".to_string(), e))?;
     let want = expected_of(case);
-    let opts = Options {
+    let opts = Switches {
         redact: false,
         no_head_role_user: false,
     };

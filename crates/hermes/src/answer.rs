@@ -15,13 +15,13 @@
 //! * The snapshot line and the scaffolding prefixes are formats and detection markers
 //!   that hermes's output carries (quoted in the contract), so they are constants here,
 //!   not texts of `prompts/hermes/`.
-//! * Redaction follows `Options::redact`; with it off (conformance, H10) every redaction
+//! * Redaction follows `Switches::redact`; with it off (conformance, H10) every redaction
 //!   step is the identity, as hermes's is with `HERMES_REDACT_SECRETS=false`.
 
 use serde_json::Value;
 
 use crate::texts::HermesTexts;
-use crate::{message, py, redact, summaries, think, Options};
+use crate::{message, py, redact, summaries, think, Switches};
 
 /// The heading hermes reads back and rewrites in every summary (kept verbatim, H12).
 pub const TASK_HEADING: &str = "## Historical Task Snapshot";
@@ -82,7 +82,7 @@ pub fn finish(
     source: Source<'_>,
     turns: &[Value],
     texts: &HermesTexts,
-    opts: &Options,
+    opts: &Switches,
 ) -> Result<Finished, String> {
     if py::strip(raw).is_empty() {
         let provider = source.provider.filter(|p| !p.is_empty()).unwrap_or("auto");
@@ -116,7 +116,7 @@ pub fn with_prefix(text: &str, texts: &HermesTexts) -> String {
 
 /// `_ground_historical_task_snapshot`: the task snapshot section of `summary` rewritten
 /// from the newest real user turn, or `summary` unchanged when there is none.
-pub fn ground(summary: &str, turns: &[Value], texts: &HermesTexts, opts: &Options) -> String {
+pub fn ground(summary: &str, turns: &[Value], texts: &HermesTexts, opts: &Switches) -> String {
     let Some(snapshot) = task_snapshot(turns, texts, opts) else {
         return summary.to_string();
     };
@@ -130,7 +130,7 @@ pub fn ground(summary: &str, turns: &[Value], texts: &HermesTexts, opts: &Option
 }
 
 /// `_latest_user_task_snapshot`: the snapshot line from the newest real user turn.
-pub fn task_snapshot(turns: &[Value], texts: &HermesTexts, opts: &Options) -> Option<String> {
+pub fn task_snapshot(turns: &[Value], texts: &HermesTexts, opts: &Switches) -> Option<String> {
     for msg in turns.iter().rev() {
         if !is_real_user_message(msg, texts) {
             continue;
@@ -252,7 +252,7 @@ pub(crate) fn squeeze_spaces(text: &str) -> String {
 }
 
 /// `redact_sensitive_text` when redaction is on (H10), else the text as it is.
-pub(crate) fn redact_if(text: &str, opts: &Options) -> String {
+pub(crate) fn redact_if(text: &str, opts: &Switches) -> String {
     if opts.redact {
         redact::redact_sensitive_text(text)
     } else {
@@ -271,7 +271,7 @@ mod tests {
         HermesTexts::from_lookup(|name| (name == "prefix.md").then(|| PREFIX.to_string()))
     }
 
-    const PLAIN: Options = Options {
+    const PLAIN: Switches = Switches {
         redact: false,
         no_head_role_user: false,
     };
@@ -458,7 +458,7 @@ mod tests {
         let secret = "sk-proj-Abcdefghijklmnopqrstuvwxyz0123456789";
         let turns = [user(json!(format!("use key {secret}")))];
         let raw = format!("## Goal\nkey {secret}");
-        let on = finish(&raw, SOURCE, &turns, &texts(), &Options::default()).unwrap();
+        let on = finish(&raw, SOURCE, &turns, &texts(), &Switches::default()).unwrap();
         assert!(!on.summary.contains(secret), "{}", on.summary);
         let off = finish(&raw, SOURCE, &turns, &texts(), &PLAIN).unwrap();
         assert_eq!(off.summary.matches(secret).count(), 2);

@@ -47,16 +47,16 @@ mod tool_summary;
 
 /// Switches of a compaction that are not hermes settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Options {
+pub struct Switches {
     /// Mask secrets where hermes does (on by default; conformance turns it off, H10).
     pub redact: bool,
     /// H4: with no head, the summary takes role `user` (off by default).
     pub no_head_role_user: bool,
 }
 
-impl Default for Options {
+impl Default for Switches {
     fn default() -> Self {
-        Options {
+        Switches {
             redact: true,
             no_head_role_user: false,
         }

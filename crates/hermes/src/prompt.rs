@@ -17,7 +17,7 @@ use super::py;
 use super::summaries;
 use super::texts::{fill, HermesTexts};
 use super::tokens;
-use super::Options;
+use super::Switches;
 use serde_json::Value;
 
 /// The least budget a summary is given (`_MIN_SUMMARY_TOKENS`).
@@ -106,7 +106,7 @@ pub fn focus_block(texts: &HermesTexts, focus: Option<&str>) -> String {
 /// handoff summaries, each as its text view stripped, redacted and with whitespace runs
 /// collapsed, oldest first, as `Recent user focus:\n- …`. `None` when there is none.
 /// `messages` is the whole (pruned) list, tail included.
-pub fn auto_focus(messages: &[Value], texts: &HermesTexts, opts: &Options) -> Option<String> {
+pub fn auto_focus(messages: &[Value], texts: &HermesTexts, opts: &Switches) -> Option<String> {
     let mut picked = Vec::new();
     for msg in messages.iter().rev() {
         if message::role(msg) != Some("user") {
@@ -157,7 +157,7 @@ pub fn choose_focus(
     focus_topic: Option<&str>,
     messages: &[Value],
     texts: &HermesTexts,
-    opts: &Options,
+    opts: &Switches,
 ) -> Option<String> {
     match focus_topic {
         Some(f) if !f.is_empty() => Some(f.to_string()),
@@ -216,7 +216,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    const PLAIN: Options = Options {
+    const PLAIN: Switches = Switches {
         redact: false,
         no_head_role_user: false,
     };
@@ -420,7 +420,7 @@ mod tests {
         ];
         let t = HermesTexts::builtin();
         assert_eq!(
-            auto_focus(&m, &t, &Options::default()).as_deref(),
+            auto_focus(&m, &t, &Switches::default()).as_deref(),
             Some("Recent user focus:\n- use sk-pro...6789 please")
         );
         assert_eq!(

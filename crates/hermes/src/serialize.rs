@@ -15,7 +15,7 @@
 use super::message;
 use super::py;
 use super::think::strip_think_blocks;
-use super::Options;
+use super::Switches;
 use fancy_regex::Regex;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -33,7 +33,7 @@ const ARGS_HEAD: usize = 1200;
 static MEDIA: LazyLock<Regex> = LazyLock::new(|| py::re::compile(r"MEDIA:\S+"));
 
 /// The serialized turns, parts joined by a blank line.
-pub fn serialize(turns: &[Value], opts: &Options) -> String {
+pub fn serialize(turns: &[Value], opts: &Switches) -> String {
     turns
         .iter()
         .map(|m| serialize_message(m, opts))
@@ -43,7 +43,7 @@ pub fn serialize(turns: &[Value], opts: &Options) -> String {
 
 /// One message's part: `[ROLE]: text`, `[TOOL RESULT id]: text`, or the assistant's
 /// text followed by its tool calls.
-pub fn serialize_message(msg: &Value, opts: &Options) -> String {
+pub fn serialize_message(msg: &Value, opts: &Switches) -> String {
     compactd_core::cancel::checkpoint();
     let role = message::role(msg).unwrap_or("unknown");
     let mut text = redact(&content_text(message::content(msg)), opts).into_owned();
@@ -72,7 +72,7 @@ pub fn serialize_message(msg: &Value, opts: &Options) -> String {
     }
 }
 
-fn redact<'a>(text: &'a str, opts: &Options) -> Cow<'a, str> {
+fn redact<'a>(text: &'a str, opts: &Switches) -> Cow<'a, str> {
     if opts.redact {
         Cow::Owned(super::redact::redact_sensitive_text(text))
     } else {
@@ -155,7 +155,7 @@ fn cap(text: &str) -> Cow<'_, str> {
 /// One line per tool call, as hermes iterates a truthy `tool_calls`: the items of a list,
 /// the keys of an object, the characters of a string (none of which is a call object,
 /// so each reads `?(...)`). Other truthy values crash hermes; they give no lines (H1).
-fn call_lines(calls: Option<&Value>, opts: &Options) -> Vec<String> {
+fn call_lines(calls: Option<&Value>, opts: &Switches) -> Vec<String> {
     let opaque = |n: usize| vec!["  ?(...)".to_string(); n];
     match calls {
         Some(Value::Array(items)) => items.iter().map(|tc| call_line(tc, opts)).collect(),
@@ -166,7 +166,7 @@ fn call_lines(calls: Option<&Value>, opts: &Options) -> Vec<String> {
 }
 
 /// `  name(args)`, args redacted and cut to 1200 + `...` when over 1500.
-fn call_line(tc: &Value, opts: &Options) -> String {
+fn call_line(tc: &Value, opts: &Switches) -> String {
     if !tc.is_object() {
         return "  ?(...)".to_string();
     }
@@ -191,7 +191,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    const PLAIN: Options = Options {
+    const PLAIN: Switches = Switches {
         redact: false,
         no_head_role_user: false,
     };
@@ -360,7 +360,7 @@ mod tests {
                 "arguments": "{\"command\": \"export GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789\"}"}}]}
         ]);
         assert_eq!(
-            serialize(turns.as_array().unwrap(), &Options::default()),
+            serialize(turns.as_array().unwrap(), &Switches::default()),
             "[USER]: my key is sk-pro...6789 ok\n\n[ASSISTANT]: \n[Tool calls:\n  terminal({\"command\": \"export GITHUB_TOKEN=***)\n]"
         );
     }

@@ -22,7 +22,7 @@ const LABELS: [(&str, Label); 5] = [
     ("[Tool result]: ", Label::ToolResult),
 ];
 
-pub(super) struct Part<'a> {
+pub(super) struct Labelled<'a> {
     pub(super) label: Label,
     pub(super) text: &'a str,
 }
@@ -37,7 +37,7 @@ fn label_at(s: &str) -> Option<(Label, usize)> {
 /// Parts are joined by a blank line; a part's own text may hold blank lines, so a part
 /// starts only where a blank line is followed by a label. Text before the first label
 /// (a prompt that is not a serialized conversation) counts as the user's.
-pub(super) fn split_parts(conv: &str) -> Vec<Part<'_>> {
+pub(super) fn split_parts(conv: &str) -> Vec<Labelled<'_>> {
     let mut starts: Vec<(usize, Label, usize)> = Vec::new();
     if let Some((label, n)) = label_at(conv) {
         starts.push((0, label, n));
@@ -51,14 +51,14 @@ pub(super) fn split_parts(conv: &str) -> Vec<Part<'_>> {
     let first = starts.first().map_or(conv.len(), |s| s.0);
     let lead = conv[..first].trim();
     if !lead.is_empty() {
-        parts.push(Part {
+        parts.push(Labelled {
             label: Label::User,
             text: lead,
         });
     }
     for (k, &(pos, label, n)) in starts.iter().enumerate() {
         let end = starts.get(k + 1).map_or(conv.len(), |s| s.0 - 2);
-        parts.push(Part {
+        parts.push(Labelled {
             label,
             text: &conv[pos + n..end],
         });

@@ -20,7 +20,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::outcome::{Answer, Failure, Written};
+use super::outcome::{Answer, Failure, StreamedTokens};
 use crate::summarize::{SummaryRequest, Usage};
 
 /// The `anthropic-version` header sent with every request.
@@ -338,14 +338,14 @@ impl Streamed {
 
     /// The tokens written so far: estimated until `message_delta` gives the count
     /// (which includes the thinking; its share stays an estimate).
-    pub(super) fn written(&self) -> Written {
+    pub(super) fn written(&self) -> StreamedTokens {
         let thinking = self.thinking_units.div_ceil(4);
         let server = self
             .usage
             .output_tokens
             .filter(|_| self.counted)
             .map(|o| (o, thinking.min(o)));
-        Written::count(self.text_units, self.thinking_units, server)
+        StreamedTokens::count(self.text_units, self.thinking_units, server)
     }
 
     /// The stream ended: the answer, judged as a plain one. A stream that ended before
@@ -446,7 +446,7 @@ mod tests {
         ok.unwrap();
         assert_eq!(
             s.written(),
-            Written {
+            StreamedTokens {
                 output: 1 + 3,
                 reasoning: 3,
                 estimated: true
@@ -463,7 +463,7 @@ mod tests {
         assert!(s.done);
         assert_eq!(
             s.written(),
-            Written {
+            StreamedTokens {
                 output: 5,
                 reasoning: 3,
                 estimated: false

@@ -14,7 +14,7 @@
 use std::time::{Duration, SystemTime};
 
 use super::candidates::Candidate;
-use super::outcome::{Answer, Failure, Written, MAX_QUOTED_CHARS, MAX_RESPONSE_BYTES};
+use super::outcome::{Answer, Failure, StreamedTokens, MAX_QUOTED_CHARS, MAX_RESPONSE_BYTES};
 use super::{anthropic, openai, overflow, retry, streaming, truncate, ModelKind, Secrets};
 use crate::summarize::SummaryRequest;
 
@@ -27,7 +27,7 @@ pub(super) async fn send(
     req: &SummaryRequest,
     timeout: Duration,
     stall: Option<Duration>,
-    report: &mut (dyn FnMut(Written) + Send),
+    report: &mut (dyn FnMut(StreamedTokens) + Send),
     secrets: &Secrets,
 ) -> Result<Answer, Failure> {
     let mut builder = client.post(c.endpoint.clone());

@@ -19,7 +19,7 @@ use super::candidates::{Candidate, Candidates, Selection};
 use super::error::EngineError;
 use super::flight::Flights;
 use super::metrics::record;
-use super::outcome::{Answer, Failure, Written};
+use super::outcome::{Answer, Failure, StreamedTokens};
 use super::retry::Backoff;
 use super::{attempt, overflow, truncation};
 use super::{FallbackPolicy, LlmConfig, Secrets, SummarizerChoice};

@@ -19,7 +19,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::outcome::{Answer, Failure, Written};
+use super::outcome::{Answer, Failure, StreamedTokens};
 use crate::summarize::{SummaryRequest, Usage};
 
 /// The request body, borrowing the prompts.
@@ -294,7 +294,7 @@ impl Streamed {
     }
 
     /// The tokens written so far: estimated, until the server's usage arrives.
-    pub(super) fn written(&self) -> Written {
+    pub(super) fn written(&self) -> StreamedTokens {
         let server = self.usage.as_ref().and_then(|u| {
             let output = u.completion_tokens?;
             let reasoning = u
@@ -304,7 +304,7 @@ impl Streamed {
                 .unwrap_or(self.reasoning_units.div_ceil(4));
             Some((output, reasoning))
         });
-        Written::count(self.text_units, self.reasoning_units, server)
+        StreamedTokens::count(self.text_units, self.reasoning_units, server)
     }
 
     /// The stream ended: the answer, judged as a plain one. A stream that ended with
@@ -428,7 +428,7 @@ mod tests {
         ok.unwrap();
         assert_eq!(
             s.written(),
-            Written {
+            StreamedTokens {
                 output: 1 + 3,
                 reasoning: 3,
                 estimated: true
@@ -444,7 +444,7 @@ mod tests {
         assert!(s.done);
         assert_eq!(
             s.written(),
-            Written {
+            StreamedTokens {
                 output: 7,
                 reasoning: 2,
                 estimated: false

@@ -26,7 +26,7 @@ pub(super) struct Answer {
 
 /// Output tokens of an answer being streamed, so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) struct Written {
+pub(super) struct StreamedTokens {
     /// Everything generated, reasoning included.
     pub(super) output: u64,
     pub(super) reasoning: u64,
@@ -34,18 +34,18 @@ pub(super) struct Written {
     pub(super) estimated: bool,
 }
 
-impl Written {
+impl StreamedTokens {
     /// From the UTF-16 units streamed so far, or the server's counts once given.
     pub(super) fn count(text_units: u64, reasoning_units: u64, server: Option<(u64, u64)>) -> Self {
         match server {
-            Some((output, reasoning)) => Written {
+            Some((output, reasoning)) => StreamedTokens {
                 output,
                 reasoning,
                 estimated: false,
             },
             None => {
                 let reasoning = reasoning_units.div_ceil(4);
-                Written {
+                StreamedTokens {
                     output: text_units.div_ceil(4) + reasoning,
                     reasoning,
                     estimated: true,

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::outcome::{Answer, Failure, Written, MAX_QUOTED_CHARS, MAX_RESPONSE_BYTES};
+use super::outcome::{Answer, Failure, StreamedTokens, MAX_QUOTED_CHARS, MAX_RESPONSE_BYTES};
 use super::sse::Decoder;
 use super::{anthropic, openai, truncate, ModelKind, Secrets};
 use crate::summarize::DELTA_INTERVAL;
@@ -44,7 +44,7 @@ impl Wire {
         }
     }
 
-    fn written(&self) -> Written {
+    fn written(&self) -> StreamedTokens {
         match self {
             Wire::Openai(s) => s.written(),
             Wire::Anthropic(s) => s.written(),
@@ -74,12 +74,12 @@ pub(super) fn is_event_stream(response: &reqwest::Response) -> bool {
 
 /// Reports counts at most every [`DELTA_INTERVAL`], and only changed ones.
 struct Throttle<'r> {
-    report: &'r mut (dyn FnMut(Written) + Send),
-    last: Option<(Instant, Written)>,
+    report: &'r mut (dyn FnMut(StreamedTokens) + Send),
+    last: Option<(Instant, StreamedTokens)>,
 }
 
 impl Throttle<'_> {
-    fn offer(&mut self, w: Written, last_one: bool) {
+    fn offer(&mut self, w: StreamedTokens, last_one: bool) {
         if w.output == 0 {
             return;
         }
@@ -101,7 +101,7 @@ pub(super) async fn read(
     mut response: reqwest::Response,
     kind: ModelKind,
     stall: Option<Duration>,
-    report: &mut (dyn FnMut(Written) + Send),
+    report: &mut (dyn FnMut(StreamedTokens) + Send),
     secrets: &Secrets,
 ) -> Result<Answer, Failure> {
     let mut wire = match kind {

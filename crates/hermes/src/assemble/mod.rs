@@ -21,7 +21,7 @@
 use serde_json::{Map, Value};
 
 use crate::texts::HermesTexts;
-use crate::{message, py, summaries, Options};
+use crate::{message, py, summaries, Switches};
 
 mod media;
 mod pairs;
@@ -63,7 +63,7 @@ pub fn assemble(
     compress_end: usize,
     summary: &str,
     texts: &HermesTexts,
-    opts: &Options,
+    opts: &Switches,
 ) -> Assembled {
     let n = messages.len();
     let start = compress_start.min(n);
@@ -128,7 +128,7 @@ fn summary_role(
     messages: &[Value],
     start: usize,
     end: usize,
-    opts: &Options,
+    opts: &Switches,
 ) -> (&'static str, bool) {
     let n = messages.len();
     let first_tail = if end < n {

@@ -24,12 +24,12 @@ fn list(json: &str) -> Vec<Value> {
     serde_json::from_str(&expand(json)).expect("test JSON")
 }
 
-fn run_with(input: &str, start: usize, end: usize, opts: Options) -> Assembled {
+fn run_with(input: &str, start: usize, end: usize, opts: Switches) -> Assembled {
     assemble(&list(input), start, end, "SUM", &texts(), &opts)
 }
 
 fn run(input: &str, start: usize, end: usize) -> Assembled {
-    run_with(input, start, end, Options::default())
+    run_with(input, start, end, Switches::default())
 }
 
 /// Compares serialized, so key order counts.
@@ -186,9 +186,9 @@ fn with_no_head_hermes_assumes_a_user_head() {
 
 #[test]
 fn h4_with_no_head_the_summary_is_a_user_message() {
-    let opts = Options {
+    let opts = Switches {
         no_head_role_user: true,
-        ..Options::default()
+        ..Switches::default()
     };
     let got = run_with(NO_HEAD_USER_TAIL, 0, 3, opts);
     same(
@@ -422,9 +422,9 @@ fn odd_shapes_and_boundaries_do_not_panic() {
     let t = texts();
     for (start, end) in [(0, 0), (0, 7), (3, 2), (9, 9), (2, 4), (7, 12), (1, 1)] {
         for no_head_role_user in [false, true] {
-            let opts = Options {
+            let opts = Switches {
                 no_head_role_user,
-                ..Options::default()
+                ..Switches::default()
             };
             let got = assemble(&input, start, end, "SUM", &t, &opts);
             assert_eq!(got.messages.len(), got.sources.len());

@@ -19,7 +19,7 @@
 
 use super::message::{content, has_role};
 use super::py;
-use super::settings::{Settings, State};
+use super::settings::{HermesSettings, HermesState};
 use super::summaries::is_handoff_summary;
 use serde_json::Value;
 
@@ -30,7 +30,11 @@ const MAX_TAIL_FLOOR: usize = 8;
 /// `protectFirstN` on a first compaction, 0 once the session was compacted, carries a
 /// previous summary, or holds a handoff summary (`summary_present`, from
 /// `summaries::present`: any message but a leading system message).
-pub fn protect_first_n(settings: &Settings, state: &State, summary_present: bool) -> usize {
+pub fn protect_first_n(
+    settings: &HermesSettings,
+    state: &HermesState,
+    summary_present: bool,
+) -> usize {
     if state.compression_count >= 1 || state.has_previous_summary() || summary_present {
         0
     } else {

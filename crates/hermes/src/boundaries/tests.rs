@@ -444,23 +444,23 @@ fn visible_assistant_rules() {
 
 #[test]
 fn head_decays_after_a_compaction_a_previous_summary_or_a_present_summary() {
-    let s = Settings::default();
-    let fresh = State::default();
+    let s = HermesSettings::default();
+    let fresh = HermesState::default();
     assert_eq!(protect_first_n(&s, &fresh, false), 3);
     // H7: a summary in the messages decays the head too.
     assert_eq!(protect_first_n(&s, &fresh, true), 0);
-    let counted = State {
+    let counted = HermesState {
         compression_count: 1,
         previous_summary: None,
     };
     assert_eq!(protect_first_n(&s, &counted, false), 0);
-    let summarized = State {
+    let summarized = HermesState {
         compression_count: 0,
         previous_summary: Some("body".into()),
     };
     assert_eq!(protect_first_n(&s, &summarized, false), 0);
     // An empty previous summary is falsy in hermes.
-    let empty = State {
+    let empty = HermesState {
         compression_count: 0,
         previous_summary: Some(String::new()),
     };

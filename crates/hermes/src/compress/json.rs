@@ -4,7 +4,7 @@
 use serde_json::{json, Map, Value};
 
 use super::{Boundaries, Outcome};
-use crate::settings::State;
+use crate::settings::HermesState;
 
 impl Outcome {
     /// The answer body of §15 (`usage` and `model` are the pipeline's).
@@ -116,6 +116,6 @@ fn requests_json(prompt: Option<&str>, budget: Option<u64>) -> Value {
     }
 }
 
-fn state_json(s: &State) -> Value {
+fn state_json(s: &HermesState) -> Value {
     json!({"compressionCount": s.compression_count, "previousSummary": s.previous_summary})
 }

@@ -18,11 +18,11 @@ use super::prompt::{self, PromptInput};
 use super::prune;
 use super::py;
 use super::serialize::serialize;
-use super::settings::{Settings, State, Threshold};
+use super::settings::{HermesSettings, HermesState, Threshold};
 use super::summaries;
 use super::texts::HermesTexts;
 use super::tokens::rough;
-use super::Options;
+use super::Switches;
 
 mod json;
 
@@ -31,8 +31,8 @@ mod json;
 pub struct Input {
     pub messages: Vec<Value>,
     pub context_length: u64,
-    pub settings: Settings,
-    pub state: State,
+    pub settings: HermesSettings,
+    pub state: HermesState,
     pub focus_topic: Option<String>,
     pub memory_context: String,
     /// What the client measured (hermes's rough request estimate); `R(messages)` when absent.
@@ -75,7 +75,7 @@ pub struct Boundaries {
 #[derive(Debug, Clone)]
 struct Common {
     input: Vec<Value>,
-    state: State,
+    state: HermesState,
     threshold: Threshold,
     should_compress: bool,
     tokens_before: u64,
@@ -110,7 +110,7 @@ struct Compacted {
     sources: Vec<Option<usize>>,
     tokens_after: u64,
     made_progress: bool,
-    state: State,
+    state: HermesState,
     fallback_used: bool,
     dropped: usize,
     error: Option<String>,
@@ -120,7 +120,7 @@ struct Compacted {
 
 /// The summarizer's side of the exchange.
 #[derive(Debug, Clone)]
-pub enum Answer {
+pub enum ModelAnswer {
     /// The model's text (`choices[0].message.content`) and the model that wrote it
     /// (named in the error text of a blank answer).
     Text { text: String, model: String },
@@ -143,9 +143,9 @@ pub enum Plan {
 #[derive(Debug)]
 pub struct Pending {
     common: Common,
-    settings: Settings,
+    settings: HermesSettings,
     texts: HermesTexts,
-    opts: Options,
+    opts: Switches,
     /// The pruned list.
     messages: Vec<Value>,
     /// The messages serialized for the summarizer (H6 additions first, then the turns).
@@ -157,7 +157,7 @@ pub struct Pending {
 }
 
 /// Decides what to do with `input` (no model call, no I/O).
-pub fn plan(input: Input, texts: &HermesTexts, opts: &Options) -> Plan {
+pub fn plan(input: Input, texts: &HermesTexts, opts: &Switches) -> Plan {
     let Input {
         messages,
         context_length,
@@ -373,7 +373,7 @@ impl Pending {
     }
 
     /// Makes the compacted list from the summarizer's answer.
-    pub fn finish(self, answer: Answer) -> Outcome {
+    pub fn finish(self, answer: ModelAnswer) -> Outcome {
         let Pending {
             mut common,
             settings,
@@ -387,17 +387,17 @@ impl Pending {
             previous_summary,
         } = self;
         let outcome = match answer {
-            Answer::Text { text, model } => {
+            ModelAnswer::Text { text, model } => {
                 let source = answer::Source {
                     provider: None,
                     model: &model,
                 };
                 answer::finish(&text, source, &turns, &texts, &opts).map_err(|e| (false, e))
             }
-            Answer::Failed { abort, error } => Err((abort, error)),
+            ModelAnswer::Failed { abort, error } => Err((abort, error)),
         };
         let b = common.boundaries.clone().unwrap_or_default();
-        let mut state = State {
+        let mut state = HermesState {
             compression_count: common.state.compression_count + 1,
             previous_summary: previous_summary.clone(),
         };

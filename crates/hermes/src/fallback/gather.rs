@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::{MAX_DROPPED, MAX_FILES};
 use crate::answer::{redact_if, squeeze_spaces};
 use crate::py::{self, PyValue};
-use crate::{message, tool_summary, Options};
+use crate::{message, tool_summary, Switches};
 
 /// Longest turn text kept (`_FALLBACK_TURN_MAX_CHARS`) and the cut that keeps the marker
 /// within it.
@@ -48,7 +48,7 @@ pub(super) type CallIndex = HashMap<String, (String, String)>;
 impl Gathered {
     /// Pass A: the tool calls of assistant turns, indexed by id, their arguments scanned
     /// for paths.
-    pub(super) fn pass_a(&mut self, turns: &[Value], opts: &Options) -> CallIndex {
+    pub(super) fn pass_a(&mut self, turns: &[Value], opts: &Switches) -> CallIndex {
         let mut index = CallIndex::new();
         for msg in turns {
             if message::role(msg) != Some("assistant") {
@@ -78,7 +78,7 @@ impl Gathered {
 
     /// Pass B: every turn, in order, into asks, actions, tool actions, blockers and the
     /// last dropped turns.
-    pub(super) fn pass_b(&mut self, turns: &[Value], calls: &CallIndex, opts: &Options) {
+    pub(super) fn pass_b(&mut self, turns: &[Value], calls: &CallIndex, opts: &Switches) {
         for msg in turns {
             let role = message::role(msg);
             let mut text = compact(message::content(msg), opts);
@@ -242,7 +242,7 @@ fn first_names(names: &[String]) -> String {
 
 /// `_compact_fallback_turn`: the text view, redacted, GitHub tokens masked, whitespace
 /// runs made one space, stripped, cut at 700.
-fn compact(content: Option<&Value>, opts: &Options) -> String {
+fn compact(content: Option<&Value>, opts: &Switches) -> String {
     let text = redact_if(&message::text_view(content), opts);
     let text = replace_all(&GH_TOKEN, &text, "[REDACTED]");
     let squeezed = squeeze_spaces(&text);

@@ -19,7 +19,7 @@ use serde_json::Value;
 use crate::answer::{redact_if, with_prefix};
 use crate::py;
 use crate::texts::{fill, HermesTexts};
-use crate::Options;
+use crate::Switches;
 
 mod gather;
 
@@ -66,7 +66,7 @@ pub fn build(
     previous_summary: Option<&str>,
     reason: Option<&str>,
     texts: &HermesTexts,
-    opts: &Options,
+    opts: &Switches,
 ) -> String {
     let s = Slots::gather(turns, previous_summary, reason, opts);
     let previous_note = if s.previous_note {
@@ -125,7 +125,7 @@ impl Slots {
         turns: &[Value],
         previous_summary: Option<&str>,
         reason: Option<&str>,
-        opts: &Options,
+        opts: &Switches,
     ) -> Slots {
         let mut data = Gathered::default();
         let calls = data.pass_a(turns, opts);

@@ -4,7 +4,7 @@
 use super::*;
 use serde_json::json;
 
-const PLAIN: Options = Options {
+const PLAIN: Switches = Switches {
     redact: false,
     no_head_role_user: false,
 };
@@ -276,7 +276,7 @@ fn turns_arguments_and_the_body_are_redacted_when_redaction_is_on() {
         tool("c", "ok"),
     ];
     let t = texts("{task} {files} {completed} {dropped}{reason}");
-    let on = build(&turns, None, Some(secret), &t, &Options::default());
+    let on = build(&turns, None, Some(secret), &t, &Switches::default());
     assert!(!on.contains(secret), "{on}");
     assert!(build(&turns, None, None, &t, &PLAIN).contains(secret));
 }

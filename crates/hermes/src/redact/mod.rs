@@ -18,7 +18,7 @@
 //! masks survives (H10).
 //!
 //! Pure: no environment reading (hermes's `HERMES_REDACT_SECRETS` switch is the caller's
-//! `Options::redact`), no I/O.
+//! `Switches::redact`), no I/O.
 
 mod assign;
 mod classes;

@@ -1,9 +1,9 @@
-//! Settings, state and the derived threshold of a hermes compaction (contract section 4).
+//! HermesSettings, state and the derived threshold of a hermes compaction (contract section 4).
 //!
-//! * [`Settings`]: hermes's `compression.*` settings as the client sends them
+//! * [`HermesSettings`]: hermes's `compression.*` settings as the client sends them
 //!   (`thresholdPercent`, `targetRatio`, `protectFirstN`, `protectLastN`, `maxTokens`,
 //!   `abortOnSummaryFailure`), with hermes's defaults for absent or `null` keys.
-//! * [`State`]: what a live hermes compressor carries between calls
+//! * [`HermesState`]: what a live hermes compressor carries between calls
 //!   (`compressionCount`, `previousSummary`) and a stateless server takes and hands back.
 //! * [`Threshold`]: the numbers hermes derives in its constructor
 //!   (`ContextCompressor.__init__`, `_effective_threshold_percent`,
@@ -47,10 +47,10 @@ const TARGET_RATIO_MAX: f64 = 0.80;
 /// hermes's `compression.*` settings (section 4), read from JSON in camelCase.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", try_from = "RawSettings")]
-pub struct Settings {
+pub struct HermesSettings {
     /// Share of the window at which compaction triggers (`compression.threshold`).
     pub threshold_percent: f64,
-    /// Tail budget as a share of the threshold, as given; [`Settings::target_ratio`]
+    /// Tail budget as a share of the threshold, as given; [`HermesSettings::target_ratio`]
     /// clamps it.
     pub target_ratio: f64,
     /// Non-system head messages kept verbatim on a first compaction.
@@ -63,9 +63,9 @@ pub struct Settings {
     pub abort_on_summary_failure: bool,
 }
 
-impl Default for Settings {
+impl Default for HermesSettings {
     fn default() -> Self {
-        Settings {
+        HermesSettings {
             threshold_percent: 0.50,
             target_ratio: 0.20,
             protect_first_n: 3,
@@ -76,7 +76,7 @@ impl Default for Settings {
     }
 }
 
-impl Settings {
+impl HermesSettings {
     /// `targetRatio` clamped to [0.10, 0.80], as hermes's constructor stores it.
     pub fn target_ratio(&self) -> f64 {
         // Python's max(0.10, min(r, 0.80)).
@@ -97,11 +97,11 @@ struct RawSettings {
     abort_on_summary_failure: Option<Value>,
 }
 
-impl TryFrom<RawSettings> for Settings {
+impl TryFrom<RawSettings> for HermesSettings {
     type Error = String;
 
     fn try_from(raw: RawSettings) -> Result<Self, String> {
-        let d = Settings::default();
+        let d = HermesSettings::default();
         let threshold_percent = match given(raw.threshold_percent) {
             None => d.threshold_percent,
             Some(v) => match finite(&v) {
@@ -140,7 +140,7 @@ impl TryFrom<RawSettings> for Settings {
             Some(Value::Bool(b)) => b,
             Some(v) => return Err(refused("abortOnSummaryFailure", "a boolean", &v)),
         };
-        Ok(Settings {
+        Ok(HermesSettings {
             threshold_percent,
             target_ratio,
             protect_first_n,
@@ -177,15 +177,15 @@ fn refused(key: &str, expected: &str, got: &Value) -> String {
 
 /// What a live hermes compressor carries between calls (section 4).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", try_from = "RawState")]
-pub struct State {
+#[serde(rename_all = "camelCase", try_from = "RawHermesState")]
+pub struct HermesState {
     /// Completed compactions so far, fallback ones included.
     pub compression_count: u64,
     /// Body (without prefix) of the last LLM summary; `None` when there is none.
     pub previous_summary: Option<String>,
 }
 
-impl State {
+impl HermesState {
     /// Whether the previous summary is set and non-empty (Python truthiness).
     pub fn has_previous_summary(&self) -> bool {
         self.previous_summary
@@ -196,15 +196,15 @@ impl State {
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct RawState {
+struct RawHermesState {
     compression_count: Option<Value>,
     previous_summary: Option<Value>,
 }
 
-impl TryFrom<RawState> for State {
+impl TryFrom<RawHermesState> for HermesState {
     type Error = String;
 
-    fn try_from(raw: RawState) -> Result<Self, String> {
+    fn try_from(raw: RawHermesState) -> Result<Self, String> {
         let compression_count = match given(raw.compression_count) {
             None => 0,
             Some(v) => v.as_u64().ok_or_else(|| {
@@ -224,7 +224,7 @@ impl TryFrom<RawState> for State {
                 ))
             }
         };
-        Ok(State {
+        Ok(HermesState {
             compression_count,
             previous_summary,
         })
@@ -248,7 +248,7 @@ pub struct Threshold {
 impl Threshold {
     /// Derives the threshold as hermes's constructor does, for a main model with a
     /// window of `context_length` tokens.
-    pub fn derive(context_length: u64, settings: &Settings) -> Threshold {
+    pub fn derive(context_length: u64, settings: &HermesSettings) -> Threshold {
         let threshold_percent = effective_percent(context_length, settings.threshold_percent);
         let threshold_tokens =
             threshold_tokens(context_length, threshold_percent, settings.max_tokens);

@@ -1,7 +1,7 @@
 use super::*;
 use serde_json::json;
 
-fn settings(v: Value) -> Result<Settings, String> {
+fn settings(v: Value) -> Result<HermesSettings, String> {
     serde_json::from_value(v).map_err(|e| e.to_string())
 }
 
@@ -166,14 +166,14 @@ fn derive_matches_hermes() {
 #[test]
 fn zero_window_keeps_the_floor() {
     // hermes: 0 is not a small window, and the 85 % rule needs a positive window.
-    let t = Threshold::derive(0, &Settings::default());
+    let t = Threshold::derive(0, &HermesSettings::default());
     assert_eq!((t.threshold_percent, t.threshold_tokens), (0.5, 64000));
     assert_eq!((t.tail_token_budget, t.max_summary_tokens), (12800, 0));
 }
 
 #[test]
 fn should_compress_is_at_or_over_the_threshold() {
-    let t = Threshold::derive(200000, &Settings::default());
+    let t = Threshold::derive(200000, &HermesSettings::default());
     assert!(!t.should_compress(149999));
     assert!(t.should_compress(150000));
     assert!(t.should_compress(150001));
@@ -181,11 +181,11 @@ fn should_compress_is_at_or_over_the_threshold() {
 
 #[test]
 fn defaults_for_absent_and_null_keys() {
-    assert_eq!(settings(json!({})).unwrap(), Settings::default());
+    assert_eq!(settings(json!({})).unwrap(), HermesSettings::default());
     let all_null = json!({"thresholdPercent": null, "targetRatio": null,
         "protectFirstN": null, "protectLastN": null, "maxTokens": null,
         "abortOnSummaryFailure": null});
-    assert_eq!(settings(all_null).unwrap(), Settings::default());
+    assert_eq!(settings(all_null).unwrap(), HermesSettings::default());
 }
 
 #[test]
@@ -196,7 +196,7 @@ fn every_key_is_read_in_camel_case() {
     .unwrap();
     assert_eq!(
         s,
-        Settings {
+        HermesSettings {
             threshold_percent: 0.85,
             target_ratio: 0.3,
             protect_first_n: 0,
@@ -279,7 +279,7 @@ fn out_of_range_numbers_are_refused_by_name() {
 
 #[test]
 fn state_reads_and_writes_camel_case() {
-    let s: State = serde_json::from_value(
+    let s: HermesState = serde_json::from_value(
         json!({"compressionCount": 2, "previousSummary": "## Historical Task Snapshot"}),
     )
     .unwrap();
@@ -289,24 +289,24 @@ fn state_reads_and_writes_camel_case() {
         serde_json::to_value(&s).unwrap(),
         json!({"compressionCount": 2, "previousSummary": "## Historical Task Snapshot"})
     );
-    let empty: State =
+    let empty: HermesState =
         serde_json::from_value(json!({"compressionCount": null, "previousSummary": ""})).unwrap();
     assert_eq!(empty.compression_count, 0);
     assert!(!empty.has_previous_summary());
     assert_eq!(
-        serde_json::from_value::<State>(json!({})).unwrap(),
-        State::default()
+        serde_json::from_value::<HermesState>(json!({})).unwrap(),
+        HermesState::default()
     );
 }
 
 #[test]
 fn state_refuses_wrong_types() {
-    let e = serde_json::from_value::<State>(json!({"compressionCount": -1})).unwrap_err();
+    let e = serde_json::from_value::<HermesState>(json!({"compressionCount": -1})).unwrap_err();
     assert_eq!(
         e.to_string(),
         "state.compressionCount must be a non-negative integer, got -1"
     );
-    let e = serde_json::from_value::<State>(json!({"previousSummary": 3})).unwrap_err();
+    let e = serde_json::from_value::<HermesState>(json!({"previousSummary": 3})).unwrap_err();
     assert_eq!(
         e.to_string(),
         "state.previousSummary must be a string or null, got 3"

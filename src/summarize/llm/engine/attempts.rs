@@ -93,7 +93,7 @@ impl Engine {
             });
             let sink = progress.sink;
             let model = format!("{}/{}", c.name, c.model);
-            let mut report = |w: Written| {
+            let mut report = |w: StreamedTokens| {
                 sink.emit(ProgressEvent::Delta {
                     part: Part::default(),
                     model: model.clone(),

@@ -26,7 +26,7 @@ use std::collections::{BTreeSet, HashMap};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::kind::{Kind, Origin};
+use super::kind::{Kind, Speaker};
 use super::model::{dedupe_key, item_id, Ledger, PinnedItem, Status, SupersededBy};
 use super::secrets::{looks_like_secret, redact, REDACTED};
 use super::subject::subject_of;
@@ -346,7 +346,7 @@ impl Draft {
             }
             _ => {}
         }
-        let user = item.origin == Origin::User;
+        let user = item.origin == Speaker::User;
         if user && item.kind.is_statement() {
             set(&mut self.user_statements);
         }
@@ -460,7 +460,7 @@ mod tests {
     use super::*;
 
     fn rule(text: &str, src: &str) -> PinnedItem {
-        PinnedItem::new(Kind::Rule, Origin::User, text, Vec::new(), None, Some(src))
+        PinnedItem::new(Kind::Rule, Speaker::User, text, Vec::new(), None, Some(src))
     }
 
     #[test]
@@ -496,7 +496,7 @@ mod tests {
             d.push(rule(&format!("Never touch the {} module.", name(n)), "r"));
             d.push(PinnedItem::new(
                 Kind::Preference,
-                Origin::User,
+                Speaker::User,
                 format!("use port {}", 1000 + n),
                 vec![(1000 + n).to_string()],
                 None,

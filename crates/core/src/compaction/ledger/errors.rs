@@ -15,7 +15,7 @@
 //!   that exited with 1 and said nothing (no match is an answer, not an error).
 
 use super::draft::Draft;
-use super::kind::{Kind, Origin};
+use super::kind::{Kind, Speaker};
 use super::model::PinnedItem;
 use super::secrets::redact;
 use super::subject::{command_key, error_subject};
@@ -54,7 +54,7 @@ pub(super) fn tool_result(
     vals.truncate(ERROR_VALUES);
     ledger.push(PinnedItem::new(
         Kind::Error,
-        Origin::Tool,
+        Speaker::Tool,
         text,
         vals,
         Some(subject),

@@ -32,7 +32,7 @@ use std::collections::HashSet;
 use super::classify::{is_assistant_decision, is_real_request};
 use super::draft::Draft;
 use super::errors::tool_result;
-use super::kind::{Kind, Origin};
+use super::kind::{Kind, Speaker};
 use super::model::{Ledger, PinnedItem};
 use super::secrets::redact;
 use super::statements::{pieces, statements, Statement, SENTENCE_CHARS};
@@ -107,7 +107,7 @@ pub fn update<S: AsRef<str>>(
         if !path.is_empty() {
             let file = PinnedItem::new(
                 Kind::File,
-                Origin::Session,
+                Speaker::Session,
                 path,
                 vec![path.to_string()],
                 None,
@@ -144,7 +144,7 @@ fn user(ledger: &mut Draft, text: &str, entry_id: Option<&str>, objective: bool)
                 let target = updated(ledger, &text, &vals);
                 let at = push_update(
                     ledger,
-                    PinnedItem::new(kind, Origin::User, text, vals, None, entry_id),
+                    PinnedItem::new(kind, Speaker::User, text, vals, None, entry_id),
                     target,
                 );
                 pushed_here.push(ledger.get(at).id.clone());
@@ -159,8 +159,14 @@ fn user(ledger: &mut Draft, text: &str, entry_id: Option<&str>, objective: bool)
         }
         if let Some(at) = updated(ledger, p.text, &p.values) {
             let kind = ledger.get(at).kind;
-            let item =
-                PinnedItem::new(kind, Origin::User, p.text, p.values.clone(), None, entry_id);
+            let item = PinnedItem::new(
+                kind,
+                Speaker::User,
+                p.text,
+                p.values.clone(),
+                None,
+                entry_id,
+            );
             push_update(ledger, item, Some(at));
             *claim = true;
         }
@@ -188,7 +194,7 @@ fn user(ledger: &mut Draft, text: &str, entry_id: Option<&str>, objective: bool)
         let vals = values(&prose);
         ledger.push(PinnedItem::new(
             Kind::Objective,
-            Origin::User,
+            Speaker::User,
             objective,
             vals,
             None,
@@ -215,7 +221,7 @@ fn assistant(ledger: &mut Draft, text: &str, entry_id: Option<&str>) {
             let vals = values(s);
             ledger.push(PinnedItem::new(
                 Kind::Decision,
-                Origin::Assistant,
+                Speaker::Assistant,
                 s,
                 vals,
                 None,

@@ -72,7 +72,7 @@ impl Kind {
 /// Who said it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub enum Origin {
+pub enum Speaker {
     #[default]
     User,
     Assistant,

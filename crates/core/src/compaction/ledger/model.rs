@@ -32,7 +32,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use super::kind::{Kind, Origin};
+use super::kind::{Kind, Speaker};
 use super::subject::subject_of;
 use super::words::{clip, collapse_ws};
 
@@ -84,7 +84,7 @@ pub struct PinnedItem {
     pub id: String,
     pub kind: Kind,
     #[serde(default)]
-    pub origin: Origin,
+    pub origin: Speaker,
     #[serde(default)]
     pub status: Status,
     /// Verbatim (secrets redacted): the sentence(s) that carry it, with its values.
@@ -106,7 +106,7 @@ impl PinnedItem {
     /// A new active item; its id and (when `subject` is `None`) subject are derived.
     pub fn new(
         kind: Kind,
-        origin: Origin,
+        origin: Speaker,
         text: impl Into<String>,
         values: Vec<String>,
         subject: Option<String>,
@@ -261,7 +261,7 @@ mod tests {
     fn port(text: &str) -> PinnedItem {
         PinnedItem::new(
             Kind::Preference,
-            Origin::User,
+            Speaker::User,
             text,
             vec!["8080".into()],
             None,

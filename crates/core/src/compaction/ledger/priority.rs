@@ -43,10 +43,10 @@ pub fn budget_order(items: &[&PinnedItem]) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compaction::ledger::Origin;
+    use crate::compaction::ledger::Speaker;
 
     fn item(kind: Kind, text: &str) -> PinnedItem {
-        PinnedItem::new(kind, Origin::User, text, Vec::new(), None, None)
+        PinnedItem::new(kind, Speaker::User, text, Vec::new(), None, None)
     }
 
     #[test]

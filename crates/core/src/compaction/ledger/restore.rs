@@ -234,7 +234,7 @@ fn find_heading(summary: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compaction::ledger::{Origin, PinnedItem};
+    use crate::compaction::ledger::{PinnedItem, Speaker};
 
     fn ledger(items: &[(Kind, &str, &[&str])]) -> Ledger {
         let mut l = Ledger::default();
@@ -243,7 +243,7 @@ mod tests {
             let id = format!("e{n}");
             l.push(PinnedItem::new(
                 *kind,
-                Origin::User,
+                Speaker::User,
                 *text,
                 values,
                 None,

@@ -21,7 +21,7 @@
 //!   so supersession works across rounds exactly as within one.
 
 use super::classify::is_goal;
-use super::kind::{Kind, Origin};
+use super::kind::{Kind, Speaker};
 use super::model::PinnedItem;
 use super::subject::same_topic;
 
@@ -35,8 +35,8 @@ pub(super) fn supersedes(new: &PinnedItem, old: &PinnedItem) -> bool {
         (Kind::Objective, Kind::Objective) => !is_goal(&old.text) || is_goal(&new.text),
         (Kind::Error, Kind::Error) => new.subject == old.subject,
         (a, b) if a.is_statement() && b.is_statement() => {
-            if new.origin == Origin::Assistant
-                && !(old.origin == Origin::Assistant && old.kind == Kind::Decision)
+            if new.origin == Speaker::Assistant
+                && !(old.origin == Speaker::Assistant && old.kind == Kind::Decision)
             {
                 return false;
             }
@@ -55,7 +55,7 @@ mod tests {
 
     fn item(kind: Kind, text: &str, values: &[&str], src: &str) -> PinnedItem {
         let values = values.iter().map(|v| v.to_string()).collect();
-        PinnedItem::new(kind, Origin::User, text, values, None, Some(src))
+        PinnedItem::new(kind, Speaker::User, text, values, None, Some(src))
     }
 
     fn texts(l: &Ledger) -> Vec<(&str, bool)> {
@@ -159,7 +159,7 @@ mod tests {
             &["9090", "8080"],
             "e2",
         );
-        a.origin = Origin::Assistant;
+        a.origin = Speaker::Assistant;
         l.push(a);
         assert!(l.items()[0].is_active());
     }

@@ -119,11 +119,11 @@ fn contains_bounded(hay: &str, needle: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compaction::ledger::{Kind, Origin};
+    use crate::compaction::ledger::{Kind, Speaker};
 
     fn item(text: &str, values: &[&str]) -> PinnedItem {
         let values = values.iter().map(|v| v.to_string()).collect();
-        PinnedItem::new(Kind::Rule, Origin::User, text, values, None, None)
+        PinnedItem::new(Kind::Rule, Speaker::User, text, values, None, None)
     }
 
     #[test]

@@ -207,7 +207,7 @@ fn the_assistant_pins_decisions_but_never_rules_or_proposals() {
         active(&l),
         [(Kind::Decision, "We decided to keep the v1 API.")]
     );
-    assert_eq!(l.items()[0].origin, Origin::Assistant);
+    assert_eq!(l.items()[0].origin, Speaker::Assistant);
 }
 
 #[test]
