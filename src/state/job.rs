@@ -58,7 +58,27 @@ impl Status {
     }
 }
 
-/// One logged event: its SSE name and JSON data.
+/// How a job's log ends: its last event, named `result` or `error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The answer (JSON), as the plain request would have had it.
+    Result,
+    /// The problem document.
+    Error,
+}
+
+impl Outcome {
+    /// The SSE event name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Result => "result",
+            Outcome::Error => "error",
+        }
+    }
+}
+
+/// One logged event: its SSE name and JSON data. The name is text because logs in Redis
+/// are read back as text; [`Logged::outcome`] is the one place it is matched.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Logged {
     pub name: Arc<str>,
@@ -73,9 +93,21 @@ impl Logged {
         }
     }
 
+    /// The last event of a job.
+    pub fn ending(outcome: Outcome, data: impl Into<Arc<str>>) -> Self {
+        Logged::new(outcome.name(), data)
+    }
+
+    /// Which ending this event is, if it is one.
+    pub fn outcome(&self) -> Option<Outcome> {
+        [Outcome::Result, Outcome::Error]
+            .into_iter()
+            .find(|o| o.name() == &*self.name)
+    }
+
     /// `result` or `error`: the last event of a job.
     pub fn is_terminal(&self) -> bool {
-        matches!(&*self.name, "result" | "error")
+        self.outcome().is_some()
     }
 }
 
@@ -151,5 +183,17 @@ mod tests {
             assert_eq!(Status::parse(s.as_str()), Some(s));
         }
         assert_eq!(Status::parse("nope"), None);
+    }
+
+    #[test]
+    fn endings_read_back_and_progress_is_not_one() {
+        for o in [Outcome::Result, Outcome::Error] {
+            let e = Logged::ending(o, "{}");
+            assert_eq!(e.outcome(), Some(o));
+            assert!(e.is_terminal());
+        }
+        let progress = Logged::new("summarizing", "{}");
+        assert_eq!(progress.outcome(), None);
+        assert!(!progress.is_terminal());
     }
 }

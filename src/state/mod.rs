@@ -24,7 +24,7 @@ pub mod redis;
 use std::sync::Arc;
 
 pub use self::redis::cache::SharedCache;
-pub use job::{Batch, Begin, Logged, Owner, Snapshot, Status, Waiter};
+pub use job::{Batch, Begin, Logged, Outcome, Owner, Snapshot, Status, Waiter};
 pub use jobs::Jobs;
 pub use memory::JobLimits;
 

@@ -49,7 +49,7 @@ use super::guard::Permit;
 use super::problem::{ApiError, Problem};
 use super::stream::{Delivery, Work};
 use super::AppState;
-pub use crate::state::{Begin, Jobs, Logged, Owner, Snapshot, Status, Waiter};
+pub use crate::state::{Begin, Jobs, Logged, Outcome, Owner, Snapshot, Status, Waiter};
 
 /// How a summarizing request wants to be answered, read from its headers.
 #[derive(Debug, Clone)]
@@ -260,15 +260,11 @@ fn spawn(
             Ok(json) => (
                 Status::Succeeded,
                 200,
-                Logged::new("result", String::from_utf8_lossy(&json).as_ref()),
+                Logged::ending(Outcome::Result, String::from_utf8_lossy(&json).as_ref()),
             ),
             Err(e) => (Status::Failed, e.status().as_u16(), error_logged(&e)),
         };
-        let outcome = if status == Status::Succeeded {
-            "succeeded"
-        } else {
-            "failed"
-        };
+        let outcome = status.as_str();
         // A store that fails now loses the outcome: retried briefly, then the job ends
         // as its lease says (`job-lost` with Redis).
         for _ in 0..3 {
@@ -303,7 +299,7 @@ fn error_logged(e: &ApiError) -> Logged {
         tracing::error!(error = %msg, "internal error");
     }
     let data = serde_json::to_string(&e.problem()).unwrap_or_else(|_| "{}".into());
-    Logged::new("error", data)
+    Logged::ending(Outcome::Error, data)
 }
 
 /// Waits for a job to end and answers as the plain request would have.
@@ -334,9 +330,7 @@ fn outcome_response(s: &Snapshot) -> Response {
     let status = StatusCode::from_u16(s.http_status.unwrap_or(500))
         .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let (ct, body) = match &s.outcome {
-        Some(Logged { name, data }) if &**name == "result" => {
-            ("application/json", data.to_string())
-        }
+        Some(o) if o.outcome() == Some(Outcome::Result) => ("application/json", o.data.to_string()),
         Some(Logged { data, .. }) => ("application/problem+json", data.to_string()),
         None => {
             return ApiError::Internal("a finished job without an outcome".into()).into_response()
@@ -475,12 +469,12 @@ fn view(s: &Snapshot) -> JobView {
         result: s
             .outcome
             .as_ref()
-            .filter(|o| &*o.name == "result")
+            .filter(|o| o.outcome() == Some(Outcome::Result))
             .and_then(raw),
         error: s
             .outcome
             .as_ref()
-            .filter(|o| &*o.name == "error")
+            .filter(|o| o.outcome() == Some(Outcome::Error))
             .and_then(raw),
     }
 }

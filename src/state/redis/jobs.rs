@@ -35,7 +35,9 @@ use ::redis::aio::MultiplexedConnection;
 use ::redis::{cmd, Script, Value};
 use sha2::Digest;
 
-use super::super::job::{hex, new_id, Batch, Begin, Logged, Owner, Snapshot, Status, Waiter};
+use super::super::job::{
+    hex, new_id, Batch, Begin, Logged, Outcome, Owner, Snapshot, Status, Waiter,
+};
 use super::super::StateError;
 use super::{bounded, Redis, PREFIX};
 use crate::config::Config;
@@ -307,13 +309,14 @@ impl RedisJobs {
 
     /// Ends the job `failed` with `job-lost` if its lease is gone (a no-op otherwise).
     async fn lose(&self, id: &str) -> Result<(), StateError> {
-        let event = Logged::new("error", JOB_LOST);
+        let event = Logged::ending(Outcome::Error, JOB_LOST);
         let answer = self
             .end("lost", id, Status::Failed, 503, &event, None)
             .await?;
         if answer == "ended" {
             metrics::counter!(metric::JOBS_LOST.name).increment(1);
-            metrics::counter!(metric::JOBS_FINISHED.name, "status" => "failed").increment(1);
+            metrics::counter!(metric::JOBS_FINISHED.name, "status" => Status::Failed.as_str())
+                .increment(1);
             tracing::warn!(job = %id, "a job's runner stopped renewing its lease: ended as job-lost");
         }
         Ok(())
@@ -422,7 +425,7 @@ impl RedisJobs {
             if who.as_deref() != Some(owner.hex().as_str()) {
                 return Ok(None);
             }
-            let running = status.as_deref() == Some("running");
+            let running = status.as_deref().and_then(Status::parse) == Some(Status::Running);
             if running && !leased {
                 self.lose(id).await?;
                 continue;
