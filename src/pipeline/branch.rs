@@ -14,6 +14,7 @@ use crate::compaction::serialize_conversation;
 use crate::config::Checking;
 use crate::pipeline::core_schemas::{FileListsSchema, RetentionSchema};
 use crate::session::{truncate_for_message, InputError, Violation};
+use crate::summarize::progress::{Operation, PartName};
 use crate::summarize::{
     MoaReport, Prepared, ProgressEvent, ProgressSink, Summarize, SummarizeError, SummarizerKind,
     SummaryRequest, Usage,
@@ -267,13 +268,13 @@ pub async fn run_branch_summary(
     sink: &dyn ProgressSink,
 ) -> Result<BranchSummaryResult, SummarizeError> {
     sink.emit(ProgressEvent::Prepared(Prepared {
-        operation: "branch-summary",
+        operation: Operation::BranchSummary,
         first_kept_entry_id: None,
         tokens_before: None,
         is_split_turn: None,
         messages: Some(plan.selected),
         parts: if plan.request.is_some() {
-            vec!["branch"]
+            vec![PartName::Branch]
         } else {
             Vec::new()
         },
@@ -292,9 +293,10 @@ pub async fn run_branch_summary(
         Some(req) => {
             // Folded when the branch does not fit the model after all (a context
             // overflow: the real window is smaller than the one planned for).
-            let s = super::fold::summarize_fitting(summarizer, prompts, req, sink, "branch")
-                .await?
-                .summary;
+            let s =
+                super::fold::summarize_fitting(summarizer, prompts, req, sink, PartName::Branch)
+                    .await?
+                    .summary;
             let text = without_secrets(format!(
                 "{}{}{}",
                 prompts.branch_preamble,

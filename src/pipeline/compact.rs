@@ -21,6 +21,7 @@ use crate::compaction::ledger::{
 use crate::compaction::message::for_compaction;
 use crate::config::Checking;
 use crate::pipeline::core_schemas::{FileListsSchema, RetentionSchema};
+use crate::summarize::progress::{Operation, PartName};
 
 use crate::compaction::file_ops::{format_file_lists, FileLists};
 use crate::compaction::prepare::{prepare_compaction, Preparation};
@@ -372,16 +373,16 @@ pub async fn run_compaction(
     let carried = plan.history_messages == 0 && plan.turn_prefix.is_some();
     let mut parts = Vec::new();
     if !carried {
-        parts.push("history");
+        parts.push(PartName::History);
     }
     if plan.turn_prefix.is_some() {
-        parts.push("turnPrefix");
+        parts.push(PartName::TurnPrefix);
     }
     if plan.short_summary {
-        parts.push("short");
+        parts.push(PartName::Short);
     }
     sink.emit(ProgressEvent::Prepared(Prepared {
-        operation: "compact",
+        operation: Operation::Compact,
         first_kept_entry_id: Some(plan.first_kept_entry_id.clone()),
         tokens_before: Some(plan.tokens_before),
         is_split_turn: Some(plan.is_split_turn),
@@ -418,7 +419,7 @@ pub async fn run_compaction(
             let req = prompts
                 .turn_prefix_request(prefix, prefix_reserve)
                 .for_model(model, plan.strategy);
-            let scoped = Scoped::new(sink, "turnPrefix", None);
+            let scoped = Scoped::new(sink, PartName::TurnPrefix, None);
             let prefix_call = summarizer.summarize(&req, Mode::WithFallback, &scoped);
             // pi generates both concurrently.
             let (h, p) = tokio::join!(history, prefix_call);
@@ -472,7 +473,7 @@ pub async fn run_compaction(
             strategy: plan.strategy,
             model: plan.model.clone(),
         };
-        let scoped = Scoped::new(sink, "short", None);
+        let scoped = Scoped::new(sink, PartName::Short, None);
         let s = summarizer
             .summarize(&req, Mode::WithFallback, &scoped)
             .await?;

@@ -33,6 +33,7 @@
 //!   re-plans its chunks.
 
 use crate::session::text::utf16_len;
+use crate::summarize::progress::PartName;
 use crate::summarize::{
     Mode, ProgressSink, PromptOptions, Prompts, Scoped, Summarize, SummarizeError, Summary,
     SummaryRequest,
@@ -76,7 +77,7 @@ pub async fn summarize_fitting(
     prompts: &Prompts,
     req: &SummaryRequest,
     sink: &dyn ProgressSink,
-    part: &'static str,
+    part: PartName,
 ) -> Result<Folded, SummarizeError> {
     let mut spent = Spent::default();
     let ctx = Ctx {
@@ -103,7 +104,7 @@ struct Ctx<'a> {
     req: &'a SummaryRequest,
     sink: &'a dyn ProgressSink,
     /// The part the calls are reported as (`summary`, `branch`).
-    part: &'static str,
+    part: PartName,
 }
 
 /// Usage and retries of the calls made so far.

@@ -24,6 +24,7 @@ use crate::hermes::texts::HermesTexts;
 use crate::hermes::Switches;
 use crate::session::error::strip_position;
 use crate::session::{InputError, Violation};
+use crate::summarize::progress::{Operation, PartName};
 use crate::summarize::{
     MoaReport, Mode, Prepared, ProgressEvent, ProgressSink, RequestKind, Scoped, Strategy,
     Summarize, SummarizeError, SummaryRequest, Usage,
@@ -451,12 +452,12 @@ pub async fn run_hermes(
         Plan::Summarize(p) => p,
     };
     sink.emit(ProgressEvent::Prepared(Prepared {
-        operation: "hermes",
+        operation: Operation::Hermes,
         first_kept_entry_id: None,
         tokens_before: Some(pending.tokens_before() as f64),
         is_split_turn: None,
         messages: Some(pending.turns()),
-        parts: vec!["hermes"],
+        parts: vec![PartName::Hermes],
         chunks: 1,
     }));
     let request = SummaryRequest {
@@ -468,7 +469,7 @@ pub async fn run_hermes(
         strategy: planned.strategy,
         model: planned.model,
     };
-    let scoped = Scoped::new(sink, "hermes", None);
+    let scoped = Scoped::new(sink, PartName::Hermes, None);
     let called = summarizer
         .summarize(&request, Mode::ModelOnly, &scoped)
         .await;

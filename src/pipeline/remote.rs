@@ -7,6 +7,7 @@
 //! system prompt means, whether a missing output budget is at least one token, and what
 //! an unknown model name means.
 
+use crate::summarize::progress::{Operation, PartName};
 use crate::summarize::templates::four_fifths;
 use crate::summarize::{
     Prepared, ProgressEvent, ProgressSink, Prompts, RequestKind, Strategy, Summarize,
@@ -113,15 +114,16 @@ pub async fn run_remote(
     sink: &dyn ProgressSink,
 ) -> Result<Summary, SummarizeError> {
     sink.emit(ProgressEvent::Prepared(Prepared {
-        operation: "summarize",
+        operation: Operation::Summarize,
         first_kept_entry_id: None,
         tokens_before: None,
         is_split_turn: None,
         messages: None,
-        parts: vec!["summary"],
+        parts: vec![PartName::Summary],
         chunks: 1,
     }));
-    let fitting = |request| summarize_fitting(summarizer, prompts, request, sink, "summary");
+    let fitting =
+        |request| summarize_fitting(summarizer, prompts, request, sink, PartName::Summary);
     let folded = match fitting(&plan.request).await {
         Err(SummarizeError::UnknownModel(_)) if plan.facade == Facade::ChatCompletions => {
             fitting(&SummaryRequest {

@@ -20,7 +20,10 @@ use std::pin::Pin;
 use serde::{Deserialize, Serialize};
 
 pub use crate::config::Strategy;
-pub use progress::{Part, Prepared, ProgressEvent, ProgressSink, Scoped, Silent, DELTA_INTERVAL};
+pub use progress::{
+    Operation, Part, PartName, Prepared, ProgressEvent, ProgressSink, Scoped, Silent, WaitSource,
+    DELTA_INTERVAL,
+};
 pub use templates::{PromptOptions, Prompts, RequestKind, CONVERSATION_OPEN};
 
 /// One summarizer call; also a valid remoteEndpoint body.

@@ -20,25 +20,71 @@
 
 use serde::Serialize;
 
+/// The summarizer calls a request may make, as events name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PartName {
+    /// The history before the cut (chunked: one pass per chunk).
+    History,
+    /// The start of a turn split by the cut.
+    TurnPrefix,
+    /// The short summary.
+    Short,
+    /// A branch summary.
+    Branch,
+    /// A rendered prompt (`/v1/summarize`, the remote body, the chat facade).
+    Summary,
+    /// A hermes compaction.
+    Hermes,
+}
+
 /// Which part of a request a summarizer call is answering.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Part {
-    /// `history`, `turnPrefix`, `short`, `branch`, `summary` (`/v1/summarize`) or
-    /// `hermes`; empty until a [`Scoped`] sink names it.
-    #[serde(skip_serializing_if = "str::is_empty")]
-    pub part: &'static str,
+    /// Absent until a [`Scoped`] sink names it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub part: Option<PartName>,
     /// The 1-based pass of a chunked history summary.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chunk: Option<u32>,
+}
+
+/// The endpoint's work, as `prepared` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Operation {
+    Compact,
+    BranchSummary,
+    Summarize,
+    Hermes,
+}
+
+/// Why a retry waits as long as it does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WaitSource {
+    /// The upstream asked (`retry-after`).
+    RetryAfter,
+    /// compactd's exponential backoff.
+    Backoff,
+}
+
+impl WaitSource {
+    /// As events and logs spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WaitSource::RetryAfter => "retry-after",
+            WaitSource::Backoff => "backoff",
+        }
+    }
 }
 
 /// What was planned before any summarizer call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Prepared {
-    /// The endpoint's work: `compact`, `branch-summary`, `summarize`, `hermes`.
-    pub operation: &'static str,
+    pub operation: Operation,
     /// The first entry kept verbatim (compact).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_kept_entry_id: Option<String>,
@@ -49,8 +95,8 @@ pub struct Prepared {
     /// Messages or entries going to the summarizer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub messages: Option<usize>,
-    /// The summarizer calls planned, by part (`history`, `turnPrefix`, `short`, …).
-    pub parts: Vec<&'static str>,
+    /// The summarizer calls planned, by part.
+    pub parts: Vec<PartName>,
     /// History passes planned (more than 1: chunked folding). An estimate when chunked:
     /// each later pass also carries the running summary, so there may be more.
     pub chunks: u32,
@@ -86,8 +132,7 @@ pub enum ProgressEvent {
         /// Why (upstream status and message, scrubbed of keys).
         reason: String,
         wait_ms: u64,
-        /// `retry-after` (the upstream asked) or `backoff`.
-        source: &'static str,
+        source: WaitSource,
     },
     /// A model gave up; the next candidate, or the extractive summarizer, answers.
     #[serde(rename_all = "camelCase")]
@@ -172,10 +217,13 @@ pub struct Scoped<'a> {
 }
 
 impl<'a> Scoped<'a> {
-    pub fn new(inner: &'a dyn ProgressSink, part: &'static str, chunk: Option<u32>) -> Self {
+    pub fn new(inner: &'a dyn ProgressSink, part: PartName, chunk: Option<u32>) -> Self {
         Scoped {
             inner,
-            part: Part { part, chunk },
+            part: Part {
+                part: Some(part),
+                chunk,
+            },
         }
     }
 }
@@ -183,7 +231,7 @@ impl<'a> Scoped<'a> {
 impl ProgressSink for Scoped<'_> {
     fn emit(&self, mut event: ProgressEvent) {
         if let Some(p) = event.part_mut() {
-            if p.part.is_empty() {
+            if p.part.is_none() {
                 *p = self.part.clone();
             }
         }
@@ -207,14 +255,14 @@ mod tests {
     #[test]
     fn scoped_sinks_stamp_the_part_and_events_serialize_flat() {
         let log = std::sync::Mutex::new(Vec::new());
-        let scoped = Scoped::new(&log, "history", Some(2));
+        let scoped = Scoped::new(&log, PartName::History, Some(2));
         scoped.emit(ProgressEvent::Retry {
             part: Part::default(),
             model: "local/m".into(),
             attempt: 1,
             reason: "status 503".into(),
             wait_ms: 250,
-            source: "backoff",
+            source: WaitSource::Backoff,
         });
         let events = log.into_inner().unwrap();
         assert_eq!(events[0].name(), "retry");
@@ -223,5 +271,41 @@ mod tests {
             serde_json::json!({"part": "history", "chunk": 2, "model": "local/m",
                 "attempt": 1, "reason": "status 503", "waitMs": 250, "source": "backoff"})
         );
+    }
+
+    #[test]
+    fn names_are_spelt_as_clients_read_them() {
+        let spelt = |v: serde_json::Value| v.as_str().unwrap().to_string();
+        let parts = [
+            PartName::History,
+            PartName::TurnPrefix,
+            PartName::Short,
+            PartName::Branch,
+            PartName::Summary,
+            PartName::Hermes,
+        ]
+        .map(|p| spelt(serde_json::to_value(p).unwrap()));
+        assert_eq!(
+            parts,
+            [
+                "history",
+                "turnPrefix",
+                "short",
+                "branch",
+                "summary",
+                "hermes"
+            ]
+        );
+        let ops = [
+            Operation::Compact,
+            Operation::BranchSummary,
+            Operation::Summarize,
+            Operation::Hermes,
+        ]
+        .map(|o| spelt(serde_json::to_value(o).unwrap()));
+        assert_eq!(ops, ["compact", "branch-summary", "summarize", "hermes"]);
+        for w in [WaitSource::RetryAfter, WaitSource::Backoff] {
+            assert_eq!(spelt(serde_json::to_value(w).unwrap()), w.as_str());
+        }
     }
 }

@@ -2,6 +2,7 @@
 //! summarizer's context window, planned again after a context overflow.
 
 use crate::compaction::ledger::Ledger;
+use crate::summarize::progress::PartName;
 use crate::summarize::{
     Mode, ProgressSink, PromptOptions, Prompts, Scoped, Summarize, SummarizeError, Summary,
     SummaryRequest,
@@ -39,7 +40,7 @@ pub(super) async fn summarize_history(
         .window()
         .is_none_or(|w| request_tokens(&single) <= w);
     if fits {
-        let scoped = Scoped::new(sink, "history", None);
+        let scoped = Scoped::new(sink, PartName::History, None);
         if let Some(s) = call(summarizer, &single, &mut planner, &scoped).await? {
             tally.add(&s);
             return Ok((s.text, 1));
@@ -55,7 +56,7 @@ pub(super) async fn summarize_history(
         let req = prompts
             .history_request(&chunk, previous.as_deref(), reserve, opts)
             .for_model(model, plan.strategy);
-        let scoped = Scoped::new(sink, "history", Some(passes + 1));
+        let scoped = Scoped::new(sink, PartName::History, Some(passes + 1));
         let Some(s) = call(summarizer, &req, &mut planner, &scoped).await? else {
             continue;
         };

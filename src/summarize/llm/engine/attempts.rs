@@ -2,6 +2,7 @@
 //! the upstream's `Retry-After`), and the next candidate when one is exhausted.
 
 use super::*;
+use crate::summarize::progress::WaitSource;
 use crate::telemetry::metric;
 
 impl Engine {
@@ -143,20 +144,20 @@ impl Engine {
             }
             let remaining = deadline.saturating_duration_since(Instant::now());
             let (wait, source) = match failure.retry_after() {
-                Some(d) => (d, "retry-after"),
-                None => (self.backoff.delay(attempt - 1), "backoff"),
+                Some(d) => (d, WaitSource::RetryAfter),
+                None => (self.backoff.delay(attempt - 1), WaitSource::Backoff),
             };
             if wait >= remaining {
                 tracing::warn!(
                     candidate = %c.name, model = %c.model, url = %c.shown_url, attempt, status,
-                    transient, error = %error, wait_ms = wait.as_millis() as u64, source,
+                    transient, error = %error, wait_ms = wait.as_millis() as u64, source = source.as_str(),
                     "upstream attempt failed; the wait would pass the deadline, giving up on this candidate"
                 );
                 return Err((failure, attempt));
             }
             tracing::warn!(
                 candidate = %c.name, model = %c.model, url = %c.shown_url, attempt, status,
-                transient, error = %error, backoff_ms = wait.as_millis() as u64, source,
+                transient, error = %error, backoff_ms = wait.as_millis() as u64, source = source.as_str(),
                 "upstream attempt failed; retrying"
             );
             progress.retries += 1;
