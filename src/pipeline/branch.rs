@@ -13,14 +13,13 @@ use crate::compaction::ledger::{Ledger, Retention};
 use crate::compaction::serialize_conversation;
 use crate::config::Checking;
 use crate::pipeline::core_schemas::{FileListsSchema, RetentionSchema};
-use crate::session::{truncate_for_message, InputError, Violation};
+use crate::session::{fresh_id, iso_timestamp, truncate_for_message, InputError, Violation};
 use crate::summarize::{
     MoaReport, Prepared, ProgressEvent, ProgressSink, Summarize, SummarizeError, SummarizerKind,
     SummaryRequest, Usage,
 };
 
 use super::checked::{record, verify, without_secrets};
-use super::compact::iso_timestamp;
 use super::input::SessionInput;
 use super::options::BranchSummaryOptions;
 use super::sources::{ledger_of, previous_ledger, sources_of};
@@ -325,7 +324,7 @@ pub async fn run_branch_summary(
     entry.insert("type".into(), "branch_summary".into());
     entry.insert(
         "id".into(),
-        super::compact::fresh_id(&plan.taken_ids).into(),
+        fresh_id(&plan.taken_ids, &mut fastrand::Rng::new()).into(),
     );
     entry.insert("parentId".into(), plan.target_id.clone().into());
     entry.insert("timestamp".into(), iso_timestamp(now).into());

@@ -25,7 +25,7 @@ use crate::pipeline::core_schemas::{FileListsSchema, RetentionSchema};
 use crate::compaction::file_ops::{format_file_lists, FileLists};
 use crate::compaction::prepare::{prepare_compaction, Preparation};
 use crate::compaction::{serialize_conversation, NotCompactable, Settings};
-use crate::session::{Entry, InputError, Violation};
+use crate::session::{fresh_id, iso_timestamp, Entry, InputError, Violation};
 use crate::summarize::{
     MoaReport, Mode, Prepared, ProgressEvent, ProgressSink, PromptOptions, Prompts, RequestKind,
     Scoped, Strategy, Summarize, SummarizeError, SummarizerKind, Summary, SummaryRequest, Usage,
@@ -40,11 +40,8 @@ use super::prepare::{prepare_response, PrepareResponse};
 use super::sources::{ledger_of, previous_ledger, sources_of};
 use super::Planned;
 
-mod entry_ids;
 mod history;
 mod target;
-pub(crate) use entry_ids::fresh_id;
-pub use entry_ids::iso_timestamp;
 use history::{planned_chunks, summarize_history};
 pub use target::Target;
 
@@ -558,7 +555,10 @@ fn compaction_entry(
 ) -> serde_json::Value {
     let mut entry = serde_json::Map::new();
     entry.insert("type".into(), "compaction".into());
-    entry.insert("id".into(), fresh_id(&plan.taken_ids).into());
+    entry.insert(
+        "id".into(),
+        fresh_id(&plan.taken_ids, &mut fastrand::Rng::new()).into(),
+    );
     entry.insert(
         "parentId".into(),
         plan.leaf_id

@@ -7,6 +7,7 @@ pub(crate) mod id;
 pub(crate) mod migrate;
 pub mod text;
 pub mod tree;
+pub mod written;
 
 use std::collections::hash_map::Entry as Slot;
 use std::collections::HashMap;
@@ -17,6 +18,7 @@ pub use entry::{Block, Content, Entry, EntryBody, Header, Message, Role};
 pub use error::{InputError, Origin, Violation};
 pub use id::Id;
 pub use text::Text;
+pub use written::{fresh_id, iso_timestamp};
 
 use entry::{parse_entry_hinted, EntryError, Parsed};
 

@@ -1,4 +1,9 @@
-//! What a new entry is stamped with: pi's timestamp format and a fresh id.
+//! What compactd writes into a session: new entries stamped as pi stamps them.
+//!
+//! Pure like the rest of the core: the time and the random source are passed in by the
+//! caller, so the same inputs give the same entry.
+
+use std::collections::HashSet;
 
 /// `Date.prototype.toISOString()`: millisecond precision, UTC, `Z`.
 pub fn iso_timestamp(t: time::OffsetDateTime) -> String {
@@ -16,14 +21,9 @@ pub fn iso_timestamp(t: time::OffsetDateTime) -> String {
 }
 
 /// A random 8-hex-digit id (pi's format) not used in the session.
-pub(crate) fn fresh_id(taken: &std::collections::HashSet<String>) -> String {
-    use std::hash::{BuildHasher, Hasher};
+pub fn fresh_id(taken: &HashSet<String>, rng: &mut fastrand::Rng) -> String {
     loop {
-        // RandomState is seeded from the OS per instance: a random value without a
-        // dedicated dependency.
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u64(0x9E37_79B9_7F4A_7C15);
-        let id = format!("{:08x}", h.finish() as u32);
+        let id = format!("{:08x}", rng.u32(..));
         if !taken.contains(&id) {
             return id;
         }
@@ -42,9 +42,14 @@ mod tests {
 
     #[test]
     fn fresh_ids_avoid_taken_ones() {
-        let taken = std::collections::HashSet::new();
-        let id = fresh_id(&taken);
+        let taken = HashSet::new();
+        let id = fresh_id(&taken, &mut fastrand::Rng::new());
         assert_eq!(id.len(), 8);
         assert!(id.bytes().all(|b| b.is_ascii_hexdigit()));
+        // A seeded source gives the same id again; a taken one is skipped.
+        let first = fresh_id(&taken, &mut fastrand::Rng::with_seed(1));
+        let taken: HashSet<String> = [first.clone()].into();
+        let next = fresh_id(&taken, &mut fastrand::Rng::with_seed(1));
+        assert_ne!(next, first);
     }
 }
