@@ -13,7 +13,9 @@ use crate::compaction::ledger::{Ledger, Retention};
 use crate::compaction::serialize_conversation;
 use crate::config::Checking;
 use crate::pipeline::core_schemas::{FileListsSchema, RetentionSchema};
-use crate::session::{fresh_id, iso_timestamp, truncate_for_message, InputError, Violation};
+use crate::session::{
+    fresh_id, iso_timestamp, truncate_for_message, BranchSummaryEntry, InputError, Violation,
+};
 use crate::summarize::{
     MoaReport, Prepared, ProgressEvent, ProgressSink, Summarize, SummarizeError, SummarizerKind,
     SummaryRequest, Usage,
@@ -320,21 +322,16 @@ pub async fn run_branch_summary(
             )
         }
     };
-    let mut entry = serde_json::Map::new();
-    entry.insert("type".into(), "branch_summary".into());
-    entry.insert(
-        "id".into(),
-        fresh_id(&plan.taken_ids, &mut fastrand::Rng::new()).into(),
-    );
-    entry.insert("parentId".into(), plan.target_id.clone().into());
-    entry.insert("timestamp".into(), iso_timestamp(now).into());
-    // pi records the entry the session branched from (the new position) as `fromId`.
-    entry.insert("fromId".into(), plan.target_id.clone().into());
-    entry.insert("summary".into(), summary.clone().into());
-    entry.insert(
-        "details".into(),
-        serde_json::to_value(&plan.details).unwrap_or_default(),
-    );
+    let entry = BranchSummaryEntry {
+        id: fresh_id(&plan.taken_ids, &mut fastrand::Rng::new()),
+        parent_id: plan.target_id.clone(),
+        timestamp: iso_timestamp(now),
+        from_id: plan.target_id.clone(),
+        summary: summary.clone(),
+        details: &plan.details,
+    };
+    // Strings and string-keyed maps: serializing into a value cannot fail.
+    let entry = serde_json::to_value(entry).expect("a branch_summary entry serializes");
     Ok(BranchSummaryResult {
         summary,
         from_id: plan.old_leaf_id,
@@ -347,6 +344,6 @@ pub async fn run_branch_summary(
         moa,
         retention,
         warnings,
-        entry: serde_json::Value::Object(entry),
+        entry,
     })
 }

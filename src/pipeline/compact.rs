@@ -25,7 +25,7 @@ use crate::pipeline::core_schemas::{FileListsSchema, RetentionSchema};
 use crate::compaction::file_ops::{format_file_lists, FileLists};
 use crate::compaction::prepare::{prepare_compaction, Preparation};
 use crate::compaction::{serialize_conversation, NotCompactable, Settings};
-use crate::session::{fresh_id, iso_timestamp, Entry, InputError, Violation};
+use crate::session::{fresh_id, iso_timestamp, CompactionEntry, Entry, InputError, Violation};
 use crate::summarize::{
     MoaReport, Mode, Prepared, ProgressEvent, ProgressSink, PromptOptions, Prompts, RequestKind,
     Scoped, Strategy, Summarize, SummarizeError, SummarizerKind, Summary, SummaryRequest, Usage,
@@ -553,34 +553,16 @@ fn compaction_entry(
     details: &CompactionDetails,
     now: time::OffsetDateTime,
 ) -> serde_json::Value {
-    let mut entry = serde_json::Map::new();
-    entry.insert("type".into(), "compaction".into());
-    entry.insert(
-        "id".into(),
-        fresh_id(&plan.taken_ids, &mut fastrand::Rng::new()).into(),
-    );
-    entry.insert(
-        "parentId".into(),
-        plan.leaf_id
-            .clone()
-            .map_or(serde_json::Value::Null, Into::into),
-    );
-    entry.insert("timestamp".into(), iso_timestamp(now).into());
-    entry.insert("summary".into(), summary.into());
-    entry.insert(
-        "firstKeptEntryId".into(),
-        plan.first_kept_entry_id.clone().into(),
-    );
-    entry.insert(
-        "tokensBefore".into(),
-        serde_json::to_value(JsNumber(plan.tokens_before)).unwrap_or_default(),
-    );
-    entry.insert(
-        "details".into(),
-        serde_json::to_value(details).unwrap_or_default(),
-    );
-    if let Some(p) = &plan.preserve_data {
-        entry.insert("preserveData".into(), p.clone());
-    }
-    serde_json::Value::Object(entry)
+    let entry = CompactionEntry {
+        id: fresh_id(&plan.taken_ids, &mut fastrand::Rng::new()),
+        parent_id: plan.leaf_id.clone(),
+        timestamp: iso_timestamp(now),
+        summary: summary.to_string(),
+        first_kept_entry_id: plan.first_kept_entry_id.clone(),
+        tokens_before: plan.tokens_before,
+        details,
+        preserve_data: plan.preserve_data.clone(),
+    };
+    // Strings, numbers and string-keyed maps: serializing into a value cannot fail.
+    serde_json::to_value(entry).expect("a compaction entry serializes")
 }

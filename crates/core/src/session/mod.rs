@@ -18,7 +18,7 @@ pub use entry::{Block, Content, Entry, EntryBody, Header, Message, Role};
 pub use error::{InputError, Origin, Violation};
 pub use id::Id;
 pub use text::Text;
-pub use written::{fresh_id, iso_timestamp};
+pub use written::{fresh_id, iso_timestamp, BranchSummaryEntry, CompactionEntry};
 
 use entry::{parse_entry_hinted, EntryError, Parsed};
 
