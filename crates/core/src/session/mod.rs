@@ -1,4 +1,5 @@
-//! Sessions: parsing, migration to the current format, and walks over the entry tree.
+//! Sessions: parsing, migration to the current format, walks over the entry tree, and
+//! the new entries compactd writes (`written`).
 //! Pure: no I/O, no clocks.
 
 pub mod entry;
