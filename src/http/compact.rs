@@ -320,7 +320,7 @@ async fn compact_work(
     plan: CompactPlan,
     sink: &dyn ProgressSink,
 ) -> Result<Vec<u8>, ApiError> {
-    let (messages, reason) = (plan.history_messages, plan.reason);
+    let (messages, reason) = (plan.history_messages, plan.options.reason);
     let result = run_compaction(
         plan,
         &state.prompts,

@@ -3,25 +3,28 @@
 //!
 //! Checked (unless `pin` is off): the selected messages give a pinned ledger
 //! (carried on from the newest compaction among them), the summary is verified against
-//! it and the answer reports `retention`, as `/v1/compact` does.
+//! it and the answer reports `retention`, by the step `/v1/compact` ends with
+//! (`checked::finish`). Unlike a compaction's, the entry does not carry the ledger: its
+//! `details` are the file lists only.
 
 use serde::Serialize;
 
 use crate::compaction::branch::{collect_branch, prepare_branch};
-use crate::compaction::file_ops::{format_file_lists, FileLists};
+use crate::compaction::file_ops::FileLists;
 use crate::compaction::ledger::{Ledger, Retention};
 use crate::compaction::serialize_conversation;
 use crate::config::Checking;
 use crate::pipeline::core_schemas::{FileListsSchema, RetentionSchema};
-use crate::session::{truncate_for_message, InputError, Violation};
+use crate::session::{
+    fresh_id, iso_timestamp, truncate_for_message, BranchSummaryEntry, InputError, Violation,
+};
 use crate::summarize::progress::{Operation, PartName};
 use crate::summarize::{
     MoaReport, Prepared, ProgressEvent, ProgressSink, Summarize, SummarizeError, SummarizerKind,
     SummaryRequest, Usage,
 };
 
-use super::checked::{record, verify, without_secrets};
-use super::compact::iso_timestamp;
+use super::checked::{finish, RestoreBudget};
 use super::input::SessionInput;
 use super::options::BranchSummaryOptions;
 use super::sources::{ledger_of, previous_ledger, sources_of};
@@ -40,10 +43,10 @@ pub struct BranchPlan {
     pub selected: usize,
     pub conversation: String,
     pub details: FileLists,
-    /// The pinned ledger of the selected messages; None when `pin` is off.
-    pub ledger: Option<Ledger>,
-    /// Share of the summary's output budget the restored section may take.
-    pub pin_budget_share: f64,
+    /// The pinned ledger of the selected messages; empty when `pin` is off.
+    pub ledger: Ledger,
+    /// Pinning and its budget share; `pin` is the request's, else the setting's.
+    pub checking: Checking,
     /// None when there is nothing to summarize; it names the request's model and
     /// strategy.
     pub request: Option<SummaryRequest>,
@@ -138,7 +141,15 @@ pub fn plan_branch_summary(
         )
     });
     let details = selection.file_ops.lists();
-    let ledger = o.pin.unwrap_or(checking.pin).then(|| {
+    let checking = Checking {
+        pin: o.pin.unwrap_or(checking.pin),
+        ..checking
+    };
+    // Without pinning nothing reads the ledger: a branch summary's entry does not carry
+    // one.
+    let ledger = if !checking.pin {
+        Ledger::default()
+    } else {
         let previous = selection
             .messages
             .iter()
@@ -148,7 +159,7 @@ pub fn plan_branch_summary(
             .unwrap_or_default();
         let sources = sources_of(selection.messages.iter().copied());
         ledger_of(previous, &sources, &details.modified_files)
-    });
+    };
     Ok(BranchPlan {
         old_leaf_id: old_leaf_id.to_string(),
         target_id: target_id.to_string(),
@@ -165,7 +176,7 @@ pub fn plan_branch_summary(
         conversation,
         details,
         ledger,
-        pin_budget_share: checking.pin_budget_share,
+        checking,
         request: request.map(|r| r.for_model(o.model.as_deref(), o.strategy)),
         taken_ids: session.owned_ids(),
     })
@@ -297,47 +308,35 @@ pub async fn run_branch_summary(
                 super::fold::summarize_fitting(summarizer, prompts, req, sink, PartName::Branch)
                     .await?
                     .summary;
-            let text = without_secrets(format!(
-                "{}{}{}",
-                prompts.branch_preamble,
-                s.text,
-                format_file_lists(&plan.details)
-            ));
-            let (text, retention) = match &plan.ledger {
-                Some(ledger) => {
-                    let v = verify(&text, ledger, req.max_tokens, plan.pin_budget_share);
-                    record(&v.retention);
-                    (v.summary, Some(v.retention))
-                }
-                None => (text, None),
-            };
+            let checked = finish(
+                format!("{}{}", prompts.branch_preamble, s.text),
+                &plan.details,
+                &plan.ledger,
+                &plan.checking,
+                RestoreBudget::ShareOf(req.max_tokens),
+            );
             let moa = s.moa;
             warnings = s.warnings;
             (
-                text,
+                checked.summary,
                 s.usage,
                 Some(s.model),
                 Some(s.summarizer),
-                retention,
+                checked.retention,
                 moa,
             )
         }
     };
-    let mut entry = serde_json::Map::new();
-    entry.insert("type".into(), "branch_summary".into());
-    entry.insert(
-        "id".into(),
-        super::compact::fresh_id(&plan.taken_ids).into(),
-    );
-    entry.insert("parentId".into(), plan.target_id.clone().into());
-    entry.insert("timestamp".into(), iso_timestamp(now).into());
-    // pi records the entry the session branched from (the new position) as `fromId`.
-    entry.insert("fromId".into(), plan.target_id.clone().into());
-    entry.insert("summary".into(), summary.clone().into());
-    entry.insert(
-        "details".into(),
-        serde_json::to_value(&plan.details).unwrap_or_default(),
-    );
+    let entry = BranchSummaryEntry {
+        id: fresh_id(&plan.taken_ids, &mut fastrand::Rng::new()),
+        parent_id: plan.target_id.clone(),
+        timestamp: iso_timestamp(now),
+        from_id: plan.target_id.clone(),
+        summary: summary.clone(),
+        details: &plan.details,
+    };
+    // Strings and string-keyed maps: serializing into a value cannot fail.
+    let entry = serde_json::to_value(entry).expect("a branch_summary entry serializes");
     Ok(BranchSummaryResult {
         summary,
         from_id: plan.old_leaf_id,
@@ -350,6 +349,6 @@ pub async fn run_branch_summary(
         moa,
         retention,
         warnings,
-        entry: serde_json::Value::Object(entry),
+        entry,
     })
 }

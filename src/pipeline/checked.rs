@@ -12,9 +12,63 @@
 //! * Every summary that leaves compactd has what looks like a secret redacted, whether
 //!   or not pinning is on: summarizers copy user sentences, credential values included,
 //!   and a summary is stored in the session and sent to models again.
+//! * A compaction and a branch summary end with the same step ([`finish`]): each plan
+//!   holds its ledger and its `Checking` (the request's `pin` already applied), so both
+//!   pin the same way and only the restored section's budget differs ([`RestoreBudget`]).
 
+use crate::compaction::file_ops::{format_file_lists, FileLists};
 use crate::compaction::ledger::{check_summary, redact, Ledger, Retention};
+use crate::config::Checking;
 use crate::telemetry::metric;
+
+use super::chunks::tokens_of;
+
+/// What the restored section of a final summary may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RestoreBudget {
+    /// `pin_budget_share` of the output budget the summarizer was given for the summary
+    /// (its `max_tokens`).
+    ShareOf(u64),
+    /// All that the summary leaves of these tokens (a compaction's `targetTokens`, less
+    /// the messages it keeps).
+    LeftOf(u64),
+}
+
+/// A final summary and what it kept of the ledger (`None`: pinning is off).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckedSummary {
+    pub summary: String,
+    pub retention: Option<Retention>,
+}
+
+/// The last step of every summary that becomes an entry: `text` with the file lists
+/// appended and secrets redacted; with pinning on, verified against `ledger`, what it
+/// dropped restored within `budget`, and its retention counted.
+pub fn finish(
+    text: String,
+    files: &FileLists,
+    ledger: &Ledger,
+    checking: &Checking,
+    budget: RestoreBudget,
+) -> CheckedSummary {
+    let summary = without_secrets(text + &format_file_lists(files));
+    if !checking.pin {
+        return CheckedSummary {
+            summary,
+            retention: None,
+        };
+    }
+    let (tokens, share) = match budget {
+        RestoreBudget::ShareOf(output) => (output, checking.pin_budget_share),
+        RestoreBudget::LeftOf(left) => (left.saturating_sub(tokens_of(&summary)), 1.0),
+    };
+    let v = verify(&summary, ledger, tokens, share);
+    record(&v.retention);
+    CheckedSummary {
+        summary: v.summary,
+        retention: Some(v.retention),
+    }
+}
 
 /// `summary` with every value that looks like a key, token or password replaced by
 /// the ledger's redaction marker (the same rules that keep secrets out of the ledger).
@@ -126,5 +180,54 @@ mod tests {
         let none = verify("Nothing.", &ledger, 10_000, 0.0);
         assert_eq!(none.retention.reinserted, 0);
         assert_eq!(none.retention.left_out.len(), none.retention.pinned);
+    }
+
+    #[test]
+    fn finishing_pins_only_when_asked_and_within_its_budget() {
+        let ledger = crate::compaction::ledger::extract(
+            &[crate::compaction::ledger::Source {
+                entry_id: Some("u1"),
+                role: crate::compaction::ledger::SourceRole::User,
+                text: "Never push to main. The budget cap is $500 total.",
+            }],
+            &["src/a.rs"],
+        );
+        let files = FileLists::default();
+        let off = Checking {
+            pin: false,
+            ..Checking::default()
+        };
+        let on = Checking {
+            pin: true,
+            ..Checking::default()
+        };
+        let plain = finish(
+            "Nothing.".into(),
+            &files,
+            &ledger,
+            &off,
+            RestoreBudget::ShareOf(1),
+        );
+        assert_eq!(plain.retention, None);
+        assert!(plain.summary.starts_with("Nothing."));
+        let wide = finish(
+            "Nothing.".into(),
+            &files,
+            &ledger,
+            &on,
+            RestoreBudget::LeftOf(10_000),
+        );
+        let wide = wide.retention.unwrap();
+        assert!(wide.reinserted > 0 && wide.left_out.is_empty());
+        // What is left of the budget after the summary itself: nothing here.
+        let summary_tokens = tokens_of(&plain.summary);
+        let tight = finish(
+            "Nothing.".into(),
+            &files,
+            &ledger,
+            &on,
+            RestoreBudget::LeftOf(summary_tokens),
+        );
+        assert_eq!(tight.retention.unwrap().reinserted, 0);
     }
 }

@@ -168,11 +168,4 @@ impl Cost {
         self.retries += s.retries;
         self.calls += 1;
     }
-
-    /// Counts the calls of another part of the same answer.
-    pub(crate) fn merge(&mut self, other: &Cost) {
-        self.usage.add(&other.usage);
-        self.retries += other.retries;
-        self.calls += other.calls;
-    }
 }

@@ -2,6 +2,11 @@
 //! a split turn, chunked when the summarizer's window is small), and the
 //! CompactionResult with a ready-to-append `compaction` entry.
 //!
+//! This file makes the plan ([`plan`], [`plan_compaction`]); `run` carries it out in
+//! three steps (summarize, check, build), `history` writes the history summary and
+//! `target` fits a `targetTokens` budget. The plan owns the request's parsed options
+//! instead of copies of their fields, so an option is read where it acts.
+//!
 //! Checked compaction (unless `pin` is off): the plan carries this round's
 //! pinned ledger (the previous compaction's `details.pinned` updated with the messages
 //! summarized and the modified files); the final summary is verified against it
@@ -13,40 +18,26 @@
 //! section, which the new summary restates) instead of "No prior history.", which would
 //! lose it; chunked folding likewise starts from the previous summary.
 
-use serde::Serialize;
-
-use crate::compaction::ledger::{
-    estimate_tokens, render_section, strip_section, Ledger, Retention,
-};
+use crate::compaction::file_ops::FileLists;
+use crate::compaction::ledger::{estimate_tokens, render_section, Ledger};
 use crate::compaction::message::for_compaction;
-use crate::config::Checking;
-use crate::pipeline::core_schemas::{FileListsSchema, RetentionSchema};
-use crate::summarize::progress::{Operation, PartName};
-
-use crate::compaction::file_ops::{format_file_lists, FileLists};
 use crate::compaction::prepare::{prepare_compaction, Preparation};
 use crate::compaction::{serialize_conversation, NotCompactable, Settings};
+use crate::config::Checking;
 use crate::session::{Entry, InputError, Violation};
-use crate::summarize::{
-    MoaReport, Mode, Prepared, ProgressEvent, ProgressSink, PromptOptions, Prompts, RequestKind,
-    Scoped, Strategy, Summarize, SummarizeError, SummarizerKind, Summary, SummaryRequest, Usage,
-};
+use crate::summarize::{MoaReport, PromptOptions, Prompts, Strategy, SummarizerKind, Summary};
 
-use super::checked::{progress, record, verify, without_secrets};
-use super::chunks::{tokens_of, Cost};
+use super::chunks::Cost;
 use super::input::SessionInput;
-use super::numbers::JsNumber;
-use super::options::{CompactOptions, CompactReason};
+use super::options::CompactOptions;
 use super::prepare::{prepare_response, PrepareResponse};
 use super::sources::{ledger_of, previous_ledger, sources_of};
 use super::Planned;
 
-mod entry_ids;
 mod history;
+mod run;
 mod target;
-pub(crate) use entry_ids::fresh_id;
-pub use entry_ids::iso_timestamp;
-use history::{planned_chunks, summarize_history};
+pub use run::{run_compaction, CompactionDetails, CompactionResult};
 pub use target::Target;
 
 /// What joins the history summary and the turn-prefix summary (pi's wording).
@@ -56,13 +47,25 @@ pub(super) const SPLIT_TURN_HEADING: &str = "\n\n---\n\n**Turn Context (split tu
 /// thread; the model calls run on the async runtime).
 #[derive(Debug, Clone)]
 pub struct CompactPlan {
+    /// The request's options as parsed: the plan reads its model, strategy, prompt
+    /// options, `shortSummary`, `preserveData` and `reason` from them.
+    pub options: CompactOptions,
+    /// The cut settings: the request's, else the defaults; under a target, `reserveTokens`
+    /// is the summary's whole share.
     pub settings: Settings,
     /// The request's `targetTokens`, when it set one: the summary then fills what the kept
     /// messages leave of it.
     pub target: Option<Target>,
+    /// Pinning, its budget share, and the saving `madeProgress` needs; `pin` is the
+    /// request's, else the setting's.
+    pub checking: Checking,
+    /// This round's pinned ledger; with `pin` off, the previous one as it was.
+    pub ledger: Ledger,
     pub first_kept_entry_id: String,
     pub tokens_before: f64,
     pub is_split_turn: bool,
+    /// Estimated tokens of the messages kept verbatim.
+    pub kept_tokens: u64,
     pub previous_summary: Option<String>,
     /// Serialized history, one text per message (empty ones left out), oldest first.
     pub history_parts: Vec<String>,
@@ -71,26 +74,42 @@ pub struct CompactPlan {
     /// Serialized prefix of a split turn (None: no prefix to summarize).
     pub turn_prefix: Option<String>,
     pub details: FileLists,
-    /// This round's pinned ledger; with `pin` off, the previous one as it was.
-    pub ledger: Ledger,
-    /// Pinning, its budget share, and the saving `madeProgress` needs; `pin` is the
-    /// request's, else the setting's.
-    pub checking: Checking,
-    /// Estimated tokens of the messages kept verbatim.
-    pub kept_tokens: u64,
     /// The entry the compaction entry is appended to.
     pub leaf_id: Option<String>,
-    pub custom_instructions: Option<String>,
-    pub prompt_override: Option<String>,
-    pub additional_context: Vec<String>,
-    pub short_summary: bool,
-    pub preserve_data: Option<serde_json::Value>,
-    pub model: Option<String>,
-    /// The request's strategy (`None`: the configured default).
-    pub strategy: Option<Strategy>,
-    pub reason: Option<CompactReason>,
     /// Ids already in the session, so the new entry's id is fresh.
     pub taken_ids: std::collections::HashSet<String>,
+}
+
+impl CompactPlan {
+    /// The request's model (`None`: the configured one).
+    pub fn model(&self) -> Option<&str> {
+        self.options.model.as_deref()
+    }
+
+    /// The request's strategy (`None`: the configured default).
+    pub fn strategy(&self) -> Option<Strategy> {
+        self.options.strategy
+    }
+
+    /// What the request adds to the history prompt.
+    pub fn prompt_options(&self) -> PromptOptions<'_> {
+        let o = &self.options.prepare;
+        PromptOptions {
+            custom_instructions: o.custom_instructions.as_deref(),
+            prompt_override: o.prompt_override.as_deref(),
+            additional_context: &o.additional_context,
+        }
+    }
+
+    /// Whether a one-paragraph summary for a UI is written too.
+    pub fn short_summary(&self) -> bool {
+        self.options.short_summary.unwrap_or(false)
+    }
+
+    /// The ledger summaries are verified against; `None` with pinning off.
+    pub fn pinned(&self) -> Option<&Ledger> {
+        self.checking.pin.then_some(&self.ledger)
+    }
 }
 
 /// The session has nothing to compact (409).
@@ -210,28 +229,21 @@ pub fn plan_compaction(
         None => settings,
     };
     Ok(CompactPlan {
+        options: o.clone(),
         settings,
         target,
+        checking,
+        ledger,
         first_kept_entry_id: prep.first_kept().id().unwrap_or_default().to_string(),
         tokens_before: prep.tokens_before,
         is_split_turn: prep.cut.is_split_turn,
+        kept_tokens,
         previous_summary: prep.previous_summary.map(|s| s.decode().into_owned()),
         history_parts,
         history_messages,
         turn_prefix,
         details,
-        ledger,
-        checking,
-        kept_tokens,
         leaf_id: path.last().and_then(|e| e.id()).map(str::to_string),
-        custom_instructions: o.prepare.custom_instructions.clone(),
-        prompt_override: o.prepare.prompt_override.clone(),
-        additional_context: o.prepare.additional_context.clone(),
-        short_summary: o.short_summary.unwrap_or(false),
-        preserve_data: o.preserve_data.clone(),
-        model: o.model.clone(),
-        strategy: o.strategy,
-        reason: o.reason,
         taken_ids: session.owned_ids(),
     })
 }
@@ -251,72 +263,6 @@ fn plan_ledger(prep: &Preparation<'_, '_>, pin: bool) -> Ledger {
         .summarized_entries()
         .filter_map(|e| for_compaction(e).map(|m| (m, e)));
     ledger_of(previous, &sources_of(summarized), &details.modified_files)
-}
-
-/// The answer of `/v1/compact`.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct CompactionResult {
-    pub summary: String,
-    pub first_kept_entry_id: String,
-    pub tokens_before: JsNumber,
-    pub details: CompactionDetails,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub short_summary: Option<String>,
-    /// Summed over every summarizer call.
-    pub usage: Usage,
-    pub model: String,
-    /// `extractive` when any call was answered by the extractive summarizer.
-    pub summarizer: SummarizerKind,
-    /// The models that took part when Mixture-of-Agents wrote the summary (the last
-    /// call's; absent otherwise).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub moa: Option<MoaReport>,
-    pub is_split_turn: bool,
-    /// Estimated context after compaction: the summary plus the kept messages.
-    pub tokens_after: u64,
-    /// `tokensAfter <= tokensBefore × (1 − minProgress)` (and below `tokensBefore`):
-    /// a real saving (COMPACTD_MIN_PROGRESS [0.05]); compacting again would not help
-    /// otherwise.
-    pub made_progress: bool,
-    /// Why `madeProgress` is false (absent when it is true).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub progress_reason: Option<String>,
-    /// What the summary kept of the pinned ledger: items pinned (active), present in the
-    /// summary by itself, re-inserted verbatim under the closing "Pinned" section, and
-    /// the ids left out by its budget. Absent when pinning is off.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<RetentionSchema>)]
-    pub retention: Option<Retention>,
-    /// Summarizer calls made (more than one when the history was summarized in chunks).
-    pub calls: u32,
-    /// History passes (1 unless the summarizer's window forced chunking).
-    pub chunks: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<serde_json::Value>)]
-    pub preserve_data: Option<serde_json::Value>,
-    /// What the caller should know about how the summary was written: a model server
-    /// that reported far fewer prompt tokens than were sent (it cut the prompt). Absent
-    /// when there is nothing to say.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
-    /// Ready to append to the session file.
-    #[schema(value_type = Object)]
-    pub entry: serde_json::Value,
-}
-
-/// `details` of a compaction: the cumulative file lists, and the pinned ledger.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct CompactionDetails {
-    #[serde(flatten)]
-    #[schema(value_type = FileListsSchema)]
-    pub files: FileLists,
-    /// The pinned ledger (`{"version": 1, "items": [...]}`), read back by the next
-    /// compaction. Absent when pinning is off and no earlier compaction had one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
-    pub pinned: Option<serde_json::Value>,
 }
 
 /// Tallies the calls of one compaction.
@@ -341,247 +287,4 @@ impl Tally {
         self.model = Some(s.model.clone());
         self.moa = s.moa.clone();
     }
-}
-
-/// Runs the summarizer calls of a plan and builds the result, reporting its progress to
-/// `sink`: `prepared` first, then the summarizer's events, each stamped with the part it
-/// answers.
-pub async fn run_compaction(
-    plan: CompactPlan,
-    prompts: &Prompts,
-    summarizer: &dyn Summarize,
-    now: time::OffsetDateTime,
-    sink: &dyn ProgressSink,
-) -> Result<CompactionResult, SummarizeError> {
-    let mut plan = plan;
-    let mut prefix_reserve = plan.settings.reserve_tokens;
-    if let Some(t) = plan.target {
-        let extractive = summarizer
-            .context_window(plan.model.as_deref(), plan.strategy)
-            .is_none();
-        let (history, prefix) = target::reserves(&plan, t, extractive);
-        plan.settings.reserve_tokens = history;
-        prefix_reserve = prefix;
-    }
-    let model = plan.model.as_deref();
-    let opts = PromptOptions {
-        custom_instructions: plan.custom_instructions.as_deref(),
-        prompt_override: plan.prompt_override.as_deref(),
-        additional_context: &plan.additional_context,
-    };
-    let reserve = plan.settings.reserve_tokens;
-    let carried = plan.history_messages == 0 && plan.turn_prefix.is_some();
-    let mut parts = Vec::new();
-    if !carried {
-        parts.push(PartName::History);
-    }
-    if plan.turn_prefix.is_some() {
-        parts.push(PartName::TurnPrefix);
-    }
-    if plan.short_summary {
-        parts.push(PartName::Short);
-    }
-    sink.emit(ProgressEvent::Prepared(Prepared {
-        operation: Operation::Compact,
-        first_kept_entry_id: Some(plan.first_kept_entry_id.clone()),
-        tokens_before: Some(plan.tokens_before),
-        is_split_turn: Some(plan.is_split_turn),
-        messages: Some(plan.history_messages),
-        parts,
-        chunks: if carried {
-            0
-        } else {
-            planned_chunks(&plan, prompts, summarizer, &opts)
-        },
-    }));
-    let mut tally = Tally::default();
-    let chunks;
-
-    let pin = plan.checking.pin.then_some(&plan.ledger);
-    let history = async {
-        if carried {
-            // D6: the previous summary is the history; pi writes "No prior history.".
-            let text = plan
-                .previous_summary
-                .as_deref()
-                .map(carried_summary)
-                .filter(|s| !s.is_empty())
-                .unwrap_or_else(|| String::from("No prior history."));
-            return Ok((text, Tally::default(), 0));
-        }
-        let mut t = Tally::default();
-        let (text, n) =
-            summarize_history(&plan, prompts, summarizer, &opts, pin, &mut t, sink).await?;
-        Ok::<_, SummarizeError>((text, t, n))
-    };
-    let summary = match &plan.turn_prefix {
-        Some(prefix) => {
-            let req = prompts
-                .turn_prefix_request(prefix, prefix_reserve)
-                .for_model(model, plan.strategy);
-            let scoped = Scoped::new(sink, PartName::TurnPrefix, None);
-            let prefix_call = summarizer.summarize(&req, Mode::WithFallback, &scoped);
-            // pi generates both concurrently.
-            let (h, p) = tokio::join!(history, prefix_call);
-            let (history_text, t, n) = h?;
-            let p = p?;
-            merge_tally(&mut tally, t);
-            tally.add(&p);
-            chunks = n;
-            format!("{history_text}{SPLIT_TURN_HEADING}{}", p.text)
-        }
-        None => {
-            let (text, t, n) = history.await?;
-            merge_tally(&mut tally, t);
-            chunks = n;
-            text
-        }
-    };
-    let summary = without_secrets(summary + &format_file_lists(&plan.details));
-    // The final text is verified; the restored section may take a share of what the
-    // history summary was allowed to write, or, with a target, what is left of it.
-    let (summary, retention) = match pin {
-        Some(ledger) => {
-            let (budget, share) = match plan.target {
-                Some(t) => (
-                    t.tokens
-                        .saturating_sub(plan.kept_tokens)
-                        .saturating_sub(tokens_of(&summary)),
-                    1.0,
-                ),
-                None => (
-                    prompts.history_request("", None, reserve, &opts).max_tokens,
-                    plan.checking.pin_budget_share,
-                ),
-            };
-            let v = verify(&summary, ledger, budget, share);
-            record(&v.retention);
-            (v.summary, Some(v.retention))
-        }
-        None => (summary, None),
-    };
-
-    let short_summary = if plan.short_summary {
-        let req = SummaryRequest {
-            kind: RequestKind::Short,
-            system_prompt: prompts.system.clone(),
-            prompt: format!(
-                "<summary>\n{summary}\n</summary>\n\n{}",
-                prompts.short_summary
-            ),
-            max_tokens: 512,
-            strategy: plan.strategy,
-            model: plan.model.clone(),
-        };
-        let scoped = Scoped::new(sink, PartName::Short, None);
-        let s = summarizer
-            .summarize(&req, Mode::WithFallback, &scoped)
-            .await?;
-        tally.add(&s);
-        Some(without_secrets(s.text))
-    } else {
-        None
-    };
-
-    // The context after compaction: pi's compaction summary message plus the kept ones.
-    let tokens_after = tokens_of(&summary) + plan.kept_tokens;
-    let (made_progress, progress_reason) =
-        progress(plan.tokens_before, tokens_after, plan.checking.min_progress);
-    let details = CompactionDetails {
-        files: plan.details.clone(),
-        pinned: (plan.checking.pin || !plan.ledger.is_empty()).then(|| plan.ledger.to_value()),
-    };
-    let entry = compaction_entry(&plan, &summary, &details, now);
-    Ok(CompactionResult {
-        first_kept_entry_id: plan.first_kept_entry_id.clone(),
-        tokens_before: JsNumber(plan.tokens_before),
-        details,
-        short_summary,
-        usage: tally.cost.usage,
-        model: tally.model.unwrap_or_else(|| "extractive".into()),
-        moa: tally.moa,
-        summarizer: if tally.extractive {
-            SummarizerKind::Extractive
-        } else {
-            SummarizerKind::Llm
-        },
-        is_split_turn: plan.is_split_turn,
-        tokens_after,
-        made_progress,
-        progress_reason,
-        retention,
-        calls: tally.cost.calls,
-        chunks,
-        warnings: tally.warnings,
-        preserve_data: plan.preserve_data.clone(),
-        entry,
-        summary,
-    })
-}
-
-fn merge_tally(into: &mut Tally, from: Tally) {
-    into.cost.merge(&from.cost);
-    into.extractive |= from.extractive;
-    for w in from.warnings {
-        if !into.warnings.contains(&w) {
-            into.warnings.push(w);
-        }
-    }
-    if from.model.is_some() {
-        into.model = from.model;
-        into.moa = from.moa;
-    }
-}
-
-/// A previous summary carried as the history part of a split turn (D6): without its
-/// file lists (the new summary restates them, cumulative) and its restored section (the
-/// new summary is verified again).
-fn carried_summary(previous: &str) -> String {
-    let mut text = strip_section(previous).trim_end().to_string();
-    for tag in ["modified-files", "read-files"] {
-        let close = format!("</{tag}>");
-        if text.ends_with(&close) {
-            if let Some(start) = text.rfind(&format!("<{tag}>")) {
-                text.truncate(start);
-                text.truncate(text.trim_end().len());
-            }
-        }
-    }
-    text
-}
-
-/// A `compaction` entry as pi writes it, with a fresh id, ready to append.
-fn compaction_entry(
-    plan: &CompactPlan,
-    summary: &str,
-    details: &CompactionDetails,
-    now: time::OffsetDateTime,
-) -> serde_json::Value {
-    let mut entry = serde_json::Map::new();
-    entry.insert("type".into(), "compaction".into());
-    entry.insert("id".into(), fresh_id(&plan.taken_ids).into());
-    entry.insert(
-        "parentId".into(),
-        plan.leaf_id
-            .clone()
-            .map_or(serde_json::Value::Null, Into::into),
-    );
-    entry.insert("timestamp".into(), iso_timestamp(now).into());
-    entry.insert("summary".into(), summary.into());
-    entry.insert(
-        "firstKeptEntryId".into(),
-        plan.first_kept_entry_id.clone().into(),
-    );
-    entry.insert(
-        "tokensBefore".into(),
-        serde_json::to_value(JsNumber(plan.tokens_before)).unwrap_or_default(),
-    );
-    entry.insert(
-        "details".into(),
-        serde_json::to_value(details).unwrap_or_default(),
-    );
-    if let Some(p) = &plan.preserve_data {
-        entry.insert("preserveData".into(), p.clone());
-    }
-    serde_json::Value::Object(entry)
 }

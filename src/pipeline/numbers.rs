@@ -9,14 +9,7 @@ pub struct JsNumber(pub f64);
 
 impl Serialize for JsNumber {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let f = self.0;
-        if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 {
-            s.serialize_i64(f as i64)
-        } else if f.is_finite() {
-            s.serialize_f64(f)
-        } else {
-            s.serialize_unit()
-        }
+        crate::json::write::js_number(&self.0, s)
     }
 }
 

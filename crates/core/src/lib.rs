@@ -5,7 +5,8 @@
 //! Layers, bottom to top (a module uses only the ones before it):
 //! * [`cancel`]: the cancellation token and the checkpoints every step calls;
 //! * [`json`]: the JSON lexer the session reader and the `JSON.stringify` reader share;
-//! * [`session`]: session files parsed, migrated and walked as a tree of entries;
+//! * [`session`]: session files parsed, migrated and walked as a tree of entries, and
+//!   the entries compactd writes into them;
 //! * [`compaction`]: tokens, cut point, preparation, pruning, serialization, file
 //!   operations, branch selection and the pinned ledger (`docs/algorithm.md`).
 

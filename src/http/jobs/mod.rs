@@ -447,7 +447,7 @@ pub struct JobView {
 }
 
 fn rfc3339(t: std::time::SystemTime) -> String {
-    super::super::pipeline::compact::iso_timestamp(time::OffsetDateTime::from(t))
+    crate::session::iso_timestamp(time::OffsetDateTime::from(t))
 }
 
 fn view(s: &Snapshot) -> JobView {

@@ -29,13 +29,13 @@ pub(super) async fn summarize_history(
     tally: &mut Tally,
     sink: &dyn ProgressSink,
 ) -> Result<(String, u32), SummarizeError> {
-    let model = plan.model.as_deref();
+    let (model, strategy) = (plan.model(), plan.strategy());
     let reserve = plan.settings.reserve_tokens;
-    let mut planner = Replanner::new(summarizer, model, plan.strategy);
+    let mut planner = Replanner::new(summarizer, model, strategy);
     let whole = plan.history_parts.join("\n\n");
     let single = prompts
         .history_request(&whole, plan.previous_summary.as_deref(), reserve, opts)
-        .for_model(model, plan.strategy);
+        .for_model(model, strategy);
     let fits = planner
         .window()
         .is_none_or(|w| request_tokens(&single) <= w);
@@ -55,7 +55,7 @@ pub(super) async fn summarize_history(
         let (take, chunk) = next_chunk(rest, room_units(window, &frame));
         let req = prompts
             .history_request(&chunk, previous.as_deref(), reserve, opts)
-            .for_model(model, plan.strategy);
+            .for_model(model, strategy);
         let scoped = Scoped::new(sink, PartName::History, Some(passes + 1));
         let Some(s) = call(summarizer, &req, &mut planner, &scoped).await? else {
             continue;
@@ -91,7 +91,7 @@ pub(super) fn planned_chunks(
     opts: &PromptOptions<'_>,
 ) -> u32 {
     let reserve = plan.settings.reserve_tokens;
-    let Some(window) = summarizer.context_window(plan.model.as_deref(), plan.strategy) else {
+    let Some(window) = summarizer.context_window(plan.model(), plan.strategy()) else {
         return 1;
     };
     let whole = plan.history_parts.join("\n\n");

@@ -168,6 +168,21 @@ pub fn write_value<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) {
     serde_json::to_writer(&mut *out, v).expect("JSON of an answer part");
 }
 
+/// A number as JavaScript's `JSON.stringify` writes it: an integral value without a
+/// fraction (`48211`, not `48211.0`), a non-finite one as `null`. Usable as
+/// `#[serde(serialize_with = "js_number")]`.
+pub fn js_number<S: serde::Serializer>(f: &f64, s: S) -> Result<S::Ok, S::Error> {
+    let f = *f;
+    // Integral values are exact as i64 up to 2^53, where f64 stops counting by ones.
+    if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 {
+        s.serialize_i64(f as i64)
+    } else if f.is_finite() {
+        s.serialize_f64(f)
+    } else {
+        s.serialize_unit()
+    }
+}
+
 /// An object written field by field: `{`, then `"key":` before each value, `}`.
 pub struct Object<'o> {
     out: &'o mut Vec<u8>,

@@ -1,4 +1,5 @@
-//! Sessions: parsing, migration to the current format, and walks over the entry tree.
+//! Sessions: parsing, migration to the current format, walks over the entry tree, and
+//! the new entries compactd writes (`written`).
 //! Pure: no I/O, no clocks.
 
 pub mod entry;
@@ -7,6 +8,7 @@ pub(crate) mod id;
 pub(crate) mod migrate;
 pub mod text;
 pub mod tree;
+pub mod written;
 
 use std::collections::hash_map::Entry as Slot;
 use std::collections::HashMap;
@@ -17,6 +19,7 @@ pub use entry::{Block, Content, Entry, EntryBody, Header, Message, Role};
 pub use error::{InputError, Origin, Violation};
 pub use id::Id;
 pub use text::Text;
+pub use written::{fresh_id, iso_timestamp, BranchSummaryEntry, CompactionEntry};
 
 use entry::{parse_entry_hinted, EntryError, Parsed};
 

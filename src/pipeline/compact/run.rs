@@ -1,0 +1,346 @@
+//! The summarizer stage of a compaction, in three steps: **summarize** (announce the
+//! parts, then the history and a split turn's prefix, concurrently), **check** (the text
+//! with its file lists verified against the pinned ledger by `checked::finish`, the step a
+//! branch summary ends with too) and **build** (`madeProgress`, the entry and the answer).
+//! The short summary for a UI is written between the last two, from the checked text.
+
+use serde::Serialize;
+
+use crate::compaction::file_ops::FileLists;
+use crate::compaction::ledger::{strip_section, Retention};
+use crate::pipeline::core_schemas::{FileListsSchema, RetentionSchema};
+use crate::session::{fresh_id, iso_timestamp, CompactionEntry};
+use crate::summarize::progress::{Operation, PartName};
+use crate::summarize::{
+    MoaReport, Mode, Prepared, ProgressEvent, ProgressSink, Prompts, RequestKind, Scoped,
+    Summarize, SummarizeError, SummarizerKind, SummaryRequest, Usage,
+};
+
+use super::super::checked::{finish, progress, without_secrets, CheckedSummary, RestoreBudget};
+use super::super::chunks::tokens_of;
+use super::super::numbers::JsNumber;
+use super::history::{planned_chunks, summarize_history};
+use super::{target, CompactPlan, Tally, SPLIT_TURN_HEADING};
+
+/// The answer of `/v1/compact`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionResult {
+    pub summary: String,
+    pub first_kept_entry_id: String,
+    pub tokens_before: JsNumber,
+    pub details: CompactionDetails,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub short_summary: Option<String>,
+    /// Summed over every summarizer call.
+    pub usage: Usage,
+    pub model: String,
+    /// `extractive` when any call was answered by the extractive summarizer.
+    pub summarizer: SummarizerKind,
+    /// The models that took part when Mixture-of-Agents wrote the summary (the last
+    /// call's; absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moa: Option<MoaReport>,
+    pub is_split_turn: bool,
+    /// Estimated context after compaction: the summary plus the kept messages.
+    pub tokens_after: u64,
+    /// `tokensAfter <= tokensBefore × (1 − minProgress)` (and below `tokensBefore`):
+    /// a real saving (COMPACTD_MIN_PROGRESS [0.05]); compacting again would not help
+    /// otherwise.
+    pub made_progress: bool,
+    /// Why `madeProgress` is false (absent when it is true).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progress_reason: Option<String>,
+    /// What the summary kept of the pinned ledger: items pinned (active), present in the
+    /// summary by itself, re-inserted verbatim under the closing "Pinned" section, and
+    /// the ids left out by its budget. Absent when pinning is off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<RetentionSchema>)]
+    pub retention: Option<Retention>,
+    /// Summarizer calls made (more than one when the history was summarized in chunks).
+    pub calls: u32,
+    /// History passes (1 unless the summarizer's window forced chunking).
+    pub chunks: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<serde_json::Value>)]
+    pub preserve_data: Option<serde_json::Value>,
+    /// What the caller should know about how the summary was written: a model server
+    /// that reported far fewer prompt tokens than were sent (it cut the prompt). Absent
+    /// when there is nothing to say.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// Ready to append to the session file.
+    #[schema(value_type = Object)]
+    pub entry: serde_json::Value,
+}
+
+/// `details` of a compaction: the cumulative file lists, and the pinned ledger.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionDetails {
+    #[serde(flatten)]
+    #[schema(value_type = FileListsSchema)]
+    pub files: FileLists,
+    /// The pinned ledger (`{"version": 1, "items": [...]}`), read back by the next
+    /// compaction. Absent when pinning is off and no earlier compaction had one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub pinned: Option<serde_json::Value>,
+}
+
+/// Runs the summarizer calls of a plan and builds the result, reporting its progress to
+/// `sink`: `prepared` first, then the summarizer's events, each stamped with the part it
+/// answers.
+pub async fn run_compaction(
+    plan: CompactPlan,
+    prompts: &Prompts,
+    summarizer: &dyn Summarize,
+    now: time::OffsetDateTime,
+    sink: &dyn ProgressSink,
+) -> Result<CompactionResult, SummarizeError> {
+    let mut plan = plan;
+    let prefix_reserve = divide_target(&mut plan, summarizer);
+    let mut draft = summarize(&plan, prompts, summarizer, prefix_reserve, sink).await?;
+    let checked = check(&plan, prompts, std::mem::take(&mut draft.text));
+    let short = short_summary(&plan, prompts, summarizer, &checked.summary, sink).await?;
+    let short = short.map(|s| {
+        draft.tally.add(&s);
+        without_secrets(s.text)
+    });
+    Ok(build(plan, checked, short, draft, now))
+}
+
+/// Under a target, divides the summary's share between the history and a split turn's
+/// prefix: the history's reserve goes into the plan's settings, the prefix's is returned
+/// (without a target, both are the plan's `reserveTokens`).
+fn divide_target(plan: &mut CompactPlan, summarizer: &dyn Summarize) -> u64 {
+    let Some(t) = plan.target else {
+        return plan.settings.reserve_tokens;
+    };
+    let extractive = summarizer
+        .context_window(plan.model(), plan.strategy())
+        .is_none();
+    let (history, prefix) = target::reserves(plan, t, extractive);
+    plan.settings.reserve_tokens = history;
+    prefix
+}
+
+/// A split turn with no history before it: the previous summary is carried as the
+/// history part (D6), and no history call is made.
+fn carries_previous(plan: &CompactPlan) -> bool {
+    plan.history_messages == 0 && plan.turn_prefix.is_some()
+}
+
+/// The summary before its check, and what the calls that wrote it cost.
+struct Draft {
+    text: String,
+    tally: Tally,
+    /// History passes.
+    chunks: u32,
+}
+
+/// The summarize step: announces `prepared`, then writes the history summary and, for a
+/// split turn, the turn-prefix summary concurrently, joined under pi's heading.
+async fn summarize(
+    plan: &CompactPlan,
+    prompts: &Prompts,
+    summarizer: &dyn Summarize,
+    prefix_reserve: u64,
+    sink: &dyn ProgressSink,
+) -> Result<Draft, SummarizeError> {
+    let opts = plan.prompt_options();
+    let carried = carries_previous(plan);
+    let mut parts = Vec::new();
+    if !carried {
+        parts.push(PartName::History);
+    }
+    if plan.turn_prefix.is_some() {
+        parts.push(PartName::TurnPrefix);
+    }
+    if plan.short_summary() {
+        parts.push(PartName::Short);
+    }
+    sink.emit(ProgressEvent::Prepared(Prepared {
+        operation: Operation::Compact,
+        first_kept_entry_id: Some(plan.first_kept_entry_id.clone()),
+        tokens_before: Some(plan.tokens_before),
+        is_split_turn: Some(plan.is_split_turn),
+        messages: Some(plan.history_messages),
+        parts,
+        chunks: if carried {
+            0
+        } else {
+            planned_chunks(plan, prompts, summarizer, &opts)
+        },
+    }));
+    let history = async {
+        if carried {
+            // D6: the previous summary is the history; pi writes "No prior history.".
+            let text = plan
+                .previous_summary
+                .as_deref()
+                .map(carried_summary)
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| String::from("No prior history."));
+            return Ok((text, Tally::default(), 0));
+        }
+        let mut t = Tally::default();
+        let pin = plan.pinned();
+        let (text, n) =
+            summarize_history(plan, prompts, summarizer, &opts, pin, &mut t, sink).await?;
+        Ok::<_, SummarizeError>((text, t, n))
+    };
+    let Some(prefix) = &plan.turn_prefix else {
+        let (text, tally, chunks) = history.await?;
+        return Ok(Draft {
+            text,
+            tally,
+            chunks,
+        });
+    };
+    let req = prompts
+        .turn_prefix_request(prefix, prefix_reserve)
+        .for_model(plan.model(), plan.strategy());
+    let scoped = Scoped::new(sink, PartName::TurnPrefix, None);
+    let prefix_call = summarizer.summarize(&req, Mode::WithFallback, &scoped);
+    // pi generates both concurrently.
+    let (h, p) = tokio::join!(history, prefix_call);
+    let (history_text, mut tally, chunks) = h?;
+    let p = p?;
+    tally.add(&p);
+    Ok(Draft {
+        text: format!("{history_text}{SPLIT_TURN_HEADING}{}", p.text),
+        tally,
+        chunks,
+    })
+}
+
+/// The check step (`checked::finish`): the restored section may take a share of what the
+/// history summary was allowed to write or, with a target, all that the summary leaves
+/// of it.
+fn check(plan: &CompactPlan, prompts: &Prompts, text: String) -> CheckedSummary {
+    let budget = match plan.target {
+        Some(t) => RestoreBudget::LeftOf(t.tokens.saturating_sub(plan.kept_tokens)),
+        None => {
+            let reserve = plan.settings.reserve_tokens;
+            let opts = plan.prompt_options();
+            RestoreBudget::ShareOf(prompts.history_request("", None, reserve, &opts).max_tokens)
+        }
+    };
+    finish(text, &plan.details, &plan.ledger, &plan.checking, budget)
+}
+
+/// The one-paragraph summary for a UI, written from the checked summary when the request
+/// asks for it.
+async fn short_summary(
+    plan: &CompactPlan,
+    prompts: &Prompts,
+    summarizer: &dyn Summarize,
+    summary: &str,
+    sink: &dyn ProgressSink,
+) -> Result<Option<crate::summarize::Summary>, SummarizeError> {
+    if !plan.short_summary() {
+        return Ok(None);
+    }
+    let req = SummaryRequest {
+        kind: RequestKind::Short,
+        system_prompt: prompts.system.clone(),
+        prompt: format!(
+            "<summary>\n{summary}\n</summary>\n\n{}",
+            prompts.short_summary
+        ),
+        max_tokens: 512,
+        strategy: plan.strategy(),
+        model: plan.options.model.clone(),
+    };
+    let scoped = Scoped::new(sink, PartName::Short, None);
+    let s = summarizer
+        .summarize(&req, Mode::WithFallback, &scoped)
+        .await?;
+    Ok(Some(s))
+}
+
+/// The build step: `madeProgress`, the entry and the answer (`draft`: what the calls
+/// cost, its text already checked into `checked`).
+fn build(
+    plan: CompactPlan,
+    checked: CheckedSummary,
+    short_summary: Option<String>,
+    draft: Draft,
+    now: time::OffsetDateTime,
+) -> CompactionResult {
+    let CheckedSummary { summary, retention } = checked;
+    let Draft { tally, chunks, .. } = draft;
+    // The context after compaction: pi's compaction summary message plus the kept ones.
+    let tokens_after = tokens_of(&summary) + plan.kept_tokens;
+    let (made_progress, progress_reason) =
+        progress(plan.tokens_before, tokens_after, plan.checking.min_progress);
+    let details = CompactionDetails {
+        files: plan.details.clone(),
+        pinned: (plan.checking.pin || !plan.ledger.is_empty()).then(|| plan.ledger.to_value()),
+    };
+    let entry = compaction_entry(&plan, &summary, &details, now);
+    CompactionResult {
+        first_kept_entry_id: plan.first_kept_entry_id,
+        tokens_before: JsNumber(plan.tokens_before),
+        details,
+        short_summary,
+        usage: tally.cost.usage,
+        model: tally.model.unwrap_or_else(|| "extractive".into()),
+        moa: tally.moa,
+        summarizer: if tally.extractive {
+            SummarizerKind::Extractive
+        } else {
+            SummarizerKind::Llm
+        },
+        is_split_turn: plan.is_split_turn,
+        tokens_after,
+        made_progress,
+        progress_reason,
+        retention,
+        calls: tally.cost.calls,
+        chunks,
+        warnings: tally.warnings,
+        preserve_data: plan.options.preserve_data,
+        entry,
+        summary,
+    }
+}
+
+/// A previous summary carried as the history part of a split turn (D6): without its
+/// file lists (the new summary restates them, cumulative) and its restored section (the
+/// new summary is verified again).
+fn carried_summary(previous: &str) -> String {
+    let mut text = strip_section(previous).trim_end().to_string();
+    for tag in ["modified-files", "read-files"] {
+        let close = format!("</{tag}>");
+        if text.ends_with(&close) {
+            if let Some(start) = text.rfind(&format!("<{tag}>")) {
+                text.truncate(start);
+                text.truncate(text.trim_end().len());
+            }
+        }
+    }
+    text
+}
+
+/// A `compaction` entry as pi writes it, with a fresh id, ready to append.
+fn compaction_entry(
+    plan: &CompactPlan,
+    summary: &str,
+    details: &CompactionDetails,
+    now: time::OffsetDateTime,
+) -> serde_json::Value {
+    let entry = CompactionEntry {
+        id: fresh_id(&plan.taken_ids, &mut fastrand::Rng::new()),
+        parent_id: plan.leaf_id.clone(),
+        timestamp: iso_timestamp(now),
+        summary: summary.to_string(),
+        first_kept_entry_id: plan.first_kept_entry_id.clone(),
+        tokens_before: plan.tokens_before,
+        details,
+        preserve_data: plan.options.preserve_data.clone(),
+    };
+    // Strings, numbers and string-keyed maps: serializing into a value cannot fail.
+    serde_json::to_value(entry).expect("a compaction entry serializes")
+}
