@@ -1,5 +1,5 @@
 //! The OpenAI chat-completions facade (`POST /v1/chat/completions`): from an OpenAI
-//! request to one [`SummaryRequest`].
+//! request to the prompt it renders (`remote::Rendered`), summarized like any other.
 //!
 //! Design decisions:
 //!

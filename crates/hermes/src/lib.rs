@@ -9,18 +9,18 @@
 //!
 //! * [`py`]: the text model: Python's lengths, whitespace, `repr`, `str`, `json.dumps`,
 //!   `json.loads` and `re` classes, because every number hermes produces comes from them.
-//! * [`message`]: reading the loosely shaped message objects (roles, content, parts).
+//! * `message`: reading the loosely shaped message objects (roles, content, parts).
 //! * [`settings`]: settings, state and the derived threshold (section 4).
-//! * [`tokens`]: the two token estimates, R and E (section 3).
-//! * [`prune`] and [`tool_summary`]: the pruning pre-pass (section 6).
-//! * [`boundaries`]: head, tail cut and alignments (section 7).
+//! * `tokens`: the two token estimates, R and E (section 3).
+//! * `prune` and `tool_summary`: the pruning pre-pass (section 6).
+//! * `boundaries`: head, tail cut and alignments (section 7).
 //! * [`summaries`]: earlier handoff summaries, detection and body extraction (section 8).
-//! * [`serialize`] and [`think`]: the text the summarizer reads (section 9).
-//! * [`texts`] and [`prompt`]: the summarizer request (section 10), in our own words (H12).
-//! * [`answer`]: the summarizer's answer made into the summary (section 11).
-//! * [`redact`]: the secret redactor (section 12, H10).
-//! * [`fallback`]: the static fallback summary (section 12).
-//! * [`assemble`]: the compacted list (section 13).
+//! * `serialize` and `think`: the text the summarizer reads (section 9).
+//! * [`texts`] and `prompt`: the summarizer request (section 10), in our own words (H12).
+//! * `answer`: the summarizer's answer made into the summary (section 11).
+//! * `redact`: the secret redactor (section 12, H10).
+//! * `fallback`: the static fallback summary (section 12).
+//! * `assemble`: the compacted list (section 13).
 //! * [`compress`]: the whole procedure (sections 5 and 14).
 //!
 //! Design decisions: messages stay `serde_json::Value`s (objects keep their key order and

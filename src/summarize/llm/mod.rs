@@ -81,10 +81,10 @@
 //!   and the request (system prompt, prompt, output budget). Only model answers are kept,
 //!   never a fallback's.
 //!
-//! Nothing here is spawned or global: dropping the future of [`Engine::summarize`] (a
+//! Nothing here is spawned or global: dropping the future of the engine's `summarize` (a
 //! client that went away) drops the in-flight HTTP request, which closes its connection.
 //! API keys live in [`SecretString`]s and in header values marked sensitive; no log line,
-//! error, `Debug` output or [`Engine::describe`] contains one, and URLs are shown without
+//! error, `Debug` output or description (`describe`) contains one, and URLs are shown without
 //! their user info and query.
 //!
 //! [`Summarize`]: crate::summarize::Summarize

@@ -1,7 +1,7 @@
 //! JSON text, read by hand where serde_json would be slower or would lose what the
 //! caller needs: the bottom layer, importing nothing from the rest of the crate.
 //!
-//! * [`lexer`]: one cursor over JSON text (whitespace, strings, keys, numbers,
+//! * `lexer`: one cursor over JSON text (whitespace, strings, keys, numbers,
 //!   literals, objects and arrays). In its strict mode it accepts a conservative
 //!   subset of what serde_json accepts and answers `None` for everything else, so
 //!   serde_json stays the single source of parse results and error messages for
