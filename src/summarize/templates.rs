@@ -51,6 +51,10 @@ pub enum PromptError {
     },
     #[error("invalid wrappers.toml: {0}")]
     Wrappers(String),
+    /// A replacement of a hermes text that would lose what it carries (a slot it does
+    /// not use, a prefix hermes would not recognise).
+    #[error("invalid hermes texts in the prompts directory: {0}")]
+    HermesTexts(String),
 }
 
 const WRAPPER_KEYS: [(&str, &[&str]); 8] = [
@@ -107,6 +111,10 @@ impl Prompts {
                 .find(|(n, _)| *n == name)
                 .map(|(_, t)| t.clone())
         });
+        let problems = hermes.problems();
+        if !problems.is_empty() {
+            return Err(PromptError::HermesTexts(problems.join("; ")));
+        }
         let wrappers_src = read("wrappers.toml")?.unwrap_or_else(|| builtin::WRAPPERS.to_string());
         Ok(Prompts {
             system: md("system.md", builtin::SYSTEM)?,
@@ -458,131 +466,4 @@ fn list_items(inner: &str) -> Vec<String> {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
-    use super::*;
-
-    /// A serialized conversation with requests, a constraint, tool calls, a decision and a
-    /// failed command; the extractive summarizer's tests use it too.
-    pub(crate) const CONVERSATION: &str = "[User]: Add a --verbose flag to the CLI in src/cli.rs. You must keep the public API unchanged. Don't touch Cargo.toml.\n\n\
-[Assistant thinking]: Look at src/cli.rs first.\n\n\
-[Assistant tool calls]: read(path=\"src/cli.rs\")\n\n\
-[Tool result]: use clap::Parser;\n\npub struct Cli {}\nimpl Cli { pub fn option_0(&self) -> bool { self.flags & 1 != 0 } }\nimpl Cli { pub fn option_1(&self) -> bool { self.flags & 2 != 0 } }\nimpl Cli { pub fn option_2(&self) -> bool { self.flags & 4 != 0 } }\nimpl Cli { pub fn option_3(&self) -> bool { self.flags & 8 != 0 } }\nimpl Cli { pub fn option_4(&self) -> bool { self.flags & 16 != 0 } }\nimpl Cli { pub fn option_5(&self) -> bool { self.flags & 32 != 0 } }\nimpl Cli { pub fn option_6(&self) -> bool { self.flags & 64 != 0 } }\nimpl Cli { pub fn option_7(&self) -> bool { self.flags & 128 != 0 } }\nimpl Cli { pub fn option_8(&self) -> bool { self.flags & 256 != 0 } }\nimpl Cli { pub fn option_9(&self) -> bool { self.flags & 512 != 0 } }\nimpl Cli { pub fn option_10(&self) -> bool { self.flags & 1024 != 0 } }\nimpl Cli { pub fn option_11(&self) -> bool { self.flags & 2048 != 0 } }\nimpl Cli { pub fn option_12(&self) -> bool { self.flags & 4096 != 0 } }\nimpl Cli { pub fn option_13(&self) -> bool { self.flags & 8192 != 0 } }\nimpl Cli { pub fn option_14(&self) -> bool { self.flags & 16384 != 0 } }\nimpl Cli { pub fn option_15(&self) -> bool { self.flags & 32768 != 0 } }\nimpl Cli { pub fn option_16(&self) -> bool { self.flags & 1 != 0 } }\nimpl Cli { pub fn option_17(&self) -> bool { self.flags & 2 != 0 } }\nimpl Cli { pub fn option_18(&self) -> bool { self.flags & 4 != 0 } }\nimpl Cli { pub fn option_19(&self) -> bool { self.flags & 8 != 0 } }\nimpl Cli { pub fn option_20(&self) -> bool { self.flags & 16 != 0 } }\nimpl Cli { pub fn option_21(&self) -> bool { self.flags & 32 != 0 } }\nimpl Cli { pub fn option_22(&self) -> bool { self.flags & 64 != 0 } }\nimpl Cli { pub fn option_23(&self) -> bool { self.flags & 128 != 0 } }\nimpl Cli { pub fn option_24(&self) -> bool { self.flags & 256 != 0 } }\nimpl Cli { pub fn option_25(&self) -> bool { self.flags & 512 != 0 } }\nimpl Cli { pub fn option_26(&self) -> bool { self.flags & 1024 != 0 } }\nimpl Cli { pub fn option_27(&self) -> bool { self.flags & 2048 != 0 } }\nimpl Cli { pub fn option_28(&self) -> bool { self.flags & 4096 != 0 } }\nimpl Cli { pub fn option_29(&self) -> bool { self.flags & 8192 != 0 } }\nimpl Cli { pub fn option_30(&self) -> bool { self.flags & 16384 != 0 } }\nimpl Cli { pub fn option_31(&self) -> bool { self.flags & 32768 != 0 } }\nimpl Cli { pub fn option_32(&self) -> bool { self.flags & 1 != 0 } }\nimpl Cli { pub fn option_33(&self) -> bool { self.flags & 2 != 0 } }\nimpl Cli { pub fn option_34(&self) -> bool { self.flags & 4 != 0 } }\nimpl Cli { pub fn option_35(&self) -> bool { self.flags & 8 != 0 } }\nimpl Cli { pub fn option_36(&self) -> bool { self.flags & 16 != 0 } }\nimpl Cli { pub fn option_37(&self) -> bool { self.flags & 32 != 0 } }\nimpl Cli { pub fn option_38(&self) -> bool { self.flags & 64 != 0 } }\nimpl Cli { pub fn option_39(&self) -> bool { self.flags & 128 != 0 } }\n\n\
-[Assistant]: I decided to use a clap flag instead of an env var because it is discoverable.\n\n\
-[Assistant tool calls]: edit(path=\"src/cli.rs\", oldText=\"pub struct Cli {}\", newText=\"pub struct Cli { verbose: bool }\"); write(path=\"tests/verbose.rs\", content=\"#[test]\\nfn t() {}\")\n\n\
-[Tool result]: Successfully replaced text in src/cli.rs.\n\n\
-[Tool result]: Successfully wrote 20 bytes to tests/verbose.rs\n\n\
-[Assistant tool calls]: bash(command=\"cargo build\")\n\n\
-[Tool result]: Finished dev profile\n\n\
-[User]: also print the config path from config/default.toml when verbose\n\n\
-[Assistant tool calls]: bash(command=\"cargo test\")\n\n\
-[Tool result]: error[E0425]: cannot find value `verbose` in this scope\n --> src/cli.rs:12:5\n\nCommand exited with code 101\n\n\
-[Assistant]: The test build fails; I will fix the missing binding in src/cli.rs next.";
-
-    #[test]
-    fn builtin_templates_load() {
-        let p = Prompts::builtin();
-        assert!(p.initial.contains("## Goal"));
-        assert!(p.branch_preamble.ends_with("\n\n") && !p.branch_preamble.ends_with("\n\n\n"));
-        assert!(p.wrappers.bash_command.vars().any(|v| v == "command"));
-    }
-
-    #[test]
-    fn four_fifths_is_floor_of_0_8_without_overflow() {
-        for n in [0, 1, 4, 5, 9, 10, 16384, 1_000_003] {
-            assert_eq!(four_fifths(n), n * 8 / 10, "{n}");
-        }
-        assert_eq!(
-            four_fifths(u64::MAX),
-            (u128::from(u64::MAX) * 8 / 10) as u64
-        );
-    }
-
-    #[test]
-    fn history_prompt_layout() {
-        let p = Prompts::builtin();
-        let extra = vec!["repo uses pnpm".to_string()];
-        let r = p.history_request(
-            "[User]: hi",
-            Some("old"),
-            16384,
-            &PromptOptions {
-                custom_instructions: Some("tests"),
-                prompt_override: None,
-                additional_context: &extra,
-            },
-        );
-        assert_eq!(r.max_tokens, 13107);
-        // floor(0.8 × r) for every r, without overflow.
-        for (reserve, budget) in [
-            (0, 0),
-            (1, 0),
-            (9, 7),
-            (10, 8),
-            (u64::MAX, 14757395258967641292_u64),
-        ] {
-            let r = p.history_request("", None, reserve, &PromptOptions::default());
-            assert_eq!(r.max_tokens, budget, "{reserve}");
-        }
-        assert!(r.prompt.starts_with(
-            "<conversation>\n[User]: hi\n</conversation>\n\n<previous-summary>\nold\n</previous-summary>\n\n<additional-context>\n- repo uses pnpm\n</additional-context>\n\n"
-        ));
-        assert!(r.prompt.ends_with("\n\nAdditional focus: tests"));
-        assert!(r.prompt.contains(&p.update));
-    }
-
-    #[test]
-    fn bad_wrappers_are_rejected() {
-        assert!(parse_wrappers("bash_command = \"{nope}\"").is_err());
-        assert!(parse_wrappers("surprise = \"x\"").is_err());
-    }
-
-    #[test]
-    fn detects_the_kind_from_the_instructions() {
-        let p = Prompts::builtin();
-        let opts = PromptOptions::default();
-        let wrap = |ins: &str| format!("<conversation>\n{CONVERSATION}\n</conversation>\n\n{ins}");
-        assert_eq!(
-            RequestKind::detect(&p.history_request(CONVERSATION, None, 100, &opts).prompt),
-            RequestKind::History
-        );
-        assert_eq!(
-            RequestKind::detect(
-                &p.history_request(CONVERSATION, Some("old"), 100, &opts)
-                    .prompt
-            ),
-            RequestKind::History
-        );
-        assert_eq!(
-            RequestKind::detect(&p.turn_prefix_request(CONVERSATION, 100).prompt),
-            RequestKind::TurnPrefix
-        );
-        assert_eq!(RequestKind::detect(&wrap(&p.branch)), RequestKind::Branch);
-        assert_eq!(
-            RequestKind::detect(&wrap(&p.short_summary)),
-            RequestKind::Short
-        );
-        // pi's wording.
-        assert_eq!(
-            RequestKind::detect(&wrap("This is the PREFIX of a turn that was too large to keep. The SUFFIX (recent work) is retained.\n\n## Original Request\n## Early Progress\n## Context for Suffix")),
-            RequestKind::TurnPrefix
-        );
-        assert_eq!(
-            RequestKind::detect(&wrap("Create a structured summary of this conversation branch for context when returning later.\n\n## Goal")),
-            RequestKind::Branch
-        );
-        assert_eq!(
-            RequestKind::detect(&wrap("The messages above are a conversation to summarize. Create a structured context checkpoint summary that another LLM will use to continue the work.\n\n## Goal")),
-            RequestKind::History
-        );
-        assert_eq!(
-            RequestKind::detect(&format!("<conversation>\n{CONVERSATION}\n</conversation>\n\n<previous-summary>\nold\n</previous-summary>\n\nThe messages above are NEW conversation messages to incorporate into the existing summary provided in <previous-summary> tags.")),
-            RequestKind::History
-        );
-        // Branch wording inside the conversation does not count.
-        let conv = "[User]: Reference context: summary of a conversation branch the user left.\n\n<branch-summary>\n## Goal\n- x\n</branch-summary>";
-        assert_eq!(
-            RequestKind::detect(&p.history_request(conv, None, 100, &opts).prompt),
-            RequestKind::History
-        );
-    }
-}
+pub(crate) mod tests;

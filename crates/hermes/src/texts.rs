@@ -8,11 +8,9 @@
 //!   added by the code that places it, so an editor's final newline changes nothing.
 //! * Slots are `{name}`, filled in one left-to-right pass ([`fill`]): a value is never
 //!   rescanned (a focus text may contain `{focus}`), and braces that are not slots stay.
-//! * The core does no I/O except [`HermesTexts::from_dir`], a thin reader over the pure
-//!   [`HermesTexts::from_lookup`].
-
-use std::io;
-use std::path::Path;
+//! * No I/O: the service reads replacement files and hands them to
+//!   [`HermesTexts::from_lookup`]; [`HermesTexts::problems`] says what would make a
+//!   replacement lose what its text carries, and the service refuses it then.
 
 /// Every fixed text, one field per V-name of `docs/hermes.md` (plus the fallback's note).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -166,40 +164,6 @@ impl HermesTexts {
             }
         }
         out
-    }
-
-    /// Each text from the file of that name in `dir` when it exists, else the shipped one.
-    /// A missing `dir` gives the shipped texts; any other read error (permissions, invalid
-    /// UTF-8) is returned, and so are [`problems`](Self::problems), as `InvalidData`.
-    pub fn from_dir(dir: &Path) -> io::Result<HermesTexts> {
-        let mut found = Vec::new();
-        for name in FILES {
-            match std::fs::read_to_string(dir.join(name)) {
-                Ok(s) => found.push((name, s)),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    return Err(io::Error::new(
-                        e.kind(),
-                        format!("{}: {e}", dir.join(name).display()),
-                    ))
-                }
-            }
-        }
-        let texts = Self::from_lookup(|name| {
-            found
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map(|(_, s)| s.clone())
-        });
-        let problems = texts.problems();
-        if problems.is_empty() {
-            Ok(texts)
-        } else {
-            Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("{}: {}", dir.display(), problems.join("; ")),
-            ))
-        }
     }
 }
 
@@ -393,29 +357,6 @@ mod tests {
         assert_eq!(t.sysnote, "[Note: ours]");
         assert_eq!(t.prefix, HermesTexts::builtin().prefix);
         assert!(!t.temporal.starts_with('\n') && !t.temporal.ends_with('\n'));
-    }
-
-    #[test]
-    fn from_dir_takes_present_files_and_falls_back_per_file() {
-        let dir =
-            std::env::temp_dir().join(format!("compactd-hermes-texts-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("focus.md"), "F {focus}\n").unwrap();
-        let t = HermesTexts::from_dir(&dir).unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
-        assert_eq!(t.focus, "F {focus}");
-        assert_eq!(t.memory, HermesTexts::builtin().memory);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("memory.md"), "no slot\n").unwrap();
-        let err = HermesTexts::from_dir(&dir).unwrap_err();
-        std::fs::remove_dir_all(&dir).unwrap();
-        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
-        assert!(
-            err.to_string().ends_with("memory.md lacks the slot {json}"),
-            "{err}"
-        );
-        let missing = HermesTexts::from_dir(Path::new("/nonexistent/compactd/hermes")).unwrap();
-        assert_eq!(missing, HermesTexts::builtin());
     }
 
     #[test]
