@@ -24,7 +24,7 @@ use crate::texts::HermesTexts;
 use crate::{message, py, redact, summaries, think, Switches};
 
 /// The heading hermes reads back and rewrites in every summary (kept verbatim, H12).
-pub const TASK_HEADING: &str = "## Historical Task Snapshot";
+pub(crate) const TASK_HEADING: &str = "## Historical Task Snapshot";
 
 /// The grounded snapshot line: [`SNAPSHOT_LEAD`] + pyrepr(task) + [`SNAPSHOT_TAIL`].
 const SNAPSHOT_LEAD: &str = "User asked (deterministic, from compacted turns): ";
@@ -105,7 +105,7 @@ pub fn finish(
 
 /// `_with_summary_prefix`: our prefix + `"\n"` + the body of `text` (any earlier prefix,
 /// merge delimiter and end marker removed), or the prefix alone when that body is empty.
-pub fn with_prefix(text: &str, texts: &HermesTexts) -> String {
+pub(crate) fn with_prefix(text: &str, texts: &HermesTexts) -> String {
     let body = summaries::extract_body(text, &texts.prefix);
     if body.is_empty() {
         texts.prefix.clone()
@@ -116,7 +116,12 @@ pub fn with_prefix(text: &str, texts: &HermesTexts) -> String {
 
 /// `_ground_historical_task_snapshot`: the task snapshot section of `summary` rewritten
 /// from the newest real user turn, or `summary` unchanged when there is none.
-pub fn ground(summary: &str, turns: &[Value], texts: &HermesTexts, opts: &Switches) -> String {
+pub(crate) fn ground(
+    summary: &str,
+    turns: &[Value],
+    texts: &HermesTexts,
+    opts: &Switches,
+) -> String {
     let Some(snapshot) = task_snapshot(turns, texts, opts) else {
         return summary.to_string();
     };
@@ -130,7 +135,11 @@ pub fn ground(summary: &str, turns: &[Value], texts: &HermesTexts, opts: &Switch
 }
 
 /// `_latest_user_task_snapshot`: the snapshot line from the newest real user turn.
-pub fn task_snapshot(turns: &[Value], texts: &HermesTexts, opts: &Switches) -> Option<String> {
+pub(crate) fn task_snapshot(
+    turns: &[Value],
+    texts: &HermesTexts,
+    opts: &Switches,
+) -> Option<String> {
     for msg in turns.iter().rev() {
         if !is_real_user_message(msg, texts) {
             continue;
@@ -154,7 +163,7 @@ pub fn task_snapshot(turns: &[Value], texts: &HermesTexts, opts: &Switches) -> O
 
 /// `_is_real_user_message` (conversation_compression.py 583): a user turn written by the
 /// human, not by hermes (synthetic flags, scaffolding notices, handoff summaries).
-pub fn is_real_user_message(msg: &Value, texts: &HermesTexts) -> bool {
+pub(crate) fn is_real_user_message(msg: &Value, texts: &HermesTexts) -> bool {
     if message::role(msg) != Some("user") {
         return false;
     }

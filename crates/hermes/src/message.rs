@@ -14,7 +14,7 @@ pub fn role(m: &Value) -> Option<&str> {
 }
 
 /// Whether the message has this role.
-pub fn has_role(m: &Value, r: &str) -> bool {
+pub(crate) fn has_role(m: &Value, r: &str) -> bool {
     role(m) == Some(r)
 }
 
@@ -34,7 +34,7 @@ pub fn tool_calls(m: &Value) -> &[Value] {
 }
 
 /// An image part: an object whose `type` is `image`, `image_url` or `input_image`.
-pub fn is_image_part(part: &Value) -> bool {
+pub(crate) fn is_image_part(part: &Value) -> bool {
     matches!(
         part.get("type").and_then(Value::as_str),
         Some("image" | "image_url" | "input_image")
@@ -45,7 +45,7 @@ pub fn is_image_part(part: &Value) -> bool {
 /// a string is itself, null or absent is empty, a list joins its non-empty string items
 /// and the non-empty string `text` fields of its object items with `\n`, anything else
 /// is `str()` of it.
-pub fn text_view(content: Option<&Value>) -> String {
+pub(crate) fn text_view(content: Option<&Value>) -> String {
     match content {
         None | Some(Value::Null) => String::new(),
         Some(Value::String(s)) => s.clone(),

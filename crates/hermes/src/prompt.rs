@@ -36,7 +36,7 @@ const FOCUS_MAX: usize = 700;
 
 /// `_compute_summary_budget` (1815): `max(2000, min(int(R(turns) × 0.20), max))`. Only
 /// prompt guidance: the request carries no `max_tokens`.
-pub fn summary_budget(turns: &[Value], max_summary_tokens: u64) -> u64 {
+pub(crate) fn summary_budget(turns: &[Value], max_summary_tokens: u64) -> u64 {
     // int() of a float product, as in Python (the same IEEE double).
     let share = (tokens::rough(turns) as f64 * SUMMARY_RATIO) as u64;
     MIN_SUMMARY_TOKENS.max(share.min(max_summary_tokens))
@@ -44,7 +44,7 @@ pub fn summary_budget(turns: &[Value], max_summary_tokens: u64) -> u64 {
 
 /// `sanitize_memory_context` (context_engine.py 40): stripped, redacted in forced mode
 /// with URL credentials, and cut to a head and a tail when over 6000 code points.
-pub fn sanitize_memory(memory_context: &str) -> String {
+pub(crate) fn sanitize_memory(memory_context: &str) -> String {
     let clean = super::redact::redact_memory(py::strip(memory_context));
     if py::len(&clean) <= MEMORY_MAX {
         return clean;
@@ -58,7 +58,7 @@ pub fn sanitize_memory(memory_context: &str) -> String {
 
 /// The `{json}` slot: the sanitized memory as a JSON string literal, with `&`, `<`, `>`
 /// escaped so the text cannot close the block it sits in.
-pub fn memory_json(sanitized: &str) -> String {
+pub(crate) fn memory_json(sanitized: &str) -> String {
     py::dumps(&py::PyValue::Str(sanitized.to_string()), false)
         .replace('&', "\\u0026")
         .replace('<', "\\u003c")
@@ -66,7 +66,7 @@ pub fn memory_json(sanitized: &str) -> String {
 }
 
 /// M: `"\n\n"` + the memory text, or `""` when the sanitized memory context is empty.
-pub fn memory_block(texts: &HermesTexts, memory_context: &str) -> String {
+pub(crate) fn memory_block(texts: &HermesTexts, memory_context: &str) -> String {
     let sanitized = sanitize_memory(memory_context);
     if sanitized.is_empty() {
         return String::new();
@@ -76,7 +76,7 @@ pub fn memory_block(texts: &HermesTexts, memory_context: &str) -> String {
 }
 
 /// T: the temporal rule between two newlines, or `""` without a date.
-pub fn temporal_block(texts: &HermesTexts, today: Option<&str>) -> String {
+pub(crate) fn temporal_block(texts: &HermesTexts, today: Option<&str>) -> String {
     match today {
         Some(date) if !date.is_empty() => {
             format!("\n{}\n", fill(&texts.temporal, &[("date", date)]))
@@ -86,7 +86,7 @@ pub fn temporal_block(texts: &HermesTexts, today: Option<&str>) -> String {
 }
 
 /// S: the template with its budget and temporal rule.
-pub fn template_block(texts: &HermesTexts, budget: u64, today: Option<&str>) -> String {
+pub(crate) fn template_block(texts: &HermesTexts, budget: u64, today: Option<&str>) -> String {
     let temporal = temporal_block(texts, today);
     fill(
         &texts.template,
@@ -95,7 +95,7 @@ pub fn template_block(texts: &HermesTexts, budget: u64, today: Option<&str>) -> 
 }
 
 /// The focus block: `"\n\n"` + the focus text, or `""` for an empty focus.
-pub fn focus_block(texts: &HermesTexts, focus: Option<&str>) -> String {
+pub(crate) fn focus_block(texts: &HermesTexts, focus: Option<&str>) -> String {
     match focus {
         Some(f) if !f.is_empty() => format!("\n\n{}", fill(&texts.focus, &[("focus", f)])),
         _ => String::new(),
@@ -106,7 +106,11 @@ pub fn focus_block(texts: &HermesTexts, focus: Option<&str>) -> String {
 /// handoff summaries, each as its text view stripped, redacted and with whitespace runs
 /// collapsed, oldest first, as `Recent user focus:\n- …`. `None` when there is none.
 /// `messages` is the whole (pruned) list, tail included.
-pub fn auto_focus(messages: &[Value], texts: &HermesTexts, opts: &Switches) -> Option<String> {
+pub(crate) fn auto_focus(
+    messages: &[Value],
+    texts: &HermesTexts,
+    opts: &Switches,
+) -> Option<String> {
     let mut picked = Vec::new();
     for msg in messages.iter().rev() {
         if message::role(msg) != Some("user") {
@@ -153,7 +157,7 @@ fn cut(text: &str, max: usize) -> String {
 
 /// The focus of a request: the focus topic when it is non-empty, else the auto focus
 /// (hermes: `focus_topic or self._derive_auto_focus_topic(messages)`).
-pub fn choose_focus(
+pub(crate) fn choose_focus(
     focus_topic: Option<&str>,
     messages: &[Value],
     texts: &HermesTexts,
@@ -167,7 +171,7 @@ pub fn choose_focus(
 
 /// The data of one summarizer prompt, as hermes computes it.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct PromptInput<'a> {
+pub(crate) struct PromptInput<'a> {
     /// C: the serialized turns (`serialize::serialize`).
     pub serialized: &'a str,
     /// P: the previous summary body; `None` or empty gives the first-compaction prompt.

@@ -43,7 +43,7 @@ pub fn serialize(turns: &[Value], opts: &Switches) -> String {
 
 /// One message's part: `[ROLE]: text`, `[TOOL RESULT id]: text`, or the assistant's
 /// text followed by its tool calls.
-pub fn serialize_message(msg: &Value, opts: &Switches) -> String {
+pub(crate) fn serialize_message(msg: &Value, opts: &Switches) -> String {
     compactd_core::cancel::checkpoint();
     let role = message::role(msg).unwrap_or("unknown");
     let mut text = redact(&content_text(message::content(msg)), opts).into_owned();

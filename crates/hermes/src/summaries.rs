@@ -34,11 +34,11 @@ pub const MERGE_DELIMITER: &str = "[END OF PRIOR CONTEXT — COMPACTION SUMMARY 
 /// In hermes's merged form, heads the message's own text.
 pub const PRIOR_CONTEXT_HEADER: &str = "[PRIOR CONTEXT — for reference only; not a new message]";
 /// The bracketed marker that opens hermes's prefixes, current and historical, and ours.
-pub const OPENING_MARKER: &str = "[CONTEXT COMPACTION — REFERENCE ONLY]";
+pub(crate) const OPENING_MARKER: &str = "[CONTEXT COMPACTION — REFERENCE ONLY]";
 /// The prefix of hermes's oldest summaries.
-pub const LEGACY_PREFIX: &str = "[CONTEXT SUMMARY]:";
+pub(crate) const LEGACY_PREFIX: &str = "[CONTEXT SUMMARY]:";
 /// How hermes's current prefix and its three historical ones all end.
-pub const CLOSING_PHRASE: &str = "may reflect work described here — avoid repeating it:";
+pub(crate) const CLOSING_PHRASE: &str = "may reflect work described here — avoid repeating it:";
 
 /// One of hermes's long prefixes, known by its shape instead of its text.
 struct HermesPrefix {
@@ -105,7 +105,7 @@ fn md5_hex(s: &str) -> String {
 /// Whether a message content is a handoff summary (`_is_context_summary_content`): its
 /// text view, left-stripped and taken after a [`MERGE_DELIMITER`] when there is one,
 /// starts with a known prefix. The role is not checked.
-pub fn is_handoff_summary(content: Option<&Value>, ours: &str) -> bool {
+pub(crate) fn is_handoff_summary(content: Option<&Value>, ours: &str) -> bool {
     is_summary_text(&text_view(content), ours)
 }
 
@@ -120,7 +120,7 @@ fn is_summary_text(text: &str, ours: &str) -> bool {
 /// The body of a summary text (`_strip_summary_prefix`, plus H5's cut): stripped, taken
 /// after a [`MERGE_DELIMITER`], without its prefix, and ending before the first
 /// [`END_MARKER`].
-pub fn extract_body(text: &str, ours: &str) -> String {
+pub(crate) fn extract_body(text: &str, ours: &str) -> String {
     extract_body_in(text, ours, HERMES_PREFIXES)
 }
 
@@ -139,7 +139,7 @@ fn extract_body_in(text: &str, ours: &str, hermes: &[HermesPrefix]) -> String {
 }
 
 /// The body of the summary in message `i` (its text view through [`extract_body`]).
-pub fn body_at(msgs: &[Value], i: usize, ours: &str) -> String {
+pub(crate) fn body_at(msgs: &[Value], i: usize, ours: &str) -> String {
     msgs.get(i)
         .map(|m| extract_body(&text_view(content(m)), ours))
         .unwrap_or_default()
@@ -149,7 +149,7 @@ pub fn body_at(msgs: &[Value], i: usize, ours: &str) -> String {
 /// when the first message is a system message, else from 0, newest first. The search
 /// may reach into the protected head. `end` beyond the list is taken as its length
 /// (hermes would index past the end there, H2).
-pub fn find_latest(msgs: &[Value], end: usize, ours: &str) -> Option<usize> {
+pub(crate) fn find_latest(msgs: &[Value], end: usize, ours: &str) -> Option<usize> {
     let start = usize::from(msgs.first().is_some_and(|m| has_role(m, "system")));
     (start..end.min(msgs.len()))
         .rev()

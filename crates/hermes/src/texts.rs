@@ -43,7 +43,7 @@ pub struct HermesTexts {
 }
 
 /// hermes's opening marker, which our prefix keeps so both engines recognise a summary.
-pub const OPENING_MARKER: &str = "[CONTEXT COMPACTION — REFERENCE ONLY]";
+pub(crate) const OPENING_MARKER: &str = "[CONTEXT COMPACTION — REFERENCE ONLY]";
 
 /// The file names, in field order (the names `COMPACTD_PROMPTS_DIR/hermes/` may hold).
 pub const FILES: [&str; 11] = [
@@ -62,7 +62,7 @@ pub const FILES: [&str; 11] = [
 
 /// The slots each text has, in the order of [`FILES`]: a replacement file must use each
 /// of them at least once (a `first.md` without `{turns}` would drop the conversation).
-pub const SLOTS: [&[&str]; 11] = [
+pub(crate) const SLOTS: [&[&str]; 11] = [
     &[],
     &[],
     &["date"],

@@ -108,7 +108,7 @@ static PASSES: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
 
 /// The text with reasoning blocks and tool-call markup removed, as hermes's
 /// `strip_think_blocks` leaves a string.
-pub fn strip_think_blocks(text: &str) -> String {
+pub(crate) fn strip_think_blocks(text: &str) -> String {
     let mut out = text.to_string();
     for (re, rep) in PASSES.iter() {
         // Plain `regex` patterns (see the module docs): no run-time error can occur, and

@@ -41,7 +41,7 @@ fn is_turn_start(e: &Entry) -> bool {
 }
 
 /// pi's `findTurnStartIndex`: the nearest turn start at or before `index`.
-pub fn find_turn_start(path: &[&Entry], index: usize, start: usize) -> Option<usize> {
+pub(crate) fn find_turn_start(path: &[&Entry], index: usize, start: usize) -> Option<usize> {
     (start..=index).rev().find(|&i| is_turn_start(path[i]))
 }
 

@@ -30,7 +30,7 @@ pub struct FileLists {
 impl FileOps {
     /// pi's `extractFileOpsFromMessage`: `read`/`write`/`edit` tool calls with a string
     /// `path` argument.
-    pub fn add_message(&mut self, msg: AgentMessage) {
+    pub(crate) fn add_message(&mut self, msg: AgentMessage) {
         let Some(m) = msg.stored() else { return };
         if m.role != Role::Assistant {
             return;
@@ -54,7 +54,7 @@ impl FileOps {
 
     /// Adds the lists carried in a previous summary's `details` (read → read,
     /// modified → edited), as pi does for pi-generated summaries.
-    pub fn add_details(&mut self, details: Option<RawJson>) {
+    pub(crate) fn add_details(&mut self, details: Option<RawJson>) {
         let Some(Value::Object(d)) = details.map(value_of) else {
             return;
         };

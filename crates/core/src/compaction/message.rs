@@ -60,7 +60,7 @@ pub fn for_compaction<'s, 'a>(e: &'s Entry<'a>) -> Option<AgentMessage<'s, 'a>> 
 
 /// The message an entry contributes to a branch summary: tool results are skipped,
 /// compactions become their summary.
-pub fn for_branch<'s, 'a>(e: &'s Entry<'a>) -> Option<AgentMessage<'s, 'a>> {
+pub(crate) fn for_branch<'s, 'a>(e: &'s Entry<'a>) -> Option<AgentMessage<'s, 'a>> {
     match &e.body {
         EntryBody::Message(m) if m.role == Role::ToolResult => None,
         EntryBody::Compaction(c) => Some(AgentMessage::CompactionSummary(&c.summary)),

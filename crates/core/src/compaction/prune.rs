@@ -21,10 +21,10 @@ use super::message::AgentMessage;
 use super::tokens::estimate;
 
 /// Below this a result is never pruned: the notice itself costs about 8 tokens.
-pub const MIN_PRUNE_TOKENS: u64 = 50;
-pub const DEFAULT_PROTECT_TOKENS: u64 = 40_000;
-pub const DEFAULT_MINIMUM_SAVINGS: u64 = 20_000;
-pub const DEFAULT_PROTECTED_TOOLS: [&str; 2] = ["skill", "read"];
+pub(crate) const MIN_PRUNE_TOKENS: u64 = 50;
+pub(crate) const DEFAULT_PROTECT_TOKENS: u64 = 40_000;
+pub(crate) const DEFAULT_MINIMUM_SAVINGS: u64 = 20_000;
+pub(crate) const DEFAULT_PROTECTED_TOOLS: [&str; 2] = ["skill", "read"];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PruneSettings {
@@ -78,7 +78,7 @@ pub struct PrunePlan {
 /// Path index of the latest compaction's first kept entry (oh-my-pi's
 /// `resolveBoundaryIndex`): 0 without a compaction, or when that entry is not on the
 /// path. Results before it are summarized away and never pruned.
-pub fn boundary_index(path: &[&Entry]) -> usize {
+pub(crate) fn boundary_index(path: &[&Entry]) -> usize {
     path.iter()
         .rev()
         .find_map(|e| e.compaction())
@@ -134,7 +134,7 @@ pub fn plan_pruning(path: &[&Entry], settings: &PruneSettings) -> PrunePlan {
 /// The parts of a toolResult message the core does not parse: `toolName` and whether
 /// `prunedAt` is present (any value, `null` included, as oh-my-pi's `!== undefined`).
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct ToolResultMeta {
+pub(crate) struct ToolResultMeta {
     pub tool_name: Option<String>,
     pub pruned: bool,
 }
@@ -176,7 +176,7 @@ impl ToolResultMeta {
     }
 
     /// oh-my-pi matches string matchers with `toolResult.toolName === matcher`.
-    pub fn is_protected(&self, protected_tools: &[String]) -> bool {
+    pub(crate) fn is_protected(&self, protected_tools: &[String]) -> bool {
         self.tool_name
             .as_deref()
             .is_some_and(|n| protected_tools.iter().any(|p| p == n))

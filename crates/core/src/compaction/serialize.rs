@@ -12,7 +12,7 @@ use super::stringify::{
 use super::template::Template;
 
 /// Tool results are cut to this many UTF-16 units in the serialized text.
-pub const TOOL_RESULT_MAX_CHARS: usize = 2000;
+pub(crate) const TOOL_RESULT_MAX_CHARS: usize = 2000;
 
 /// How non-chat messages are put into words for the summarizer.
 #[derive(Debug, Clone)]
@@ -48,7 +48,7 @@ impl Wrappers {
 /// Where the conversation text goes: the text itself (`String`), or its JSON-escaped
 /// bytes (`conversation_json::JsonText`). One serializer writes both, so the two
 /// cannot disagree on what the text is.
-pub trait ConversationOut: Sink {
+pub(crate) trait ConversationOut: Sink {
     /// Appends the decoded characters of `t`.
     fn push_text(&mut self, t: &Text);
     /// Appends at most `max_units` UTF-16 units of `t` (`Text::push_prefix_to`).
@@ -90,7 +90,7 @@ pub fn serialize_conversation<'s, 'a: 's>(
 /// [`serialize_conversation`] into `out`. `first` says that no part was written yet
 /// (no separator before the next one), and is left false once one is: a text written
 /// in pieces joins them with `\n\n` when both wrote a part.
-pub fn write_conversation<'s, 'a: 's, O: ConversationOut>(
+pub(crate) fn write_conversation<'s, 'a: 's, O: ConversationOut>(
     messages: impl IntoIterator<Item = AgentMessage<'s, 'a>>,
     wrappers: &Wrappers,
     out: &mut O,

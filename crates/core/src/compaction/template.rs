@@ -58,7 +58,11 @@ impl Template {
 
     /// Appends the rendering to `out`; `value` supplies each placeholder (unknown
     /// placeholders render as nothing).
-    pub fn render_into<'v>(&self, out: &mut String, value: impl Fn(&str) -> Option<&'v str>) {
+    pub(crate) fn render_into<'v>(
+        &self,
+        out: &mut String,
+        value: impl Fn(&str) -> Option<&'v str>,
+    ) {
         for p in &self.parts {
             match p {
                 Part::Literal(s) => out.push_str(s),

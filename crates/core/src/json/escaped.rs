@@ -135,7 +135,7 @@ fn avx2() -> bool {
 
 /// UTF-16 length of the text the valid body `body` decodes to
 /// (`json::string::escaped_utf16_len`).
-pub fn escaped_utf16_len(body: &str) -> usize {
+pub(crate) fn escaped_utf16_len(body: &str) -> usize {
     #[cfg(target_arch = "x86_64")]
     if body.len() >= 64 && avx2() {
         // SAFETY: the CPU has AVX2 and POPCNT (checked just above).

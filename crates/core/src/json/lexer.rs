@@ -25,7 +25,7 @@ use control::has_control_bytes_portable;
 
 /// Deeper nesting is left to serde_json (its limit is 128). Values read in strict mode
 /// are thus shallow enough to be re-parsed as `serde_json::Value` without a depth check.
-pub const STRICT_MAX_DEPTH: u32 = 64;
+pub(crate) const STRICT_MAX_DEPTH: u32 = 64;
 
 /// A cursor over JSON text. Methods that read a token expect the cursor at its first
 /// byte (callers skip whitespace with [`Lexer::ws`]) and leave it just after it.
@@ -51,7 +51,7 @@ impl<'a> Lexer<'a> {
     /// [`Lexer::strict`], told whether `text` holds a byte below 0x20 when the caller
     /// knows (`json::lines` finds that with the line's end): saves a pass over it.
     /// `Some(false)` must be exact; `None` looks.
-    pub fn strict_hinted(text: &'a str, controls: Option<bool>) -> Self {
+    pub(crate) fn strict_hinted(text: &'a str, controls: Option<bool>) -> Self {
         Lexer {
             text,
             pos: 0,
@@ -64,7 +64,7 @@ impl<'a> Lexer<'a> {
     }
 
     /// For text a JSON parser has already accepted.
-    pub fn trusted(text: &'a str) -> Self {
+    pub(crate) fn trusted(text: &'a str) -> Self {
         Lexer {
             text,
             pos: 0,
@@ -86,7 +86,7 @@ impl<'a> Lexer<'a> {
     }
 
     /// Whitespace, then the end of the text: nothing may follow a top-level value.
-    pub fn at_end(&mut self) -> bool {
+    pub(crate) fn at_end(&mut self) -> bool {
         self.ws();
         self.pos == self.text.len()
     }
@@ -296,7 +296,7 @@ impl<'a> Lexer<'a> {
     }
 
     /// Any JSON value, validated and skipped.
-    pub fn skip_value(&mut self) -> Option<()> {
+    pub(crate) fn skip_value(&mut self) -> Option<()> {
         match self.peek()? {
             b'"' => self.string().map(drop),
             b'{' => self.object(|s, _| s.skip_value()),
@@ -314,7 +314,7 @@ impl<'a> Lexer<'a> {
     }
 
     /// Any JSON value, validated; returns its text.
-    pub fn value_text(&mut self) -> Option<&'a str> {
+    pub(crate) fn value_text(&mut self) -> Option<&'a str> {
         let start = self.pos;
         self.skip_value()?;
         Some(&self.text[start..self.pos])

@@ -27,7 +27,7 @@ pub fn utf16_len(s: &str) -> usize {
 }
 
 /// UTF-16 length of the string an escaped literal body decodes to.
-pub fn escaped_utf16_len(body: &str) -> usize {
+pub(crate) fn escaped_utf16_len(body: &str) -> usize {
     // Count the whole text as if unescaped (escapes are ASCII: a unit per byte), then
     // take off what each escape saves: every escape is one unit, `\uXXXX` included (a
     // surrogate pair is two escapes).
@@ -64,7 +64,7 @@ fn hex4(b: &[u8]) -> Option<u32> {
 /// `\uXXXX` low half that follows a high surrogate: the code point (a lone surrogate's
 /// own value when unpaired) and the bytes taken (6, or 12 for a pair). `None` when the
 /// hex digits are not there.
-pub fn unicode_escape(b: &[u8]) -> Option<(u32, usize)> {
+pub(crate) fn unicode_escape(b: &[u8]) -> Option<(u32, usize)> {
     let hi = hex4(b.get(2..)?)?;
     if (0xD800..0xDC00).contains(&hi) && b.get(6..8) == Some(b"\\u") {
         if let Some(lo) = b.get(8..).and_then(hex4) {
@@ -77,7 +77,7 @@ pub fn unicode_escape(b: &[u8]) -> Option<(u32, usize)> {
 }
 
 /// Appends the decoded `body` to `out`.
-pub fn unescape_into(body: &str, out: &mut String) {
+pub(crate) fn unescape_into(body: &str, out: &mut String) {
     unescape_prefix_into(body, out, usize::MAX);
 }
 
@@ -85,7 +85,7 @@ pub fn unescape_into(body: &str, out: &mut String) {
 /// exceeded and never splitting a surrogate pair. Returns the units written, except
 /// that runs between escapes are not counted when there is no limit (`usize::MAX`:
 /// counting would be a second pass over the text, and nobody reads the count then).
-pub fn unescape_prefix_into(body: &str, out: &mut String, max_units: usize) -> usize {
+pub(crate) fn unescape_prefix_into(body: &str, out: &mut String, max_units: usize) -> usize {
     let bytes = body.as_bytes();
     let mut units = 0;
     let mut i = 0;
@@ -143,7 +143,7 @@ pub fn unescape_prefix_into(body: &str, out: &mut String, max_units: usize) -> u
 
 /// Appends at most `max_units` UTF-16 units of `s` (a character that would straddle
 /// the limit is left out); returns the units appended.
-pub fn push_prefix(s: &str, out: &mut String, max_units: usize) -> usize {
+pub(crate) fn push_prefix(s: &str, out: &mut String, max_units: usize) -> usize {
     push_prefix_whole(s, out, max_units).0
 }
 

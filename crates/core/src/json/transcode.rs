@@ -23,7 +23,7 @@ use super::write::{escape_buf, escape_of, escape_with, Stop};
 
 /// Appends the text the string literal body `body` decodes to, escaped as
 /// `json::write::write_str_contents` escapes it.
-pub fn write_decoded_contents(out: &mut Vec<u8>, body: &str) {
+pub(crate) fn write_decoded_contents(out: &mut Vec<u8>, body: &str) {
     // Long runs copied 64 bytes at a time between the escapes that change (AVX2),
     // the rest (or all, without AVX2) one stop at each backslash.
     let done = copy_decoded(out, body.as_bytes(), decoded_stop);
@@ -60,7 +60,7 @@ fn decoded_stop(b: &[u8], i: usize) -> Stop {
 /// [`write_decoded_contents`] of the longest start of the text that has at most
 /// `max_units` UTF-16 units, never splitting a surrogate pair: what
 /// `string::unescape_prefix_into` decodes, escaped.
-pub fn write_decoded_prefix(out: &mut Vec<u8>, body: &str, max_units: usize) {
+pub(crate) fn write_decoded_prefix(out: &mut Vec<u8>, body: &str, max_units: usize) {
     let b = body.as_bytes();
     // Whole blocks counted 64 bytes at a time up to near the cut (AVX2).
     let (mut i, mut units) = prefix_start(b, max_units);
@@ -104,7 +104,7 @@ pub fn write_decoded_prefix(out: &mut Vec<u8>, body: &str, max_units: usize) {
 
 /// Appends `JSON.stringify` of the string whose literal body is `body` (quotes
 /// included), escaped as a part of a JSON string (`\"…\"`).
-pub fn write_js_literal_escaped(out: &mut Vec<u8>, body: &str) {
+pub(crate) fn write_js_literal_escaped(out: &mut Vec<u8>, body: &str) {
     out.extend_from_slice(b"\\\"");
     // Runs between escapes copied from 64-byte blocks (AVX2), the rest (or all,
     // without AVX2) one stop at each backslash.

@@ -100,7 +100,7 @@ impl fmt::Display for InputError {
 impl std::error::Error for InputError {}
 
 /// Escapes one JSON-pointer reference token (RFC 6901).
-pub fn pointer_token(s: &str) -> String {
+pub(crate) fn pointer_token(s: &str) -> String {
     s.replace('~', "~0").replace('/', "~1")
 }
 

@@ -4,10 +4,11 @@
 use std::collections::HashSet;
 
 /// Ids already handed out (our own hashes, so a fixed fast hasher is fine).
-pub type IdSet = HashSet<u32, foldhash::fast::FixedState>;
+pub(crate) type IdSet = HashSet<u32, foldhash::fast::FixedState>;
 
 use super::entry::{Entry, EntryBody, Header, Role};
 use super::id::Id;
+use super::CURRENT_VERSION;
 
 /// The version the input was written in. A header without `version` means 1. Without
 /// a header (a JSON body may omit it) the entries decide: ids present means current.
@@ -17,9 +18,9 @@ pub fn source_version(header: Option<&Header>, entries: &[Entry]) -> u32 {
             None => 1,
             Some(v) if v < 2.0 => 1,
             Some(v) if v < 3.0 => 2,
-            Some(_) => 3,
+            Some(_) => CURRENT_VERSION,
         },
-        None if entries.iter().any(|e| e.id.is_some()) => 3,
+        None if entries.iter().any(|e| e.id.is_some()) => CURRENT_VERSION,
         None => 1,
     }
 }
@@ -81,7 +82,7 @@ fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
     }
 }
 
-pub fn fnv1a32(bytes: &[u8]) -> u32 {
+pub(crate) fn fnv1a32(bytes: &[u8]) -> u32 {
     fnv1a32_continue(0x811c9dc5, bytes)
 }
 

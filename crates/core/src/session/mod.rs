@@ -24,7 +24,7 @@ pub use written::{fresh_id, iso_timestamp, BranchSummaryEntry, CompactionEntry};
 use entry::{parse_entry_hinted, EntryError, Parsed};
 
 /// The newest session format version (pi's `CURRENT_SESSION_VERSION`).
-pub const CURRENT_VERSION: u32 = 3;
+pub(crate) const CURRENT_VERSION: u32 = 3;
 
 /// At most this many violations are collected before giving up on a body.
 const MAX_VIOLATIONS: usize = 20;

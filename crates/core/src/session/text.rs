@@ -43,7 +43,7 @@ impl<'a> Text<'a> {
     }
 
     /// Builds a `Text` from a raw JSON value that must be a string literal.
-    pub fn from_raw(raw: &'a str) -> Option<Self> {
+    pub(crate) fn from_raw(raw: &'a str) -> Option<Self> {
         let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
         Some(if memchr::memchr(b'\\', inner.as_bytes()).is_some() {
             Text::Escaped(inner)
@@ -62,7 +62,7 @@ impl<'a> Text<'a> {
     /// Length in bytes as held (escaped or not): never less than the UTF-16 length
     /// (an escape is at least two bytes for one unit, a character at least as many
     /// bytes as units), so a cheap bound before counting.
-    pub fn byte_len(&self) -> usize {
+    pub(crate) fn byte_len(&self) -> usize {
         match self {
             Text::Escaped(s) => s.len(),
             Text::Plain(s) => s.len(),

@@ -33,7 +33,7 @@ impl<'a> Session<'a> {
     }
 
     /// Positions from the root down to `start`.
-    pub fn walk_to_root(&self, start: usize) -> Result<Vec<usize>, InputError> {
+    pub(crate) fn walk_to_root(&self, start: usize) -> Result<Vec<usize>, InputError> {
         let mut path = Vec::new();
         // A walk longer than the entry count has revisited an entry: a cycle.
         let mut current = Some(start);

@@ -33,7 +33,7 @@ use pairs::sanitize_tool_pairs;
 /// message already carries it.
 const HERMES_SYSNOTE_MARKER: &str = "[Note: Some earlier conversation turns have been compacted";
 /// The metadata key hermes sets on a message holding a summary.
-pub const SUMMARY_KEY: &str = "_compressed_summary";
+pub(crate) const SUMMARY_KEY: &str = "_compressed_summary";
 /// The session-store marker no compacted message may carry.
 const PERSISTED_KEY: &str = "_db_persisted";
 /// The sidecar of the bytes sent earlier, stale once the content changes.
@@ -41,7 +41,7 @@ const API_CONTENT_KEY: &str = "api_content";
 
 /// The compacted list and where each message came from.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Assembled {
+pub(crate) struct Assembled {
     /// The compacted messages.
     pub messages: Vec<Value>,
     /// For each output message, the input index it copies, or `None` for a standalone
@@ -181,7 +181,7 @@ fn role_or_user(msg: &Value) -> Option<&str> {
 
 /// Removes the session-store marker `_db_persisted` (`_strip_persistence_markers`), which
 /// no compacted message may carry (also for the prune-only answer of H2).
-pub fn strip_persistence_marker(msg: &mut Value) {
+pub(crate) fn strip_persistence_marker(msg: &mut Value) {
     if let Some(map) = msg.as_object_mut() {
         map.shift_remove(PERSISTED_KEY);
     }

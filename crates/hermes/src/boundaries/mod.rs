@@ -50,7 +50,7 @@ pub fn head_size(msgs: &[Value], protect_first_n: usize) -> usize {
 
 /// Pushes a window start past tool results (`_align_boundary_forward`), so the window
 /// never opens mid-group. Stops at `msgs.len()`.
-pub fn align_forward(msgs: &[Value], mut i: usize) -> usize {
+pub(crate) fn align_forward(msgs: &[Value], mut i: usize) -> usize {
     while i < msgs.len() && has_role(&msgs[i], "tool") {
         i += 1;
     }
@@ -60,7 +60,7 @@ pub fn align_forward(msgs: &[Value], mut i: usize) -> usize {
 /// Pulls a window end back before a tool-call group it would split
 /// (`_align_boundary_backward`): over the `tool` messages before `i` to their assistant,
 /// when that assistant has truthy `tool_calls`. Unchanged for `i == 0` or `i ≥ n`.
-pub fn align_backward(msgs: &[Value], i: usize) -> usize {
+pub(crate) fn align_backward(msgs: &[Value], i: usize) -> usize {
     if i == 0 || i >= msgs.len() {
         return i;
     }
@@ -82,7 +82,13 @@ pub fn align_backward(msgs: &[Value], i: usize) -> usize {
 /// The first index of the protected tail (`_find_tail_cut_by_tokens`, section 7) for a
 /// window starting at `h`, with hermes's budget estimate E (`tokens::budget`). See
 /// [`tail_cut_by`].
-pub fn tail_cut(msgs: &[Value], h: usize, protect_last_n: usize, budget: u64, ours: &str) -> usize {
+pub(crate) fn tail_cut(
+    msgs: &[Value],
+    h: usize,
+    protect_last_n: usize,
+    budget: u64,
+    ours: &str,
+) -> usize {
     tail_cut_by(msgs, h, protect_last_n, budget, ours, super::tokens::budget)
 }
 
@@ -90,7 +96,7 @@ pub fn tail_cut(msgs: &[Value], h: usize, protect_last_n: usize, budget: u64, ou
 /// raw re-walk when everything fitted, the message-count fallback, the backward
 /// alignment, the last-real-user and last-visible-assistant anchors, and a final forward
 /// alignment. `ours` is our summary prefix (a summary is not a real user turn).
-pub fn tail_cut_by(
+pub(crate) fn tail_cut_by(
     msgs: &[Value],
     h: usize,
     protect_last_n: usize,

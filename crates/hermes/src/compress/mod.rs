@@ -61,7 +61,7 @@ impl Reason {
 
 /// Where the compaction cuts (the answer's `boundaries`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Boundaries {
+pub(crate) struct Boundaries {
     pub head_size: usize,
     pub compress_start: usize,
     pub compress_end: usize,
@@ -356,11 +356,6 @@ impl Pending {
         self.turns.len()
     }
 
-    /// The summary budget stated in the prompt.
-    pub fn summary_budget(&self) -> u64 {
-        self.summary_budget
-    }
-
     /// The answer of a dry run: everything decided, no summary.
     pub fn dry_run(self) -> Outcome {
         let mut o = self.common.unchanged(Reason::NothingToCompress);
@@ -542,10 +537,5 @@ impl Outcome {
     /// `llm`, `fallback` or `prune-only` when compacted.
     pub fn summarizer(&self) -> Option<&'static str> {
         self.result.as_ref().ok().map(|c| c.summarizer)
-    }
-
-    /// Whether the static fallback wrote the summary.
-    pub fn fallback_used(&self) -> bool {
-        matches!(&self.result, Ok(c) if c.fallback_used)
     }
 }

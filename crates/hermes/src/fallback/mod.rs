@@ -35,9 +35,9 @@ const SUMMARY_CUT: usize = 7958;
 const SUMMARY_TRUNCATED: &str = "\n...[fallback summary truncated]";
 
 /// `{task}` when no user ask was dropped.
-pub const UNKNOWN_TASK: &str = "Unknown from deterministic fallback.";
+pub(crate) const UNKNOWN_TASK: &str = "Unknown from deterministic fallback.";
 /// `{completed}` when no action was dropped.
-pub const NO_COMPLETED: &str = "None recoverable from compacted turns.";
+pub(crate) const NO_COMPLETED: &str = "None recoverable from compacted turns.";
 /// An empty bullet list.
 const NONE: &str = "None.";
 
@@ -100,7 +100,7 @@ pub fn build(
 
 /// The values of the fallback's slots, each written as hermes writes its data.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Slots {
+pub(crate) struct Slots {
     /// `User asked: pyrepr(last ask)`, or [`UNKNOWN_TASK`].
     pub task: String,
     /// Whether the note that a previous summary existed goes in.

@@ -26,7 +26,8 @@ mod args;
 pub use args::shrink_args;
 
 /// What pass 1 writes over an older duplicate.
-pub const DUPLICATE_MARKER: &str = "[Duplicate tool output — same content as a more recent call]";
+pub(crate) const DUPLICATE_MARKER: &str =
+    "[Duplicate tool output — same content as a more recent call]";
 /// The placeholder older hermes versions wrote; pass 2 leaves it alone.
 const CLEARED_PLACEHOLDER: &str = "[Old tool output cleared to save context space]";
 /// What replaces an image part of an old tool result.
@@ -40,7 +41,7 @@ const ARGS_OVER_CHARS: usize = 500;
 
 /// The pruned list and what changed in it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Pruned {
+pub(crate) struct Pruned {
     /// Same length and order as the input.
     pub messages: Vec<Value>,
     /// Indexes of the messages any pass replaced something in, ascending.
@@ -127,7 +128,7 @@ pub fn prune(msgs: &[Value], protect_last_n: usize, tail_budget: u64) -> Pruned 
 }
 
 /// The prune boundary: messages at indexes `≥` it are protected from passes 2 and 3.
-pub fn prune_boundary(msgs: &[Value], protect_last_n: usize, tail_budget: u64) -> usize {
+pub(crate) fn prune_boundary(msgs: &[Value], protect_last_n: usize, tail_budget: u64) -> usize {
     let n = msgs.len();
     if tail_budget == 0 {
         return n.saturating_sub(protect_last_n);

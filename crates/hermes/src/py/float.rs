@@ -2,7 +2,7 @@
 //! CPython does.
 
 /// `repr(x)` for a Python float (`inf`, `-inf` and `nan` included).
-pub fn repr_float(x: f64) -> String {
+pub(crate) fn repr_float(x: f64) -> String {
     if x.is_nan() {
         return "nan".into();
     }

@@ -34,13 +34,13 @@ use md5::{Digest, Md5};
 /// The first 12 hex digits of the MD5 of the text's UTF-8 bytes (hermes's key for
 /// duplicate tool outputs). Strings here hold no lone surrogates (H11), so hermes's
 /// `?` replacement never applies.
-pub fn md5_key(s: &str) -> String {
+pub(crate) fn md5_key(s: &str) -> String {
     let digest = Md5::digest(s.as_bytes());
     digest[..6].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Whether `c` is in one of the generated range tables.
-pub fn in_table(table: &[(u32, u32)], c: char) -> bool {
+pub(crate) fn in_table(table: &[(u32, u32)], c: char) -> bool {
     let c = c as u32;
     table
         .binary_search_by(|&(lo, hi)| {

@@ -18,7 +18,7 @@ static DIGIT: LazyLock<String> = LazyLock::new(|| class_members(tables::DIGIT));
 static WORD: LazyLock<String> = LazyLock::new(|| class_members(tables::WORD));
 
 /// A range table written as the inside of a `regex` class (`\x{..}-\x{..}…`).
-pub fn class_members(table: &[(u32, u32)]) -> String {
+pub(crate) fn class_members(table: &[(u32, u32)]) -> String {
     let mut out = String::new();
     for &(lo, hi) in table {
         if lo == hi {
@@ -32,13 +32,13 @@ pub fn class_members(table: &[(u32, u32)]) -> String {
 
 /// Compiles a Python pattern (flags inline, e.g. `(?is)…`). Panics on a pattern that
 /// does not compile: patterns are constants of this crate, checked by its tests.
-pub fn compile(python_pattern: &str) -> Regex {
+pub(crate) fn compile(python_pattern: &str) -> Regex {
     let translated = translate(python_pattern);
     Regex::new(&translated).unwrap_or_else(|e| panic!("pattern {python_pattern:?}: {e}"))
 }
 
 /// The pattern rewritten for `fancy_regex` (see the module documentation).
-pub fn translate(p: &str) -> String {
+pub(crate) fn translate(p: &str) -> String {
     let flags = leading_flags(p);
     let multiline = flags.contains('m');
     let ignore_case = flags.contains('i');

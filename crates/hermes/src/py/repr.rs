@@ -4,7 +4,7 @@ use super::{in_table, tables};
 use std::fmt::Write;
 
 /// Whether `repr` writes `c` as itself (`str.isprintable`).
-pub fn is_printable(c: char) -> bool {
+pub(crate) fn is_printable(c: char) -> bool {
     if c.is_ascii() {
         return (' '..='~').contains(&c);
     }
@@ -19,7 +19,7 @@ pub fn repr_str(s: &str) -> String {
 }
 
 /// Appends `repr(s)` to `out`.
-pub fn push_repr(out: &mut String, s: &str) {
+pub(crate) fn push_repr(out: &mut String, s: &str) {
     let quote = if s.contains('\'') && !s.contains('"') {
         '"'
     } else {

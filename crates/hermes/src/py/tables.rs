@@ -2,7 +2,7 @@
 //! (Unicode 14.0.0). Do not edit: regenerate.
 
 /// Code points `str.isprintable()` rejects (written escaped by `repr`).
-pub const NOT_PRINTABLE: &[(u32, u32)] = &[
+pub(crate) const NOT_PRINTABLE: &[(u32, u32)] = &[
     (0x0000, 0x001F),
     (0x007F, 0x00A0),
     (0x00AD, 0x00AD),
@@ -707,7 +707,7 @@ pub const NOT_PRINTABLE: &[(u32, u32)] = &[
 ];
 
 /// Code points `str.isspace()` accepts (`strip`, `split`, `re`'s `\s`).
-pub const SPACE: &[(u32, u32)] = &[
+pub(crate) const SPACE: &[(u32, u32)] = &[
     (0x0009, 0x000D),
     (0x001C, 0x0020),
     (0x0085, 0x0085),
@@ -721,7 +721,7 @@ pub const SPACE: &[(u32, u32)] = &[
 ];
 
 /// Code points of `re`'s `\w` on `str`: `isalnum()` or `_`.
-pub const WORD: &[(u32, u32)] = &[
+pub(crate) const WORD: &[(u32, u32)] = &[
     (0x0030, 0x0039),
     (0x0041, 0x005A),
     (0x005F, 0x005F),
@@ -1459,7 +1459,7 @@ pub const WORD: &[(u32, u32)] = &[
 ];
 
 /// Code points of `re`'s `\d` on `str`: `isdecimal()`.
-pub const DIGIT: &[(u32, u32)] = &[
+pub(crate) const DIGIT: &[(u32, u32)] = &[
     (0x0030, 0x0039),
     (0x0660, 0x0669),
     (0x06F0, 0x06F9),

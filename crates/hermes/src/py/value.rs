@@ -91,7 +91,7 @@ impl PyValue {
     }
 
     /// `repr(x)`.
-    pub fn to_repr(&self) -> String {
+    pub(crate) fn to_repr(&self) -> String {
         let mut out = String::new();
         self.push_repr(&mut out);
         out

@@ -137,7 +137,7 @@ fn config_rewrite(caps: &Captures) -> String {
 }
 
 /// Dotted config keys (`app.api.key=…`).
-pub fn config_dotted(text: &str) -> Option<String> {
+pub(crate) fn config_dotted(text: &str) -> Option<String> {
     if !CFG_WORDS.is_match(text) {
         return None;
     }
@@ -145,7 +145,7 @@ pub fn config_dotted(text: &str) -> Option<String> {
 }
 
 /// Bare config keys at a line start (`password=…`, `export api_key=…`).
-pub fn config_anchored(text: &str) -> Option<String> {
+pub(crate) fn config_anchored(text: &str) -> Option<String> {
     on_word_lines(text, &CFG_ANCHORED, config_rewrite)
 }
 
@@ -194,7 +194,7 @@ fn on_word_lines(text: &str, re: &Regex, rewrite: fn(&Captures) -> String) -> Op
 }
 
 /// `"apiKey": "…"` fields, rewritten as `"apiKey": "<mask>"`.
-pub fn json_field(text: &str) -> Option<String> {
+pub(crate) fn json_field(text: &str) -> Option<String> {
     changed(JSON_FIELD.replace_all(text, |caps: &Captures| {
         let value = &caps[2];
         if is_env_lookup(value) {

@@ -17,10 +17,10 @@ pub const I: &str = "[iIİı]";
 
 /// The members `[A-Za-z]` gains under hermes's `IGNORECASE` beyond simple case folding;
 /// append inside a class.
-pub const LETTERS: &str = "A-Za-zİı";
+pub(crate) const LETTERS: &str = "A-Za-zİı";
 
 /// Python `\d` on `str`.
-pub fn is_digit(c: char) -> bool {
+pub(crate) fn is_digit(c: char) -> bool {
     crate::py::in_table(DIGIT, c)
 }
 

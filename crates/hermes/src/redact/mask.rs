@@ -14,7 +14,7 @@ pub fn token(value: &str) -> String {
 
 /// The E.164 mask: `+1****89` for a number of at most 8 characters, else the first 4 and
 /// last 4 around `****`.
-pub fn phone(number: &str) -> String {
+pub(crate) fn phone(number: &str) -> String {
     let n = number.chars().count();
     if n <= 8 {
         keep_ends(number, n, 2, "****", 2)

@@ -35,13 +35,13 @@ use std::borrow::Cow;
 
 /// hermes's default redaction, as applied to message texts, tool arguments, the
 /// summarizer's answer and the fallback.
-pub fn redact_sensitive_text(text: &str) -> String {
+pub(crate) fn redact_sensitive_text(text: &str) -> String {
     redact(text, false)
 }
 
 /// The memory-context mode (`force=True, redact_url_credentials=True`): also masks
 /// credential-named URL parameters and URL userinfo.
-pub fn redact_memory(text: &str) -> String {
+pub(crate) fn redact_memory(text: &str) -> String {
     redact(text, true)
 }
 

@@ -72,7 +72,7 @@ static JWT: LazyLock<Regex> =
     LazyLock::new(|| compile("eyJ[A-Za-z0-9_-]{10,}(?:\\.[A-Za-z0-9_=-]{4,}){0,2}"));
 
 /// `Authorization: <scheme> <credential>`: the credential is masked, the scheme kept.
-pub fn auth_header(text: &str) -> Option<String> {
+pub(crate) fn auth_header(text: &str) -> Option<String> {
     changed(AUTH_HEADER.replace_all(text, |caps: &Captures| {
         let scheme = caps.get(2).map_or("", |m| m.as_str());
         format!("{}{scheme}{}", &caps[1], mask::token(&caps[3]))
@@ -80,14 +80,14 @@ pub fn auth_header(text: &str) -> Option<String> {
 }
 
 /// `x-api-key: …` and its kin.
-pub fn secret_header(text: &str) -> Option<String> {
+pub(crate) fn secret_header(text: &str) -> Option<String> {
     changed(SECRET_HEADER.replace_all(text, |caps: &Captures| {
         format!("{}{}", &caps[1], mask::token(&caps[2]))
     }))
 }
 
 /// `bot123456789:AA…` becomes `bot123456789:***`.
-pub fn telegram(text: &str) -> Option<String> {
+pub(crate) fn telegram(text: &str) -> Option<String> {
     changed(TELEGRAM.replace_all(text, |caps: &Captures| {
         let bot = caps.get(1).map_or("", |m| m.as_str());
         format!("{bot}{}:***", &caps[2])
@@ -95,24 +95,24 @@ pub fn telegram(text: &str) -> Option<String> {
 }
 
 /// A whole `-----BEGIN … PRIVATE KEY-----` block.
-pub fn private_key(text: &str) -> Option<String> {
+pub(crate) fn private_key(text: &str) -> Option<String> {
     changed(PRIVATE_KEY.replace_all(text, "[REDACTED PRIVATE KEY]"))
 }
 
 /// `postgres://user:PASSWORD@host` becomes `postgres://user:***@host`.
-pub fn db_connstr(text: &str) -> Option<String> {
+pub(crate) fn db_connstr(text: &str) -> Option<String> {
     changed(DB_CONNSTR.replace_all(text, |caps: &Captures| format!("{}***@", &caps[1])))
 }
 
 /// `https://TOKEN@host` (no `user:` part, 8+ characters).
-pub fn url_bare_token(text: &str) -> Option<String> {
+pub(crate) fn url_bare_token(text: &str) -> Option<String> {
     changed(URL_BARE_TOKEN.replace_all(text, |caps: &Captures| {
         format!("{}{}{}", &caps[1], mask::token(&caps[2]), &caps[3])
     }))
 }
 
 /// JSON Web Tokens, one to three parts.
-pub fn jwt(text: &str) -> Option<String> {
+pub(crate) fn jwt(text: &str) -> Option<String> {
     changed(JWT.replace_all(text, |caps: &Captures| mask::token(&caps[0])))
 }
 

@@ -74,7 +74,7 @@ fn redact_query(query: &str) -> String {
 
 /// A text that is nothing but one `k=v&k=v` line (surrounding spaces stripped) has its
 /// sensitive values masked; the stripped text is what comes back, as in hermes.
-pub fn form_body(text: &str) -> Option<String> {
+pub(crate) fn form_body(text: &str) -> Option<String> {
     if text.contains('\n') || !text.contains('&') {
         return None;
     }
@@ -154,7 +154,7 @@ fn canonical(name: &str) -> String {
 
 /// Sensitive URL parameters become `name=***`; `user:pass@` becomes `user:***@` and a
 /// bare `token@` becomes `***@`.
-pub fn strict_credentials(text: &str) -> Option<String> {
+pub(crate) fn strict_credentials(text: &str) -> Option<String> {
     let params = match STRICT_PARAM.replace_all(text, |caps: &Captures| {
         if QUERY_PARAMS.contains(&canonical(&caps[2]).as_str()) {
             format!("{}{}=***", &caps[1], &caps[2])

@@ -187,7 +187,7 @@ pub struct HermesState {
 
 impl HermesState {
     /// Whether the previous summary is set and non-empty (Python truthiness).
-    pub fn has_previous_summary(&self) -> bool {
+    pub(crate) fn has_previous_summary(&self) -> bool {
         self.previous_summary
             .as_deref()
             .is_some_and(|s| !s.is_empty())
@@ -264,7 +264,7 @@ impl Threshold {
     /// The bare trigger (hermes 1557): `tokens ≥ thresholdTokens`. hermes's cooldown
     /// and anti-thrashing guards are per-session state a stateless server leaves to the
     /// client.
-    pub fn should_compress(&self, tokens: u64) -> bool {
+    pub(crate) fn should_compress(&self, tokens: u64) -> bool {
         tokens >= self.threshold_tokens
     }
 }

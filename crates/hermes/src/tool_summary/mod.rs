@@ -52,7 +52,7 @@ pub fn summarize(name: &str, args: &str, content: &str) -> String {
 
 /// T for the values the call index holds: `name` and `args` may be any JSON value
 /// (`function.name` and `function.arguments` as the model wrote them).
-pub fn summarize_value(name: &Value, args: &Value, content: &str) -> String {
+pub(crate) fn summarize_value(name: &Value, args: &Value, content: &str) -> String {
     match line(name, args, content) {
         Ok(line) => line,
         Err(Raised) => format!(

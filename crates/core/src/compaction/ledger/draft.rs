@@ -370,8 +370,10 @@ impl Ledger {
     }
 
     /// Withdraws the most recent user statement (see the module docs); returns the ids
-    /// of the items it superseded.
-    pub fn cancel_latest(&mut self, said: &str, entry_id: Option<&str>) -> Vec<String> {
+    /// of the items it superseded. (Extraction withdraws through its draft; the tests
+    /// state the rule on a whole ledger.)
+    #[cfg(test)]
+    pub(crate) fn cancel_latest(&mut self, said: &str, entry_id: Option<&str>) -> Vec<String> {
         let mut ids = Vec::new();
         self.edit(|d| ids = d.cancel_latest(said, entry_id));
         ids
@@ -408,7 +410,7 @@ impl Ledger {
 
     /// Reads `{"version", "items": [...]}` or a bare item array, skipping items that
     /// cannot be read and repairing missing ids and subjects.
-    pub fn from_pinned(pinned: &Value) -> Ledger {
+    pub(crate) fn from_pinned(pinned: &Value) -> Ledger {
         let list = match pinned {
             Value::Array(a) => a,
             Value::Object(o) => match o.get("items") {

@@ -127,17 +127,12 @@ impl PinnedItem {
         }
     }
 
-    pub fn is_active(&self) -> bool {
+    pub(crate) fn is_active(&self) -> bool {
         self.status == Status::Active
     }
 
-    /// The key two statements are "the same item" by: kind and normalized text.
-    pub fn dedupe_key(&self) -> String {
-        dedupe_key(self.kind, &self.text)
-    }
-
     /// The newest entry id it was stated in.
-    pub fn latest_source(&self) -> Option<&str> {
+    pub(crate) fn latest_source(&self) -> Option<&str> {
         self.source_ids.last().map(String::as_str)
     }
 
@@ -219,7 +214,7 @@ impl Ledger {
     }
 
     /// Drops the oldest superseded items beyond the newest `keep` of them.
-    pub fn prune_superseded(&mut self, keep: usize) {
+    pub(crate) fn prune_superseded(&mut self, keep: usize) {
         let superseded = self.items.iter().filter(|i| !i.is_active()).count();
         let mut drop = superseded.saturating_sub(keep);
         self.items.retain(|i| {

@@ -65,7 +65,7 @@ impl SummaryText {
     }
 
     /// The distinctive-word overlap test for items without values.
-    pub fn carries_words(&self, text: &str) -> bool {
+    pub(crate) fn carries_words(&self, text: &str) -> bool {
         let distinctive = distinctive_words(text);
         if distinctive.is_empty() {
             let t = collapse_ws(text).to_lowercase();

@@ -22,7 +22,7 @@ mod raw;
 pub use raw::{stringify_raw, tool_arguments_raw, NeedsValue, Sink, Utf16Count};
 
 /// Appends `JSON.stringify(value)` to `out`.
-pub fn stringify_into(value: &Value, out: &mut String) {
+pub(crate) fn stringify_into(value: &Value, out: &mut String) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -60,7 +60,7 @@ pub fn stringify(value: &Value) -> String {
 }
 
 /// `JSON.stringify(value).length` (UTF-16 units), without building the string.
-pub fn stringify_len(value: &Value) -> usize {
+pub(crate) fn stringify_len(value: &Value) -> usize {
     match value {
         Value::Null => 4,
         Value::Bool(b) => {
@@ -92,7 +92,7 @@ pub fn stringify_len(value: &Value) -> usize {
 /// The property order of a JavaScript object built by `JSON.parse`: integer-like keys
 /// (canonical array indexes) ascending, then string keys in insertion order. This is
 /// the order of `JSON.stringify` and `Object.entries`.
-pub fn entries_in_js_order(map: &Map<String, Value>) -> Vec<(&String, &Value)> {
+pub(crate) fn entries_in_js_order(map: &Map<String, Value>) -> Vec<(&String, &Value)> {
     let mut entries: Vec<(&String, &Value)> = map.iter().collect();
     if entries.iter().any(|(k, _)| array_index(k).is_some()) {
         // Stable sort: index keys first by value, the rest keep insertion order.
@@ -130,7 +130,7 @@ fn push_number(n: &Number, out: &mut String) {
 }
 
 /// Appends JavaScript's `Number.prototype.toString()` of `f` (ECMAScript Number::toString).
-pub fn push_js_number(f: f64, out: &mut String) {
+pub(crate) fn push_js_number(f: f64, out: &mut String) {
     if f.is_nan() {
         // JSON.stringify writes non-finite numbers as null.
         out.push_str("null");
@@ -205,7 +205,7 @@ fn escape_of(c: char) -> Option<&'static str> {
 }
 
 /// Appends a JSON string literal escaped the way `JSON.stringify` escapes it.
-pub fn push_string(s: &str, out: &mut String) {
+pub(crate) fn push_string(s: &str, out: &mut String) {
     out.push('"');
     let mut start = 0;
     for (i, c) in s.char_indices() {

@@ -185,10 +185,6 @@ impl<'a> Entry<'a> {
         self.id.as_deref()
     }
 
-    pub fn is_message(&self) -> bool {
-        matches!(self.body, EntryBody::Message(_))
-    }
-
     pub fn message(&self) -> Option<&Message<'a>> {
         match &self.body {
             EntryBody::Message(m) => Some(m),
