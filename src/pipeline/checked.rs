@@ -164,16 +164,21 @@ mod tests {
         assert!(progress(1000.0, 999, 0.0).0);
     }
 
-    #[test]
-    fn the_budget_is_a_share_of_the_output_budget() {
-        let ledger = crate::compaction::ledger::extract(
+    /// A ledger of two user rules and a modified file.
+    fn a_rule_and_a_file() -> Ledger {
+        crate::compaction::ledger::extract(
             &[crate::compaction::ledger::Source {
                 entry_id: Some("u1"),
                 role: crate::compaction::ledger::SourceRole::User,
                 text: "Never push to main. The budget cap is $500 total.",
             }],
             &["src/a.rs"],
-        );
+        )
+    }
+
+    #[test]
+    fn the_budget_is_a_share_of_the_output_budget() {
+        let ledger = a_rule_and_a_file();
         let all = verify("Nothing.", &ledger, 10_000, 0.25);
         assert_eq!(all.retention.left_out, Vec::<String>::new());
         assert!(all.retention.reinserted > 0);
@@ -184,14 +189,7 @@ mod tests {
 
     #[test]
     fn finishing_pins_only_when_asked_and_within_its_budget() {
-        let ledger = crate::compaction::ledger::extract(
-            &[crate::compaction::ledger::Source {
-                entry_id: Some("u1"),
-                role: crate::compaction::ledger::SourceRole::User,
-                text: "Never push to main. The budget cap is $500 total.",
-            }],
-            &["src/a.rs"],
-        );
+        let ledger = a_rule_and_a_file();
         let files = FileLists::default();
         let off = Checking {
             pin: false,
