@@ -16,6 +16,7 @@ pub mod state;
 pub mod summarize;
 pub mod telemetry;
 
-// The cores under the names the service and its tests use for them.
+// The cores, for this crate's users (its tests, benchmarks and fuzz targets) under the
+// names they have always had; the service's own code names the crates themselves.
 pub use compactd_core::{compaction, json, session};
 pub use compactd_hermes as hermes;

@@ -10,8 +10,8 @@
 //!
 //! `compactd-hermes` (`crates/hermes/src`): one layer; its files import each other one way.
 //!
-//! `compactd`, the service (`src`), above both cores (which it names `crate::json`,
-//! `crate::session`, `crate::compaction` and `crate::hermes`):
+//! `compactd`, the service (`src`), above both cores (which it names by their crates,
+//! `compactd_core::…` and `compactd_hermes::…`, never through its own re-exports):
 //! 0. `cancel`: the cores' checkpoints, and work offloaded to tokio's blocking pool;
 //! 1. `config`: the service's configuration and where each setting comes from;
 //! 2. `telemetry`: logs and metrics;
@@ -36,24 +36,20 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// One crate of the workspace: where its sources are and its layers, bottom to top (see
-/// the module documentation). `below` are the names under which it reaches crates beneath
-/// it through `crate::` (re-exports): usable from every layer.
+/// the module documentation).
 struct Crate {
     src: &'static str,
     layers: &'static [&'static str],
-    below: &'static [&'static str],
 }
 
 const CORE: Crate = Crate {
     src: "crates/core/src",
     layers: &["cancel", "json", "session", "compaction"],
-    below: &[],
 };
 
 const HERMES: Crate = Crate {
     src: "crates/hermes/src",
     layers: &[],
-    below: &[],
 };
 
 const SERVICE: Crate = Crate {
@@ -69,21 +65,14 @@ const SERVICE: Crate = Crate {
         "startup",
         "cli",
     ],
-    below: &["json", "session", "compaction", "hermes"],
 };
 
 const CRATES: [Crate; 3] = [CORE, HERMES, SERVICE];
 
 impl Crate {
-    /// A module's layer; the crates beneath come before every layer.
-    fn rank(&self, module: &str) -> Option<isize> {
-        if self.below.contains(&module) {
-            return Some(-1);
-        }
-        self.layers
-            .iter()
-            .position(|m| *m == module)
-            .map(|r| r as isize)
+    /// A module's layer.
+    fn rank(&self, module: &str) -> Option<usize> {
+        self.layers.iter().position(|m| *m == module)
     }
 }
 

@@ -5,11 +5,11 @@ use std::path::PathBuf;
 use crate::config::ConfigError;
 use crate::http;
 use crate::pipeline::compact::{NothingToCompact, PlanError};
-use crate::session::InputError;
 use crate::startup::StartupError;
 use crate::summarize::llm::EngineError;
 use crate::summarize::templates::PromptError;
 use crate::summarize::SummarizeError;
+use compactd_core::session::InputError;
 
 /// Why a command failed.
 #[derive(Debug, thiserror::Error)]

@@ -8,8 +8,8 @@ use clap::Args;
 
 use crate::config::Config;
 use crate::pipeline::hermes::{parse_request_with, plan_hermes, run_hermes, HermesRequest};
-use crate::session::InputError;
 use crate::summarize::Prompts;
+use compactd_core::session::InputError;
 
 use super::error::{CliError, RequestError};
 use super::input::{block_on, parse_strategy, read_file, write_json};
@@ -64,7 +64,7 @@ pub fn run(args: HermesArgs, config: &Config, prompts: &Prompts) -> Result<(), C
         if strategy.is_some() {
             req.strategy = strategy;
         }
-        let planned = plan_hermes(req, &prompts.hermes, &crate::hermes::Switches::default());
+        let planned = plan_hermes(req, &prompts.hermes, &compactd_hermes::Switches::default());
         let answer = block_on(run_hermes(planned, &*summarizer, &crate::summarize::Silent))??;
         if pretty {
             write_json(&mut out, &answer.to_json(), pretty)?;

@@ -35,7 +35,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::compaction::Settings as CompactionSettings;
+use compactd_core::compaction::Settings as CompactionSettings;
 
 pub use choices::{FallbackPolicy, ModelKind, Strategy, SummarizerChoice};
 pub use describe::{

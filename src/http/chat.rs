@@ -34,8 +34,8 @@ use serde_json::json;
 use crate::pipeline::chat::ChatRequest;
 use crate::pipeline::remote::{plan_remote, run_remote, Facade};
 use crate::pipeline::BodyFormat;
-use crate::session::{InputError, Violation};
 use crate::summarize::{MoaReport, Silent, Summary, Usage};
+use compactd_core::session::{InputError, Violation};
 
 use super::extract::{body_format, read_body};
 use super::openai_errors::OpenAiError;

@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 use crate::pipeline::compact::{self, run_compaction, CompactPlan};
 use crate::pipeline::remote::{plan_remote, run_remote, Facade, Rendered};
 use crate::pipeline::{prepare_response, BodyFormat, CompactOptions, Planned, PrepareOptions};
-use crate::session::{InputError, Violation};
 use crate::summarize::{MoaReport, ProgressSink, Strategy, SummarizerKind, Usage};
+use compactd_core::session::{InputError, Violation};
 
 use super::examples;
 use super::extract::{parse_while_arriving, read_body, session_head, SessionBody};

@@ -71,12 +71,17 @@ fn coding(headers: &axum::http::HeaderMap) -> Result<Option<&'static str>, Strin
                 "identity" => continue,
                 "gzip" | "x-gzip" => "gzip",
                 "zstd" => "zstd",
-                _ => return Err(format!("`{}`", crate::session::truncate_for_message(part))),
+                _ => {
+                    return Err(format!(
+                        "`{}`",
+                        compactd_core::session::truncate_for_message(part)
+                    ))
+                }
             };
             if found.replace(name).is_some() {
                 return Err(format!(
                     "`{}` (one coding at most)",
-                    crate::session::truncate_for_message(text)
+                    compactd_core::session::truncate_for_message(text)
                 ));
             }
         }

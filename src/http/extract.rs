@@ -7,7 +7,7 @@ use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use crate::pipeline::arriving::{parse_arriving, LineCutter, Piece};
 use crate::pipeline::options::{Options, QueryOptions};
 use crate::pipeline::{BodyFormat, SessionInput};
-use crate::session::InputError;
+use compactd_core::session::InputError;
 
 use super::encoding::{unreadable, BodyEncoding};
 use super::problem::ApiError;
@@ -64,7 +64,7 @@ pub fn body_format(content_type: Option<&str>) -> Result<BodyFormat, ApiError> {
         "" => Err(ApiError::UnsupportedMediaType("no content-type".into())),
         _ => Err(ApiError::UnsupportedMediaType(format!(
             "`{}`",
-            crate::session::truncate_for_message(&mime)
+            compactd_core::session::truncate_for_message(&mime)
         ))),
     }
 }

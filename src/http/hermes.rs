@@ -13,10 +13,10 @@ use axum::http::header::CONTENT_TYPE;
 use axum::response::Response;
 use axum::Extension;
 
-use crate::hermes::Switches;
 use crate::pipeline::hermes::{parse_request_limited, plan_hermes, run_hermes};
 use crate::pipeline::BodyFormat;
 use crate::summarize::ProgressSink;
+use compactd_hermes::Switches;
 
 use super::extract::{body_format, read_body};
 use super::guard::Permit;

@@ -4,8 +4,8 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
-use crate::session::InputError;
 use crate::summarize::SummarizeError;
+use compactd_core::session::InputError;
 
 /// Everything a request can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -221,7 +221,7 @@ impl ApiError {
                 format!(
                     "{} (tokensBefore {})",
                     n.reason.reason(),
-                    crate::compaction::stringify::js_number_string(n.tokens_before)
+                    compactd_core::compaction::stringify::js_number_string(n.tokens_before)
                 ),
             ),
             ApiError::Summarize(
@@ -385,7 +385,7 @@ fn clip(message: &str) -> String {
     message.chars().take(200).collect()
 }
 
-fn item(v: &crate::session::Violation) -> ProblemItem {
+fn item(v: &compactd_core::session::Violation) -> ProblemItem {
     ProblemItem {
         pointer: v.pointer.clone(),
         line: v.line,

@@ -27,7 +27,7 @@ use std::sync::OnceLock;
 
 use bytes::{Bytes, BytesMut};
 
-use crate::session::{self, InputError, Origin};
+use compactd_core::session::{self, InputError, Origin};
 
 use super::input::{BodyFormat, SessionInput};
 use super::options::Options;
@@ -167,7 +167,7 @@ impl<'a> Lines<'a> {
             // The line's end, whether it holds a control byte, whether it is ASCII: one
             // pass. Lines are UTF-8 one by one as the piece is (a character never
             // holds a `\n` byte), so only lines with other bytes are validated.
-            let line = crate::json::lines::line_end(b, start);
+            let line = compactd_core::json::lines::line_end(b, start);
             let bytes = &b[start..line.end];
             let text = if line.ascii {
                 // SAFETY: every byte of `bytes` is below 0x80 (`ascii` is exact when

@@ -9,19 +9,19 @@
 
 use serde::Serialize;
 
-use crate::compaction::branch::{collect_branch, prepare_branch};
-use crate::compaction::file_ops::FileLists;
-use crate::compaction::ledger::{Ledger, Retention};
-use crate::compaction::serialize_conversation;
 use crate::config::Checking;
 use crate::pipeline::core_schemas::{FileListsSchema, RetentionSchema};
-use crate::session::{
-    fresh_id, iso_timestamp, truncate_for_message, BranchSummaryEntry, InputError, Violation,
-};
 use crate::summarize::progress::{Operation, PartName};
 use crate::summarize::{
     MoaReport, Prepared, ProgressEvent, ProgressSink, Summarize, SummarizeError, SummarizerKind,
     SummaryRequest, Usage,
+};
+use compactd_core::compaction::branch::{collect_branch, prepare_branch};
+use compactd_core::compaction::file_ops::FileLists;
+use compactd_core::compaction::ledger::{Ledger, Retention};
+use compactd_core::compaction::serialize_conversation;
+use compactd_core::session::{
+    fresh_id, iso_timestamp, truncate_for_message, BranchSummaryEntry, InputError, Violation,
 };
 
 use super::checked::{finish, RestoreBudget};

@@ -27,9 +27,9 @@
 
 use serde::Deserialize;
 
-use crate::session::{InputError, Violation};
 #[cfg(test)]
 use crate::summarize::SummaryRequest;
+use compactd_core::session::{InputError, Violation};
 
 use super::remote::Rendered;
 #[cfg(test)]
@@ -166,7 +166,7 @@ fn message_text(i: usize, content: &serde_json::Value) -> Result<String, InputEr
                             &format!("{pointer}/type"),
                             &format!(
                                 "only text parts can be summarized, not `{}`",
-                                crate::session::truncate_for_message(other)
+                                compactd_core::session::truncate_for_message(other)
                             ),
                         ))
                     }

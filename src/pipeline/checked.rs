@@ -16,10 +16,10 @@
 //!   holds its ledger and its `Checking` (the request's `pin` already applied), so both
 //!   pin the same way and only the restored section's budget differs ([`RestoreBudget`]).
 
-use crate::compaction::file_ops::{format_file_lists, FileLists};
-use crate::compaction::ledger::{check_summary, redact, Ledger, Retention};
 use crate::config::Checking;
 use crate::telemetry::metric;
+use compactd_core::compaction::file_ops::{format_file_lists, FileLists};
+use compactd_core::compaction::ledger::{check_summary, redact, Ledger, Retention};
 
 use super::chunks::tokens_of;
 
@@ -166,10 +166,10 @@ mod tests {
 
     /// A ledger of two user rules and a modified file.
     fn a_rule_and_a_file() -> Ledger {
-        crate::compaction::ledger::extract(
-            &[crate::compaction::ledger::Source {
+        compactd_core::compaction::ledger::extract(
+            &[compactd_core::compaction::ledger::Source {
                 entry_id: Some("u1"),
-                role: crate::compaction::ledger::SourceRole::User,
+                role: compactd_core::compaction::ledger::SourceRole::User,
                 text: "Never push to main. The budget cap is $500 total.",
             }],
             &["src/a.rs"],

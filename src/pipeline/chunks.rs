@@ -9,9 +9,9 @@
 //! misjudged window down sixteenfold before the last try goes through the plain call (and
 //! its fallback).
 
-use crate::session::text::utf16_len;
 use crate::summarize::{Mode, Strategy, Summarize, Summary, SummaryRequest, Usage};
 use crate::telemetry::metric;
+use compactd_core::session::text::utf16_len;
 
 /// Re-plans after a context overflow, at most.
 const MAX_REPLANS: u32 = 4;

@@ -18,14 +18,14 @@
 //! section, which the new summary restates) instead of "No prior history.", which would
 //! lose it; chunked folding likewise starts from the previous summary.
 
-use crate::compaction::file_ops::FileLists;
-use crate::compaction::ledger::{estimate_tokens, render_section, Ledger};
-use crate::compaction::message::for_compaction;
-use crate::compaction::prepare::{prepare_compaction, Preparation};
-use crate::compaction::{serialize_conversation, NotCompactable, Settings};
 use crate::config::Checking;
-use crate::session::{Entry, InputError, Violation};
 use crate::summarize::{MoaReport, PromptOptions, Prompts, Strategy, SummarizerKind, Summary};
+use compactd_core::compaction::file_ops::FileLists;
+use compactd_core::compaction::ledger::{estimate_tokens, render_section, Ledger};
+use compactd_core::compaction::message::for_compaction;
+use compactd_core::compaction::prepare::{prepare_compaction, Preparation};
+use compactd_core::compaction::{serialize_conversation, NotCompactable, Settings};
+use compactd_core::session::{Entry, InputError, Violation};
 
 use super::chunks::Cost;
 use super::input::SessionInput;

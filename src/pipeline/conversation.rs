@@ -8,10 +8,10 @@
 //! 0.86–1.04 ms at best, but its median from 1.10 ms to 1.4–4.0 ms on the shared
 //! machine, where the helper thread waits for a core and the answer waits for it.
 
-use crate::compaction::conversation_json::{write_conversation_json, JsonText};
-use crate::compaction::message::for_compaction;
-use crate::compaction::Wrappers;
-use crate::session::Entry;
+use compactd_core::compaction::conversation_json::{write_conversation_json, JsonText};
+use compactd_core::compaction::message::for_compaction;
+use compactd_core::compaction::Wrappers;
+use compactd_core::session::Entry;
 
 /// The conversation of `entries` (their messages for compaction), escaped.
 pub fn write(entries: &[&Entry], w: &Wrappers) -> JsonText {
@@ -64,8 +64,8 @@ pub fn give_back(buf: Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compaction::serialize_conversation;
-    use crate::json::write::write_str_contents;
+    use compactd_core::compaction::serialize_conversation;
+    use compactd_core::json::write::write_str_contents;
 
     #[test]
     fn a_buffer_given_back_is_reused_empty_and_large_ones_are_not_kept() {

@@ -8,10 +8,10 @@ use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, Type};
 use utoipa::openapi::RefOr;
 use utoipa::{PartialSchema, ToSchema};
 
-/// [`crate::compaction::FileLists`], as the API documents it.
+/// [`compactd_core::compaction::FileLists`], as the API documents it.
 pub struct FileListsSchema;
 
-/// [`crate::compaction::ledger::Retention`], as the API documents it.
+/// [`compactd_core::compaction::ledger::Retention`], as the API documents it.
 pub struct RetentionSchema;
 
 impl PartialSchema for FileListsSchema {

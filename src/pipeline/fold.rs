@@ -32,12 +32,12 @@
 //!   learned the model's smaller window; half of what was sent at most), as `/v1/compact`
 //!   re-plans its chunks.
 
-use crate::session::text::utf16_len;
 use crate::summarize::progress::PartName;
 use crate::summarize::{
     Mode, ProgressSink, PromptOptions, Prompts, Scoped, Summarize, SummarizeError, Summary,
     SummaryRequest,
 };
+use compactd_core::session::text::utf16_len;
 
 use super::chunks::{next_chunk, request_tokens, room_units, tokens_of, Cost, Replanner};
 

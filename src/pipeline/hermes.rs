@@ -1,5 +1,5 @@
 //! `/v1/hermes/compress`, `/v1/hermes/prepare` and `compactd hermes-compress`: a
-//! hermes-agent message list compacted as hermes 0.19.0 does it (`crate::hermes`), with
+//! hermes-agent message list compacted as hermes 0.19.0 does it (`compactd_hermes`), with
 //! compactd's summarizers.
 //!
 //! The request body is read with the contract's Python-side facts in mind: a lone
@@ -18,18 +18,18 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::hermes::compress::{self, Input, ModelAnswer, Outcome, Plan};
-use crate::hermes::settings::{HermesSettings, HermesState};
-use crate::hermes::texts::HermesTexts;
-use crate::hermes::Switches;
-use crate::session::error::strip_position;
-use crate::session::{InputError, Violation};
 use crate::summarize::progress::{Operation, PartName};
 use crate::summarize::{
     MoaReport, Mode, Prepared, ProgressEvent, ProgressSink, RequestKind, Scoped, Strategy,
     Summarize, SummarizeError, SummaryRequest, Usage,
 };
 use crate::telemetry::metric;
+use compactd_core::session::error::strip_position;
+use compactd_core::session::{InputError, Violation};
+use compactd_hermes::compress::{self, Input, ModelAnswer, Outcome, Plan};
+use compactd_hermes::settings::{HermesSettings, HermesState};
+use compactd_hermes::texts::HermesTexts;
+use compactd_hermes::Switches;
 
 use super::object_only::object_only;
 
@@ -142,7 +142,7 @@ pub fn parse_request_with(
     let sent = text;
     let replaced;
     let text = if memchr::memmem::find(text.as_bytes(), b"\\u").is_some() {
-        replaced = crate::json::string::replace_lone_surrogates(text);
+        replaced = compactd_core::json::string::replace_lone_surrogates(text);
         replaced.as_str()
     } else {
         text
@@ -238,7 +238,7 @@ fn validate(req: &HermesRequest) -> Result<(), InputError> {
                 "/today",
                 format!(
                     "expected a date as YYYY-MM-DD, got {:?}",
-                    crate::session::truncate_for_message(d)
+                    compactd_core::session::truncate_for_message(d)
                 ),
             ));
         }

@@ -7,9 +7,9 @@ use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::session::error::{pointer_of, strip_position};
-use crate::session::tree::Leaf;
-use crate::session::{InputError, Origin, Session, Violation};
+use compactd_core::session::error::{pointer_of, strip_position};
+use compactd_core::session::tree::Leaf;
+use compactd_core::session::{InputError, Origin, Session, Violation};
 
 use super::object_only::Object;
 use super::options::{read_key, Options, SettingsRequest};

@@ -9,7 +9,7 @@ pub struct JsNumber(pub f64);
 
 impl Serialize for JsNumber {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        crate::json::write::js_number(&self.0, s)
+        compactd_core::json::write::js_number(&self.0, s)
     }
 }
 

@@ -407,8 +407,11 @@ pub enum CompactReason {
 
 impl PrepareOptions {
     /// The cut settings: the request's, else `defaults`.
-    pub fn settings(&self, defaults: crate::compaction::Settings) -> crate::compaction::Settings {
-        crate::compaction::Settings {
+    pub fn settings(
+        &self,
+        defaults: compactd_core::compaction::Settings,
+    ) -> compactd_core::compaction::Settings {
+        compactd_core::compaction::Settings {
             keep_recent_tokens: self
                 .keep_recent_tokens
                 .unwrap_or(defaults.keep_recent_tokens),

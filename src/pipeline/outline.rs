@@ -17,9 +17,9 @@
 
 use serde::Serialize;
 
-use crate::compaction::message::{for_compaction, AgentMessage};
-use crate::compaction::tokens::estimate;
-use crate::session::{Block, Content, Entry, EntryBody, InputError, Role, Text};
+use compactd_core::compaction::message::{for_compaction, AgentMessage};
+use compactd_core::compaction::tokens::estimate;
+use compactd_core::session::{Block, Content, Entry, EntryBody, InputError, Role, Text};
 
 use super::input::SessionInput;
 use super::options::PrepareOptions;

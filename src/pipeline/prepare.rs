@@ -16,15 +16,15 @@ use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::compaction::conversation_json::JsonText;
-use crate::compaction::file_ops::FileLists;
-use crate::compaction::prepare::{prepare_compaction, NotCompactable, Preparation};
-use crate::compaction::{AgentMessage, Settings, Wrappers};
-use crate::json::write::write_str_contents;
 use crate::pipeline::core_schemas::FileListsSchema;
-use crate::session::entry::{value_of, value_of_str, RawJson};
-use crate::session::{Entry, EntryBody, InputError};
 use crate::summarize::{PromptOptions, Prompts, RequestKind, SummaryRequest, CONVERSATION_OPEN};
+use compactd_core::compaction::conversation_json::JsonText;
+use compactd_core::compaction::file_ops::FileLists;
+use compactd_core::compaction::prepare::{prepare_compaction, NotCompactable, Preparation};
+use compactd_core::compaction::{AgentMessage, Settings, Wrappers};
+use compactd_core::json::write::write_str_contents;
+use compactd_core::session::entry::{value_of, value_of_str, RawJson};
+use compactd_core::session::{Entry, EntryBody, InputError};
 
 use super::include::{Include, IncludePart};
 use super::input::SessionInput;
@@ -373,7 +373,8 @@ pub fn prepare_response<'a, O: AsRef<PrepareOptions>>(
             path[range]
                 .iter()
                 .filter_map(|e| {
-                    crate::compaction::message::for_compaction(e).map(|m| message_json(m, e))
+                    compactd_core::compaction::message::for_compaction(e)
+                        .map(|m| message_json(m, e))
                 })
                 .collect()
         })

@@ -13,8 +13,10 @@
 
 use std::ops::Range;
 
-use crate::json::write::{write_str, write_str_contents, write_value, Object, ESCAPE_HEADROOM};
 use crate::summarize::CONVERSATION_OPEN;
+use compactd_core::json::write::{
+    write_str, write_str_contents, write_value, Object, ESCAPE_HEADROOM,
+};
 
 use super::prepare::{Compactable, MessageJson, PrepareResponse, PreparedRequest, SharedText};
 
@@ -189,10 +191,10 @@ fn size_hint(c: &Compactable) -> usize {
 mod tests {
     use std::path::PathBuf;
 
-    use crate::compaction::Settings;
     use crate::pipeline::include::Include;
     use crate::pipeline::{prepare_response, BodyFormat, PrepareOptions, SessionInput};
     use crate::summarize::Prompts;
+    use compactd_core::compaction::Settings;
 
     /// Every session the tests hold: the real ones and the conformance corpus.
     fn sessions() -> Vec<(String, Vec<u8>)> {

@@ -3,8 +3,8 @@
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::compaction::prune::{plan_pruning, pruned_entry, PruneSettings};
-use crate::session::{Entry, InputError};
+use compactd_core::compaction::prune::{plan_pruning, pruned_entry, PruneSettings};
+use compactd_core::session::{Entry, InputError};
 
 use super::input::SessionInput;
 use super::options::PruneOptions;

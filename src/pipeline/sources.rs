@@ -23,10 +23,10 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::compaction::ledger::{Ledger, Source, SourceRole};
-use crate::compaction::message::AgentMessage;
-use crate::session::entry::value_of_str;
-use crate::session::{Block, Content, Entry, Message, Role};
+use compactd_core::compaction::ledger::{Ledger, Source, SourceRole};
+use compactd_core::compaction::message::AgentMessage;
+use compactd_core::session::entry::value_of_str;
+use compactd_core::session::{Block, Content, Entry, Message, Role};
 
 /// One source, owning its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,7 +105,7 @@ pub fn sources_of<'s, 'a: 's>(
 /// This round's ledger: `previous` carried through the sources and the modified files.
 pub fn ledger_of(previous: Ledger, sources: &[OwnedSource], modified_files: &[String]) -> Ledger {
     let borrowed: Vec<Source<'_>> = sources.iter().map(OwnedSource::source).collect();
-    crate::compaction::ledger::update(previous, &borrowed, modified_files)
+    compactd_core::compaction::ledger::update(previous, &borrowed, modified_files)
 }
 
 /// The ledger in a compaction entry's `details` (empty when it has none).
@@ -240,8 +240,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::compaction::message::for_compaction;
-    use crate::compaction::test_session::{parse, path, SessionText};
+    use compactd_core::compaction::message::for_compaction;
+    use compactd_core::compaction::test_session::{parse, path, SessionText};
 
     fn sources(text: &SessionText) -> Vec<OwnedSource> {
         let jsonl = text.jsonl();

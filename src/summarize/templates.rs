@@ -4,12 +4,12 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::hermes::texts::HermesTexts;
+use compactd_hermes::texts::HermesTexts;
 
 use serde::Serialize;
 
-use crate::compaction::template::Template;
-use crate::compaction::Wrappers;
+use compactd_core::compaction::template::Template;
+use compactd_core::compaction::Wrappers;
 
 use super::SummaryRequest;
 
@@ -100,7 +100,7 @@ impl Prompts {
             Ok(text.trim_end().to_string())
         };
         let mut hermes_files = Vec::new();
-        for name in crate::hermes::texts::FILES {
+        for name in compactd_hermes::texts::FILES {
             if let Some(text) = read(&format!("hermes/{name}"))? {
                 hermes_files.push((name, text));
             }

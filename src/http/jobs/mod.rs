@@ -447,7 +447,7 @@ pub struct JobView {
 }
 
 fn rfc3339(t: std::time::SystemTime) -> String {
-    crate::session::iso_timestamp(time::OffsetDateTime::from(t))
+    compactd_core::session::iso_timestamp(time::OffsetDateTime::from(t))
 }
 
 fn view(s: &Snapshot) -> JobView {

@@ -1,12 +1,12 @@
 //! The history summary of a compaction, in chunks when one request would not fit the
 //! summarizer's context window, planned again after a context overflow.
 
-use crate::compaction::ledger::Ledger;
 use crate::summarize::progress::PartName;
 use crate::summarize::{
     Mode, ProgressSink, PromptOptions, Prompts, Scoped, Summarize, SummarizeError, Summary,
     SummaryRequest,
 };
+use compactd_core::compaction::ledger::Ledger;
 
 use super::super::checked::verify;
 use super::super::chunks::{next_chunk, passes, request_tokens, room_units, Replanner};

@@ -6,15 +6,15 @@
 
 use serde::Serialize;
 
-use crate::compaction::file_ops::FileLists;
-use crate::compaction::ledger::{strip_section, Retention};
 use crate::pipeline::core_schemas::{FileListsSchema, RetentionSchema};
-use crate::session::{fresh_id, iso_timestamp, CompactionEntry};
 use crate::summarize::progress::{Operation, PartName};
 use crate::summarize::{
     MoaReport, Mode, Prepared, ProgressEvent, ProgressSink, Prompts, RequestKind, Scoped,
     Summarize, SummarizeError, SummarizerKind, SummaryRequest, Usage,
 };
+use compactd_core::compaction::file_ops::FileLists;
+use compactd_core::compaction::ledger::{strip_section, Retention};
+use compactd_core::session::{fresh_id, iso_timestamp, CompactionEntry};
 
 use super::super::checked::{finish, progress, without_secrets, CheckedSummary, RestoreBudget};
 use super::super::chunks::tokens_of;

@@ -20,12 +20,12 @@
 //!   most what the pinned items need) is held back for the restored section; the
 //!   extractive summarizer states the pinned items itself and gets it all.
 
-use crate::compaction::file_ops::format_file_lists;
-use crate::compaction::message::for_context;
-use crate::compaction::prepare::{prepare_compaction, Preparation};
-use crate::compaction::tokens::estimate;
-use crate::compaction::{NotCompactable, Settings};
-use crate::session::Entry;
+use compactd_core::compaction::file_ops::format_file_lists;
+use compactd_core::compaction::message::for_context;
+use compactd_core::compaction::prepare::{prepare_compaction, Preparation};
+use compactd_core::compaction::tokens::estimate;
+use compactd_core::compaction::{NotCompactable, Settings};
+use compactd_core::session::Entry;
 
 use super::{CompactPlan, SPLIT_TURN_HEADING};
 use crate::pipeline::chunks::tokens_of;

@@ -3,7 +3,7 @@
 //! as bold labels so nothing of an earlier summary is lost in the merge.
 
 use super::layout::Sec;
-use crate::compaction::ledger::{group_label, is_labelled};
+use compactd_core::compaction::ledger::{group_label, is_labelled};
 
 /// An item of an earlier summary.
 pub(super) struct Earlier {

@@ -15,8 +15,8 @@ use super::text::{code, collapse_ws, floor_boundary, shorten, Ordered};
 use super::transcript::{
     classify_user, parse_calls, split_parts, strip_truncation, Call, CallKind, Label, UserPart,
 };
-use crate::compaction::ledger::{is_labelled, is_real_request, Ledger};
 use crate::summarize::templates::PromptParts;
+use compactd_core::compaction::ledger::{is_labelled, is_real_request, Ledger};
 
 /// A file a write or edit call touched.
 pub(super) struct Modified {

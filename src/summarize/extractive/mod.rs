@@ -90,7 +90,7 @@ mod transcript;
 
 pub use layout::{CHECKPOINT_HEADINGS, TURN_PREFIX_HEADINGS};
 
-use crate::session::text::utf16_len;
+use compactd_core::session::text::utf16_len;
 
 use super::templates::{split_prompt, RequestKind};
 use super::SummaryRequest;

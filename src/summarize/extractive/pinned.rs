@@ -12,7 +12,7 @@ use super::diagnostics::{command_error, tool_error};
 use super::transcript::{
     classify_user, parse_calls, split_parts, strip_truncation, Call, CallKind, Label, UserPart,
 };
-use crate::compaction::ledger::{extract, Kind, Ledger, PinnedItem, Source, SourceRole};
+use compactd_core::compaction::ledger::{extract, Kind, Ledger, PinnedItem, Source, SourceRole};
 
 /// One part as the ledger reads it, with the strings it needs owned.
 enum Piece<'a> {

@@ -3,7 +3,7 @@
 //! `sections` for the items and falls back on `short`; the sections and headings
 //! themselves are described in `layout`.
 
-use crate::session::text::utf16_len;
+use compactd_core::session::text::utf16_len;
 
 use super::facts::Facts;
 use super::layout::{Item, Layout, KEEP, PINNED};

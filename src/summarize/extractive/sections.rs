@@ -9,7 +9,7 @@ use super::layout::{Item, Layout, Sec, KEEP, PINNED};
 use super::paths::is_covered;
 use super::pinned::{decisions, open_errors, standing};
 use super::text::{code, collapse_ws, shorten, shorten_middle};
-use crate::compaction::ledger::{budget_order, is_labelled, split_label, Kind};
+use compactd_core::compaction::ledger::{budget_order, is_labelled, split_label, Kind};
 
 /// The items of every section in the order they were added; an item already in its
 /// section is not added twice.

@@ -1,7 +1,7 @@
 //! The short summary: one plain paragraph for a UI, and the last-resort form for budgets
 //! too small for any format.
 
-use crate::session::text::utf16_len;
+use compactd_core::session::text::utf16_len;
 
 use super::facts::{Facts, Modified};
 use super::text::{collapse_ws, shorten};

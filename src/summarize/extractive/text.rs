@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use crate::session::text::utf16_len;
+use compactd_core::session::text::utf16_len;
 
 /// Strings in order of first appearance, without repeats.
 #[derive(Default)]

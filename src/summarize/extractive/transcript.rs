@@ -2,8 +2,8 @@
 //! …`, `[Tool result]: …`, parts joined by blank lines) back into its parts, tool calls
 //! into names and arguments, and user parts into what they really are.
 
-use crate::json;
 use crate::summarize::templates::find_block;
+use compactd_core::json;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Label {

@@ -83,8 +83,8 @@ fn number_at(s: &str) -> Option<u64> {
 /// Tokens of a request as sent (system prompt, prompt and output budget), by the chars/4
 /// estimate the pipelines budget with.
 pub(super) fn sent_tokens(req: &SummaryRequest) -> u64 {
-    let units = crate::session::text::utf16_len(&req.system_prompt)
-        + crate::session::text::utf16_len(&req.prompt);
+    let units = compactd_core::session::text::utf16_len(&req.system_prompt)
+        + compactd_core::session::text::utf16_len(&req.prompt);
     (units as u64).div_ceil(4).saturating_add(req.max_tokens)
 }
 

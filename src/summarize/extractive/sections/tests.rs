@@ -1,9 +1,9 @@
 //! The sections' tests: what each section says, and the budget.
 
-use crate::session::text::utf16_len;
 use crate::summarize::extractive::budget::{MAX_TOKENS, MIN_TOKENS};
 use crate::summarize::extractive::summarize;
 use crate::summarize::extractive::tests::{history, padding};
+use compactd_core::session::text::utf16_len;
 
 const PREVIOUS: &str = "## Goal\n- Reorganize the sources\n\n## Progress\n### Done\n- [x] Planned the layout\n\n### In Progress\n- [ ] Moving files to src/core/\n\n### Blocked\n- npm run check fails after the move\n\n## Next Steps\n1. Update the imports\n2. Run npm run check";
 
