@@ -7,7 +7,7 @@
 use std::sync::{Arc, Mutex};
 
 use compactd::summarize::{answer_plainly, Answering, Mode, ProgressSink, Strategy};
-use compactd::summarize::{RequestKind, Summarize, SummarizerKind, Summary, SummaryRequest, Usage};
+use compactd::summarize::{RequestKind, Summarize, SummaryRequest};
 use serde_json::{json, Value};
 
 use crate::helpers::{entries_of, spawn_app_custom, spawn_app_with_summarizer};
@@ -44,16 +44,7 @@ impl Summarize for DropAll {
                 RequestKind::TurnPrefix => "TURN-PREFIX: the agent kept working.",
                 _ => "Work happened.",
             };
-            Ok(Summary {
-                text: text.into(),
-                usage: Usage::default(),
-                model: "test/drop-all".into(),
-                summarizer: SummarizerKind::Llm,
-                retries: 0,
-                cached: false,
-                moa: None,
-                warnings: Vec::new(),
-            })
+            Ok(crate::helpers::llm_summary(text, "test/drop-all"))
         })
     }
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 use compactd::compaction::ledger::PINNED_HEADING;
 use compactd::summarize::Summarize;
 use compactd::summarize::{answer_plainly, Answering, Mode, ProgressSink, Strategy};
-use compactd::summarize::{RequestKind, SummarizerKind, Summary, SummaryRequest, Usage};
+use compactd::summarize::{RequestKind, Summary, SummaryRequest, Usage};
 use serde_json::{json, Value};
 
 use crate::helpers::{
@@ -199,21 +199,13 @@ impl Summarize for Recorder {
             let call = self.calls.fetch_add(1, Ordering::SeqCst);
             self.in_flight.fetch_sub(1, Ordering::SeqCst);
             Ok(Summary {
-                text: format!("summary {call}"),
                 usage: Usage {
                     input: 10,
                     output: 5,
-                    cache_read: 0,
-                    cache_write: 0,
                     total_tokens: 15,
-                    reasoning: 0,
+                    ..Usage::default()
                 },
-                model: "test/recorder".into(),
-                summarizer: SummarizerKind::Llm,
-                retries: 0,
-                cached: false,
-                moa: None,
-                warnings: Vec::new(),
+                ..crate::helpers::llm_summary(&format!("summary {call}"), "test/recorder")
             })
         })
     }

@@ -7,8 +7,6 @@
 //! [`Summarize`] implementation adds the metrics of every call.
 
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,8 +23,8 @@ use super::{attempt, overflow, truncation};
 use super::{FallbackPolicy, LlmConfig, Secrets, SummarizerChoice};
 use crate::config::{LlmDescription, Strategy};
 use crate::summarize::{
-    Mode, Part, ProgressEvent, ProgressSink, Summarize, SummarizeError, SummarizerKind, Summary,
-    SummaryRequest,
+    Answering, Mode, Part, ProgressEvent, ProgressSink, Summarize, SummarizeError, SummarizerKind,
+    Summary, SummaryRequest,
 };
 
 /// The extractive summarizer, injected by the caller (it lives elsewhere).

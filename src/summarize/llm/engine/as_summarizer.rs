@@ -12,7 +12,7 @@ impl Summarize for Engine {
         req: &'a SummaryRequest,
         mode: Mode,
         sink: &'a dyn ProgressSink,
-    ) -> Pin<Box<dyn Future<Output = Result<Summary, SummarizeError>> + Send + 'a>> {
+    ) -> Answering<'a> {
         Box::pin(async move {
             let result = self.answer_in(req, mode, sink).await;
             if mode == Mode::ModelOnly {
