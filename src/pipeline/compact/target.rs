@@ -71,7 +71,7 @@ pub(super) fn fit<'s, 'a>(
     };
     let widest = prepare_compaction(path, with_keep(1))?;
     let pinned = pinned_tokens(&widest);
-    let files = tokens(&format_file_lists(&widest.file_ops.lists()));
+    let files = tokens_of(&format_file_lists(&widest.file_ops.lists()));
     let tail = target.saturating_sub(pinned + files + FRAME_TOKENS);
     let fitted = Target {
         tokens: target,
@@ -116,9 +116,6 @@ pub(super) fn fit<'s, 'a>(
     Ok((best, fitted))
 }
 
-fn tokens(text: &str) -> u64 {
-    (text.encode_utf16().count() as u64).div_ceil(4)
-}
 
 /// `reserveTokens` whose summary budget (four fifths of it) is `summary_tokens`.
 pub(super) fn reserve_for(summary_tokens: u64) -> u64 {
