@@ -116,7 +116,6 @@ pub(super) fn fit<'s, 'a>(
     Ok((best, fitted))
 }
 
-
 /// `reserveTokens` whose summary budget (four fifths of it) is `summary_tokens`.
 pub(super) fn reserve_for(summary_tokens: u64) -> u64 {
     summary_tokens.saturating_mul(5).div_ceil(4)
