@@ -25,6 +25,7 @@ mod prepare;
 pub mod problem;
 mod prune;
 mod respond;
+mod responses;
 mod schemas;
 mod stream;
 
@@ -96,6 +97,10 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/hermes/prepare", post(hermes::post_hermes_prepare))
         .route("/v1/chat/completions", post(chat::post_chat_completions))
         .route("/v1/models", get(chat::get_models))
+        .route(
+            "/v1/responses/compact",
+            post(responses::post_responses_compact),
+        )
         .route("/v1/jobs/{id}", get(jobs::get_job).delete(jobs::delete_job))
         .route("/v1/jobs/{id}/events", get(jobs::get_job_events))
         .route("/v1/config", get(health::config))

@@ -19,6 +19,9 @@ use crate::pipeline::prepare::{
     Compactable, Conversation, NotCompactableResponse, PrepareResponse, SettingsJson,
 };
 use crate::pipeline::prune::PruneResponse;
+use crate::pipeline::responses::{
+    CompactedResponse, InputTokensDetails, OutputTokensDetails, ResponseUsage,
+};
 use crate::summarize::{RequestKind, SummaryRequest};
 
 use super::chat::{
@@ -50,6 +53,7 @@ use super::schemas::{
         super::hermes::post_hermes_prepare,
         super::chat::post_chat_completions,
         super::chat::get_models,
+        super::responses::post_responses_compact,
         super::jobs::get_job,
         super::jobs::get_job_events,
         super::jobs::delete_job,
@@ -104,6 +108,10 @@ use super::schemas::{
         ChatAnswerMessage,
         ChatUsage,
         ModelList,
+        CompactedResponse,
+        ResponseUsage,
+        InputTokensDetails,
+        OutputTokensDetails,
         ModelEntry,
         OpenAiError,
         OpenAiErrorBody,
@@ -161,7 +169,7 @@ impl Modify for Guard {
             // the two agree).
             let open = matches!(path.as_str(), "/healthz" | "/readyz");
             // The OpenAI-compatible routes answer OpenAI's error shape (openai_errors.rs).
-            let openai = matches!(path.as_str(), "/v1/chat/completions" | "/v1/models");
+            let openai = super::openai_errors::speaks_openai(path);
             let operations = [
                 (&mut item.get, false),
                 (&mut item.post, true),

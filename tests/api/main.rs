@@ -30,6 +30,7 @@ mod prepare_cli;
 mod prune;
 mod prune_cli;
 mod real_servers;
+mod responses;
 mod robustness;
 mod schemathesis;
 mod shutdown;

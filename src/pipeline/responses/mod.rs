@@ -1,0 +1,437 @@
+//! `POST /v1/responses/compact`: OpenAI's Responses compaction with any configured model,
+//! and an answer anyone can read.
+//!
+//! The request's `input` items become a pi session (`items`), the session is compacted by
+//! the same plan and run as `/v1/compact` (keep-recent cut, split turns, checked summary,
+//! `settings` and query options), and the answer's `output` is the summary as one plain
+//! user message followed by the kept items exactly as they were sent. Where OpenAI answers
+//! an encrypted `compaction` item only its own models can read, this output can be sent to
+//! any provider's Responses API, and back here: the summary message is recognized by its
+//! wrapper and becomes the previous summary (the update path).
+//!
+//! The request's other fields: `model` names a configured candidate (an unknown name means
+//! the default, as on `/v1/chat/completions`); `instructions` (the agent's system prompt,
+//! which the client sends again with every request) reaches the summarizer as additional
+//! context and is not repeated in the output; `previous_response_id` is refused, since
+//! compactd stores no responses; `prompt_cache_key` is ignored. Every other property is a
+//! compaction option, read as `/v1/compact` reads a JSON body's.
+
+mod items;
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{json, Map, Value};
+
+use compactd_core::compaction::Wrappers;
+use compactd_core::session::error::strip_position;
+use compactd_core::session::{InputError, Violation};
+
+use crate::summarize::Usage;
+pub use items::SummaryWrapper;
+use items::{piece, Piece};
+
+/// The request's `input` as a pi session, and the way back to the items.
+#[derive(Debug)]
+pub struct Converted {
+    /// The items as sent (a string `input` becomes one user message item).
+    items: Vec<Box<RawValue>>,
+    /// The pi session as a JSON body (`entries` and the request's options).
+    pub session_json: String,
+    /// Each entry's id and the index of the first item it holds.
+    entry_items: HashMap<String, usize>,
+    /// The request's model, when it sets one.
+    pub model: Option<String>,
+}
+
+/// The fields of a request that are not compaction options.
+const REQUEST_FIELDS: [&str; 5] = [
+    "model",
+    "input",
+    "instructions",
+    "previous_response_id",
+    "prompt_cache_key",
+];
+
+fn invalid(pointer: String, message: impl Into<String>) -> InputError {
+    InputError::invalid(Violation {
+        pointer,
+        message: message.into(),
+        line: None,
+    })
+}
+
+/// The summary wrapper of `wrappers` (the compaction summary's template).
+pub fn summary_wrapper(wrappers: &Wrappers) -> SummaryWrapper {
+    const MARK: &str = "\u{0}";
+    let whole = wrappers
+        .compaction_summary
+        .render(|k| (k == "summary").then_some(MARK));
+    let (prefix, suffix) = whole.split_once(MARK).unwrap_or((whole.as_str(), ""));
+    SummaryWrapper {
+        prefix: prefix.to_string(),
+        suffix: suffix.to_string(),
+    }
+}
+
+/// Reads a request body and builds its pi session. `timestamp` stamps the entries.
+pub fn convert(
+    body: &str,
+    wrapper: &SummaryWrapper,
+    timestamp: &str,
+) -> Result<Converted, InputError> {
+    let fields: Map<String, Value> = serde_json::from_str(body).map_err(|e| {
+        if e.is_data() {
+            invalid(String::new(), "the body must be a JSON object")
+        } else {
+            InputError::Malformed {
+                message: strip_position(&e.to_string()).to_string(),
+                line: e.line(),
+                column: e.column(),
+            }
+        }
+    })?;
+    if fields
+        .get("previous_response_id")
+        .is_some_and(|v| !v.is_null())
+    {
+        return Err(invalid(
+            "/previous_response_id".into(),
+            "compactd stores no responses: send the conversation as `input`",
+        ));
+    }
+    let model = match fields.get("model") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(m)) => Some(m.clone()).filter(|m| !m.is_empty()),
+        Some(_) => return Err(invalid("/model".into(), "`model` must be a string")),
+    };
+    let instructions = fields
+        .get("instructions")
+        .and_then(Value::as_str)
+        .filter(|s| !s.trim().is_empty())
+        .map(str::to_string);
+    let items = input_items(body)?;
+    let mut session = Session::new(timestamp);
+    for (index, item) in items.iter().enumerate() {
+        let value: Value = serde_json::from_str(item.get())
+            .map_err(|e| invalid(format!("/input/{index}"), e.to_string()))?;
+        let piece = piece(&value, wrapper).map_err(|m| invalid(format!("/input/{index}"), m))?;
+        session.push(index, piece);
+    }
+    let entries = session.finish();
+    let mut options: Map<String, Value> = fields
+        .into_iter()
+        .filter(|(k, _)| !REQUEST_FIELDS.contains(&k.as_str()))
+        .collect();
+    if let Some(instructions) = instructions {
+        let context = options
+            .entry("additionalContext")
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if let Value::Array(list) = context {
+            list.push(Value::String(instructions));
+        }
+    }
+    let mut session_json = serde_json::to_string(&options).unwrap_or_default();
+    // `{…options}` becomes `{"entries":[…],…options}`.
+    let entries_json = format!(
+        "{{\"entries\":{}{}",
+        serde_json::to_string(&entries.entries).unwrap_or_default(),
+        if options.is_empty() { "" } else { "," }
+    );
+    session_json.replace_range(..1, &entries_json);
+    Ok(Converted {
+        items,
+        session_json,
+        entry_items: entries.first_items,
+        model,
+    })
+}
+
+/// `input` as items, each as sent: an array of items, or a string (one user message).
+fn input_items(body: &str) -> Result<Vec<Box<RawValue>>, InputError> {
+    #[derive(serde::Deserialize)]
+    struct Only<'a> {
+        #[serde(borrow)]
+        input: Option<&'a RawValue>,
+    }
+    let only: Only =
+        serde_json::from_str(body).map_err(|e| invalid("/input".into(), e.to_string()))?;
+    let raw = only.input.ok_or_else(|| {
+        invalid(
+            "/input".into(),
+            "missing `input`: the conversation to compact",
+        )
+    })?;
+    if let Ok(text) = serde_json::from_str::<String>(raw.get()) {
+        let item = json!({"role": "user", "content": text});
+        return Ok(vec![to_raw(&item)]);
+    }
+    let list: Vec<&RawValue> = serde_json::from_str(raw.get()).map_err(|_| {
+        invalid(
+            "/input".into(),
+            "`input` must be a string or an array of items",
+        )
+    })?;
+    Ok(list.into_iter().map(RawValue::to_owned).collect())
+}
+
+fn to_raw(v: &Value) -> Box<RawValue> {
+    RawValue::from_string(v.to_string()).expect("a serialized value is JSON")
+}
+
+/// The pi session being built from pieces.
+struct Session<'t> {
+    timestamp: &'t str,
+    entries: Vec<Value>,
+    first_items: HashMap<String, usize>,
+    /// The assistant message being built: its first item and its blocks.
+    assistant: Option<(usize, Vec<Value>)>,
+    /// Tool names by call id, for the results.
+    calls: HashMap<String, String>,
+    /// Where the previous summary is waiting for the id of the entry after it.
+    open_summary: Option<usize>,
+}
+
+struct Entries {
+    entries: Vec<Value>,
+    first_items: HashMap<String, usize>,
+}
+
+impl<'t> Session<'t> {
+    fn new(timestamp: &'t str) -> Self {
+        let header = json!({
+            "type": "session",
+            "version": 3,
+            "id": "responses",
+            "timestamp": timestamp,
+            "cwd": "",
+        });
+        Session {
+            timestamp,
+            entries: vec![header],
+            first_items: HashMap::new(),
+            assistant: None,
+            calls: HashMap::new(),
+            open_summary: None,
+        }
+    }
+
+    fn push(&mut self, index: usize, piece: Piece) {
+        match piece {
+            Piece::Assistant(blocks) => {
+                for b in &blocks {
+                    if b["type"] == "toolCall" {
+                        let id = b["id"].as_str().unwrap_or_default().to_string();
+                        let name = b["name"].as_str().unwrap_or_default().to_string();
+                        self.calls.insert(id, name);
+                    }
+                }
+                self.assistant
+                    .get_or_insert_with(|| (index, Vec::new()))
+                    .1
+                    .extend(blocks);
+            }
+            Piece::User(content) => {
+                self.flush();
+                self.message(
+                    index,
+                    json!({"role": "user", "content": content, "timestamp": 0}),
+                );
+            }
+            Piece::ToolResult {
+                call_id,
+                text,
+                is_error,
+            } => {
+                self.flush();
+                let name = self.calls.get(&call_id).cloned().unwrap_or_default();
+                self.message(
+                    index,
+                    json!({
+                        "role": "toolResult",
+                        "toolCallId": call_id,
+                        "toolName": name,
+                        "content": [{"type": "text", "text": text}],
+                        "isError": is_error,
+                        "timestamp": 0,
+                    }),
+                );
+            }
+            Piece::Summary(summary) => {
+                self.flush();
+                let id = self.next_id();
+                self.open_summary = Some(self.entries.len());
+                self.first_items.insert(id.clone(), index);
+                let parent = self.parent();
+                self.entries.push(json!({
+                    "type": "compaction",
+                    "id": id,
+                    "parentId": parent,
+                    "timestamp": self.timestamp,
+                    "summary": summary,
+                    "firstKeptEntryId": "",
+                    "tokensBefore": 0,
+                }));
+            }
+            Piece::Opaque => {}
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Some((index, content)) = self.assistant.take() {
+            let calls = content.iter().any(|b| b["type"] == "toolCall");
+            self.message(
+                index,
+                json!({
+                    "role": "assistant",
+                    "content": content,
+                    "stopReason": if calls { "toolUse" } else { "stop" },
+                    "timestamp": 0,
+                }),
+            );
+        }
+    }
+
+    fn next_id(&self) -> String {
+        format!("i{}", self.entries.len())
+    }
+
+    fn parent(&self) -> Value {
+        match self.entries.len() {
+            1 => Value::Null,
+            n => self.entries[n - 1]["id"].clone(),
+        }
+    }
+
+    fn message(&mut self, index: usize, message: Value) {
+        let id = self.next_id();
+        if let Some(at) = self.open_summary.take() {
+            // The kept messages of the fed-back summary start right after it.
+            self.entries[at]["firstKeptEntryId"] = Value::String(id.clone());
+        }
+        self.first_items.insert(id.clone(), index);
+        let parent = self.parent();
+        self.entries.push(json!({
+            "type": "message",
+            "id": id,
+            "parentId": parent,
+            "timestamp": self.timestamp,
+            "message": message,
+        }));
+    }
+
+    fn finish(mut self) -> Entries {
+        self.flush();
+        if let Some(at) = self.open_summary {
+            // Nothing after the summary: it keeps nothing.
+            let own = self.entries[at]["id"].clone();
+            self.entries[at]["firstKeptEntryId"] = own;
+        }
+        Entries {
+            entries: self.entries,
+            first_items: self.first_items,
+        }
+    }
+}
+
+/// The compacted `output`: unreadable provider items first (as sent), the summary as a
+/// user message, then the items from the first kept entry on, as sent.
+pub fn output(
+    conv: &Converted,
+    wrapper: &SummaryWrapper,
+    first_kept_entry_id: &str,
+    summary: &str,
+) -> Vec<Box<RawValue>> {
+    let first_kept = conv
+        .entry_items
+        .get(first_kept_entry_id)
+        .copied()
+        .unwrap_or(conv.items.len());
+    let is_opaque = |item: &RawValue| {
+        serde_json::from_str::<items::TypeOnly>(item.get())
+            .is_ok_and(|t| t.kind.as_deref() == Some("compaction"))
+    };
+    let summary_item = json!({
+        "type": "message",
+        "role": "user",
+        "content": [{"type": "input_text", "text": wrapper.wrap(summary)}],
+    });
+    conv.items
+        .iter()
+        .filter(|i| is_opaque(i))
+        .cloned()
+        .chain(std::iter::once(to_raw(&summary_item)))
+        .chain(
+            conv.items[first_kept..]
+                .iter()
+                .filter(|i| !is_opaque(i))
+                .cloned(),
+        )
+        .collect()
+}
+
+/// The answer: OpenAI's `response.compaction` object, with compactd's report beside it.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct CompactedResponse {
+    /// `cmp_` and 24 random characters.
+    pub id: String,
+    /// `response.compaction`.
+    pub object: &'static str,
+    /// Unix seconds.
+    pub created_at: i64,
+    /// The summary as a user message (`input_text` wrapped as pi wraps a compaction
+    /// summary), then the kept items as they were sent.
+    #[schema(value_type = Vec<Object>)]
+    pub output: Vec<Box<RawValue>>,
+    pub usage: ResponseUsage,
+    /// compactd's extension: the model that wrote the summary (`name/model`, or
+    /// `extractive`).
+    pub model: String,
+    /// compactd's extension: estimated tokens of the input and of the output.
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    /// compactd's extension: what the caller should know (absent when nothing).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// OpenAI's usage of a Responses call: the summarizer's tokens.
+#[derive(Debug, Clone, Copy, Serialize, utoipa::ToSchema)]
+pub struct ResponseUsage {
+    /// Prompt tokens, cached ones included.
+    pub input_tokens: u64,
+    pub input_tokens_details: InputTokensDetails,
+    pub output_tokens: u64,
+    pub output_tokens_details: OutputTokensDetails,
+    pub total_tokens: u64,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, utoipa::ToSchema)]
+pub struct InputTokensDetails {
+    pub cached_tokens: u64,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, utoipa::ToSchema)]
+pub struct OutputTokensDetails {
+    pub reasoning_tokens: u64,
+}
+
+impl From<Usage> for ResponseUsage {
+    fn from(u: Usage) -> Self {
+        let input = u.input + u.cache_read + u.cache_write;
+        ResponseUsage {
+            input_tokens: input,
+            input_tokens_details: InputTokensDetails {
+                cached_tokens: u.cache_read,
+            },
+            output_tokens: u.output,
+            output_tokens_details: OutputTokensDetails {
+                reasoning_tokens: u.reasoning,
+            },
+            total_tokens: input + u.output,
+        }
+    }
+}
