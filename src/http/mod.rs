@@ -109,6 +109,7 @@ pub fn router(state: AppState) -> Router {
         .route("/openapi.json", get(openapi::openapi_json))
         .route("/metrics", get(health::metrics))
         .route("/v1/inspect/outline", post(inspect::post_outline))
+        .route("/v1/inspect/session", post(inspect::post_session))
         .merge(inspector_page(&state))
         .fallback(|| async { ApiError::NotFound })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })

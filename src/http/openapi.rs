@@ -61,7 +61,8 @@ use super::schemas::{
         super::health::readyz,
         super::health::config,
         super::health::metrics,
-        super::inspect::post_outline
+        super::inspect::post_outline,
+        super::inspect::post_session
     ),
     components(schemas(
         PrepareRequest,

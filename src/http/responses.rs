@@ -78,8 +78,9 @@ pub async fn post_responses_compact(
             })
         })?;
         let conv = convert(text, &w, &now)?;
+        let session = conv.session_json();
         let mut input = SessionInput::parse_limited(
-            conv.session_json.as_bytes(),
+            session.as_bytes(),
             BodyFormat::Json,
             query,
             st.config.max_entries,

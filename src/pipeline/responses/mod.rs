@@ -39,16 +39,20 @@ use items::{piece, Piece};
 pub struct Converted {
     /// The items as sent (a string `input` becomes one user message item).
     items: Vec<Box<RawValue>>,
-    /// The pi session as a JSON body (`entries` and the request's options).
-    pub session_json: String,
+    /// The pi session's entries, header first.
+    entries: Vec<Value>,
+    /// The request's compaction options (and `instructions` as additional context).
+    options: Map<String, Value>,
     /// Each entry's id and the index of the first item it holds.
     entry_items: HashMap<String, usize>,
     /// The request's model, when it sets one.
     pub model: Option<String>,
 }
 
-/// The fields of a request that are not compaction options.
-const REQUEST_FIELDS: [&str; 5] = [
+/// The fields of a request that are not compaction options (`entries` would replace the
+/// session built from `input`).
+const REQUEST_FIELDS: [&str; 6] = [
+    "entries",
     "model",
     "input",
     "instructions",
@@ -134,20 +138,29 @@ pub fn convert(
             list.push(Value::String(instructions));
         }
     }
-    let mut session_json = serde_json::to_string(&options).unwrap_or_default();
-    // `{…options}` becomes `{"entries":[…],…options}`.
-    let entries_json = format!(
-        "{{\"entries\":{}{}",
-        serde_json::to_string(&entries.entries).unwrap_or_default(),
-        if options.is_empty() { "" } else { "," }
-    );
-    session_json.replace_range(..1, &entries_json);
     Ok(Converted {
         items,
-        session_json,
+        entries: entries.entries,
+        options,
         entry_items: entries.first_items,
         model,
     })
+}
+
+impl Converted {
+    /// The session as a JSON body: `entries` and the request's options, which
+    /// [`SessionInput`](crate::pipeline::SessionInput) reads as `/v1/compact` reads a body.
+    pub fn session_json(&self) -> String {
+        let mut body = Map::with_capacity(self.options.len() + 1);
+        body.insert("entries".into(), Value::Array(self.entries.clone()));
+        body.extend(self.options.clone());
+        Value::Object(body).to_string()
+    }
+
+    /// The session as a pi session file (JSONL), for the inspector.
+    pub fn session_jsonl(&self) -> String {
+        self.entries.iter().map(|e| format!("{e}\n")).collect()
+    }
 }
 
 /// `input` as items, each as sent: an array of items, or a string (one user message).

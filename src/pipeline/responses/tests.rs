@@ -6,7 +6,7 @@ fn wrapper() -> SummaryWrapper {
 
 fn convert_str(body: &str) -> (Converted, Value) {
     let conv = convert(body, &wrapper(), "2026-01-01T00:00:00.000Z").unwrap();
-    let session: Value = serde_json::from_str(&conv.session_json).unwrap();
+    let session: Value = serde_json::from_str(&conv.session_json()).unwrap();
     (conv, session)
 }
 
