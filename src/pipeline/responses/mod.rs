@@ -27,6 +27,7 @@ use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 use compactd_core::compaction::Wrappers;
+use compactd_core::json::value_of_str;
 use compactd_core::session::error::strip_position;
 use compactd_core::session::{InputError, Violation};
 
@@ -87,48 +88,72 @@ pub fn convert(
     wrapper: &SummaryWrapper,
     timestamp: &str,
 ) -> Result<Converted, InputError> {
-    let fields: Map<String, Value> = serde_json::from_str(body).map_err(|e| {
-        if e.is_data() {
-            invalid(String::new(), "the body must be a JSON object")
-        } else {
-            InputError::Malformed {
-                message: strip_position(&e.to_string()).to_string(),
-                line: e.line(),
-                column: e.column(),
+    // Each property read raw: the items are kept as sent, and a lone surrogate escape
+    // (valid JSON a Rust string cannot hold) reads as U+FFFD rather than failing.
+    let fields: Vec<(String, &RawValue)> = serde_json::from_str::<RawFields>(body)
+        .map_err(|e| {
+            if e.is_data() {
+                invalid(String::new(), "the body must be a JSON object")
+            } else {
+                InputError::Malformed {
+                    message: strip_position(&e.to_string()).to_string(),
+                    line: e.line(),
+                    column: e.column(),
+                }
             }
-        }
-    })?;
-    if fields
-        .get("previous_response_id")
-        .is_some_and(|v| !v.is_null())
-    {
+        })?
+        .0;
+    let field = |name: &str| {
+        fields
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| value_of_str(v.get()))
+    };
+    if field("previous_response_id").is_some_and(|v| !v.is_null()) {
         return Err(invalid(
             "/previous_response_id".into(),
             "compactd stores no responses: send the conversation as `input`",
         ));
     }
-    let model = match fields.get("model") {
+    let model = match field("model") {
         None | Some(Value::Null) => None,
-        Some(Value::String(m)) => Some(m.clone()).filter(|m| !m.is_empty()),
+        Some(Value::String(m)) => Some(m).filter(|m| !m.is_empty()),
         Some(_) => return Err(invalid("/model".into(), "`model` must be a string")),
     };
-    let instructions = fields
-        .get("instructions")
-        .and_then(Value::as_str)
-        .filter(|s| !s.trim().is_empty())
-        .map(str::to_string);
-    let items = input_items(body)?;
+    let instructions = match field("instructions") {
+        Some(Value::String(s)) if !s.trim().is_empty() => Some(s),
+        _ => None,
+    };
+    let input = fields
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "input")
+        .map(|(_, v)| *v)
+        .ok_or_else(|| {
+            invalid(
+                "/input".into(),
+                "missing `input`: the conversation to compact",
+            )
+        })?;
+    let items = input_items(input)?;
     let mut session = Session::new(timestamp);
     for (index, item) in items.iter().enumerate() {
-        let value: Value = serde_json::from_str(item.get())
-            .map_err(|e| invalid(format!("/input/{index}"), e.to_string()))?;
+        let value = value_of_str(item.get());
+        if value.is_null() && item.get().trim() != "null" {
+            return Err(invalid(
+                format!("/input/{index}"),
+                "the item is nested too deeply to read",
+            ));
+        }
         let piece = piece(&value, wrapper).map_err(|m| invalid(format!("/input/{index}"), m))?;
         session.push(index, piece);
     }
     let entries = session.finish();
     let mut options: Map<String, Value> = fields
-        .into_iter()
+        .iter()
         .filter(|(k, _)| !REQUEST_FIELDS.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), value_of_str(v.get())))
         .collect();
     if let Some(instructions) = instructions {
         let context = options
@@ -145,6 +170,32 @@ pub fn convert(
         entry_items: entries.first_items,
         model,
     })
+}
+
+/// A JSON object's properties in order, each value as its raw text.
+struct RawFields<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for RawFields<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Fields<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Fields<'a> {
+            type Value = RawFields<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, &'de RawValue>()? {
+                    out.push((k, v));
+                }
+                Ok(RawFields(out))
+            }
+        }
+        d.deserialize_map(Fields(std::marker::PhantomData))
+    }
 }
 
 impl Converted {
@@ -164,21 +215,8 @@ impl Converted {
 }
 
 /// `input` as items, each as sent: an array of items, or a string (one user message).
-fn input_items(body: &str) -> Result<Vec<Box<RawValue>>, InputError> {
-    #[derive(serde::Deserialize)]
-    struct Only<'a> {
-        #[serde(borrow)]
-        input: Option<&'a RawValue>,
-    }
-    let only: Only =
-        serde_json::from_str(body).map_err(|e| invalid("/input".into(), e.to_string()))?;
-    let raw = only.input.ok_or_else(|| {
-        invalid(
-            "/input".into(),
-            "missing `input`: the conversation to compact",
-        )
-    })?;
-    if let Ok(text) = serde_json::from_str::<String>(raw.get()) {
+fn input_items(raw: &RawValue) -> Result<Vec<Box<RawValue>>, InputError> {
+    if let Value::String(text) = value_of_str(raw.get()) {
         let item = json!({"role": "user", "content": text});
         return Ok(vec![to_raw(&item)]);
     }

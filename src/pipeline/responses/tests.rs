@@ -145,3 +145,28 @@ fn bad_requests_name_the_field() {
         Err(InputError::Malformed { .. })
     ));
 }
+
+#[test]
+fn lone_surrogates_read_as_replacement_characters_and_the_item_stays_as_sent() {
+    let body = r#"{"input":[{"role":"user","content":"half \ud800 done","n":1E5},
+        {"role":"assistant","content":"ok"},{"role":"user","content":"next"}],
+        "model":"m","model":"last wins"}"#;
+    let (conv, session) = convert_str(body);
+    assert_eq!(
+        session["entries"][1]["message"]["content"][0]["text"],
+        "half \u{fffd} done"
+    );
+    assert_eq!(conv.model.as_deref(), Some("last wins"));
+    let out = output(&conv, &wrapper(), "i1", "S");
+    assert_eq!(
+        out[1].get(),
+        r#"{"role":"user","content":"half \ud800 done","n":1E5}"#
+    );
+}
+
+#[test]
+fn an_entries_property_does_not_replace_the_session() {
+    let body = r#"{"input":"hello","entries":[]}"#;
+    let (_, session) = convert_str(body);
+    assert_eq!(roles(&session), ["user"]);
+}
