@@ -231,3 +231,49 @@ async fn errors_come_in_openai_shape() {
     let e: Value = res.json().await.unwrap();
     assert!(e["error"]["message"].is_string(), "{e}");
 }
+
+#[tokio::test]
+async fn options_come_from_the_body_and_the_query_as_on_v1_compact() {
+    let app = spawn_app_with(|_| {}).await;
+    let input = conversation(12);
+    // targetTokens in the query string: the summary and the kept items fit it.
+    let res = app
+        .post_json(
+            "/v1/responses/compact?targetTokens=1500",
+            &json!({"model": "m", "input": input}),
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 200);
+    let answer: Value = res.json().await.unwrap();
+    assert!(answer["tokens_after"].as_u64().unwrap() <= 1500, "{answer}");
+    assert_calls_paired(answer["output"].as_array().unwrap());
+    // `settings` in the body, as in a /v1/compact body: a larger kept part.
+    let kept = |answer: &Value| answer["output"].as_array().unwrap().len() - 1;
+    let small: Value = compact(
+        &app,
+        &json!({"input": input, "settings": {"keepRecentTokens": 200}}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    let large: Value = compact(
+        &app,
+        &json!({"input": input, "settings": {"keepRecentTokens": 1200}}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    assert!(
+        kept(&small) < kept(&large),
+        "{} < {}",
+        kept(&small),
+        kept(&large)
+    );
+    // A bad option names itself.
+    let res = compact(&app, &json!({"input": input, "keepRecentTokens": "many"})).await;
+    assert_eq!(res.status().as_u16(), 422);
+    let e: Value = res.json().await.unwrap();
+    assert_eq!(e["error"]["param"], "keepRecentTokens", "{e}");
+}
