@@ -16,13 +16,14 @@
 //! compactd stores no responses; `prompt_cache_key` is ignored. Every other property is a
 //! compaction option, read as `/v1/compact` reads a JSON body's.
 
+mod answer;
 mod items;
+mod session;
 #[cfg(test)]
 mod tests;
 
 use std::collections::HashMap;
 
-use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
@@ -31,9 +32,10 @@ use compactd_core::json::value_of_str;
 use compactd_core::session::error::strip_position;
 use compactd_core::session::{InputError, Violation};
 
-use crate::summarize::Usage;
+pub use answer::{CompactedResponse, InputTokensDetails, OutputTokensDetails, ResponseUsage};
+use items::piece;
 pub use items::SummaryWrapper;
-use items::{piece, Piece};
+use session::Session;
 
 /// The request's `input` as a pi session, and the way back to the items.
 #[derive(Debug)]
@@ -233,161 +235,6 @@ fn to_raw(v: &Value) -> Box<RawValue> {
     RawValue::from_string(v.to_string()).expect("a serialized value is JSON")
 }
 
-/// The pi session being built from pieces.
-struct Session<'t> {
-    timestamp: &'t str,
-    entries: Vec<Value>,
-    first_items: HashMap<String, usize>,
-    /// The assistant message being built: its first item and its blocks.
-    assistant: Option<(usize, Vec<Value>)>,
-    /// Tool names by call id, for the results.
-    calls: HashMap<String, String>,
-    /// Where the previous summary is waiting for the id of the entry after it.
-    open_summary: Option<usize>,
-}
-
-struct Entries {
-    entries: Vec<Value>,
-    first_items: HashMap<String, usize>,
-}
-
-impl<'t> Session<'t> {
-    fn new(timestamp: &'t str) -> Self {
-        let header = json!({
-            "type": "session",
-            "version": 3,
-            "id": "responses",
-            "timestamp": timestamp,
-            "cwd": "",
-        });
-        Session {
-            timestamp,
-            entries: vec![header],
-            first_items: HashMap::new(),
-            assistant: None,
-            calls: HashMap::new(),
-            open_summary: None,
-        }
-    }
-
-    fn push(&mut self, index: usize, piece: Piece) {
-        match piece {
-            Piece::Assistant(blocks) => {
-                for b in &blocks {
-                    if b["type"] == "toolCall" {
-                        let id = b["id"].as_str().unwrap_or_default().to_string();
-                        let name = b["name"].as_str().unwrap_or_default().to_string();
-                        self.calls.insert(id, name);
-                    }
-                }
-                self.assistant
-                    .get_or_insert_with(|| (index, Vec::new()))
-                    .1
-                    .extend(blocks);
-            }
-            Piece::User(content) => {
-                self.flush();
-                self.message(
-                    index,
-                    json!({"role": "user", "content": content, "timestamp": 0}),
-                );
-            }
-            Piece::ToolResult {
-                call_id,
-                text,
-                is_error,
-            } => {
-                self.flush();
-                let name = self.calls.get(&call_id).cloned().unwrap_or_default();
-                self.message(
-                    index,
-                    json!({
-                        "role": "toolResult",
-                        "toolCallId": call_id,
-                        "toolName": name,
-                        "content": [{"type": "text", "text": text}],
-                        "isError": is_error,
-                        "timestamp": 0,
-                    }),
-                );
-            }
-            Piece::Summary(summary) => {
-                self.flush();
-                let id = self.next_id();
-                self.open_summary = Some(self.entries.len());
-                self.first_items.insert(id.clone(), index);
-                let parent = self.parent();
-                self.entries.push(json!({
-                    "type": "compaction",
-                    "id": id,
-                    "parentId": parent,
-                    "timestamp": self.timestamp,
-                    "summary": summary,
-                    "firstKeptEntryId": "",
-                    "tokensBefore": 0,
-                }));
-            }
-            Piece::Opaque => {}
-        }
-    }
-
-    fn flush(&mut self) {
-        if let Some((index, content)) = self.assistant.take() {
-            let calls = content.iter().any(|b| b["type"] == "toolCall");
-            self.message(
-                index,
-                json!({
-                    "role": "assistant",
-                    "content": content,
-                    "stopReason": if calls { "toolUse" } else { "stop" },
-                    "timestamp": 0,
-                }),
-            );
-        }
-    }
-
-    fn next_id(&self) -> String {
-        format!("i{}", self.entries.len())
-    }
-
-    fn parent(&self) -> Value {
-        match self.entries.len() {
-            1 => Value::Null,
-            n => self.entries[n - 1]["id"].clone(),
-        }
-    }
-
-    fn message(&mut self, index: usize, message: Value) {
-        let id = self.next_id();
-        if let Some(at) = self.open_summary.take() {
-            // The kept messages of the fed-back summary start right after it.
-            self.entries[at]["firstKeptEntryId"] = Value::String(id.clone());
-        }
-        self.first_items.insert(id.clone(), index);
-        let parent = self.parent();
-        self.entries.push(json!({
-            "type": "message",
-            "id": id,
-            "parentId": parent,
-            "timestamp": self.timestamp,
-            "message": message,
-        }));
-    }
-
-    fn finish(mut self) -> Entries {
-        self.flush();
-        if let Some(at) = self.open_summary {
-            // Nothing after the summary: it keeps nothing.
-            let own = self.entries[at]["id"].clone();
-            self.entries[at]["firstKeptEntryId"] = own;
-        }
-        Entries {
-            entries: self.entries,
-            first_items: self.first_items,
-        }
-    }
-}
-
 /// The compacted `output`: unreadable provider items first (as sent), the summary as a
 /// user message, then the items from the first kept entry on, as sent.
 pub fn output(
@@ -422,67 +269,4 @@ pub fn output(
                 .cloned(),
         )
         .collect()
-}
-
-/// The answer: OpenAI's `response.compaction` object, with compactd's report beside it.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct CompactedResponse {
-    /// `cmp_` and 24 random characters.
-    pub id: String,
-    /// `response.compaction`.
-    pub object: &'static str,
-    /// Unix seconds.
-    pub created_at: i64,
-    /// The summary as a user message (`input_text` wrapped as pi wraps a compaction
-    /// summary), then the kept items as they were sent.
-    #[schema(value_type = Vec<Object>)]
-    pub output: Vec<Box<RawValue>>,
-    pub usage: ResponseUsage,
-    /// compactd's extension: the model that wrote the summary (`name/model`, or
-    /// `extractive`).
-    pub model: String,
-    /// compactd's extension: estimated tokens of the input and of the output.
-    pub tokens_before: u64,
-    pub tokens_after: u64,
-    /// compactd's extension: what the caller should know (absent when nothing).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
-}
-
-/// OpenAI's usage of a Responses call: the summarizer's tokens.
-#[derive(Debug, Clone, Copy, Serialize, utoipa::ToSchema)]
-pub struct ResponseUsage {
-    /// Prompt tokens, cached ones included.
-    pub input_tokens: u64,
-    pub input_tokens_details: InputTokensDetails,
-    pub output_tokens: u64,
-    pub output_tokens_details: OutputTokensDetails,
-    pub total_tokens: u64,
-}
-
-#[derive(Debug, Clone, Copy, Serialize, utoipa::ToSchema)]
-pub struct InputTokensDetails {
-    pub cached_tokens: u64,
-}
-
-#[derive(Debug, Clone, Copy, Serialize, utoipa::ToSchema)]
-pub struct OutputTokensDetails {
-    pub reasoning_tokens: u64,
-}
-
-impl From<Usage> for ResponseUsage {
-    fn from(u: Usage) -> Self {
-        let input = u.input + u.cache_read + u.cache_write;
-        ResponseUsage {
-            input_tokens: input,
-            input_tokens_details: InputTokensDetails {
-                cached_tokens: u.cache_read,
-            },
-            output_tokens: u.output,
-            output_tokens_details: OutputTokensDetails {
-                reasoning_tokens: u.reasoning,
-            },
-            total_tokens: input + u.output,
-        }
-    }
 }
