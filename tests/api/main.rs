@@ -32,6 +32,7 @@ mod prune_cli;
 mod real_servers;
 mod robustness;
 mod schemathesis;
+mod short_summary;
 mod shutdown;
 #[path = "../support/sse.rs"]
 mod sse;
