@@ -263,3 +263,78 @@ async fn a_branch_summary_entry_carries_the_models_usage() {
     assert_eq!(entry["usage"]["totalTokens"], 103);
     assert_eq!(entry["usage"]["cost"]["total"], 0);
 }
+
+/// A model server that answers the summary and fails (500) every short-summary call, or
+/// every call when `short_only` is false.
+async fn failing_model(short_only: bool) -> wiremock::MockServer {
+    use wiremock::matchers::{body_string_contains, method};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let server = MockServer::start().await;
+    // compactd's short-summary prompt quotes the summary in <summary> tags.
+    let failing = Mock::given(method("POST"));
+    let failing = if short_only {
+        failing.and(body_string_contains("</summary>"))
+    } else {
+        failing
+    };
+    failing
+        .respond_with(ResponseTemplate::new(500))
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(crate::upstreams::completion(CHECKPOINT)),
+        )
+        .with_priority(2)
+        .mount(&server)
+        .await;
+    server
+}
+
+#[tokio::test]
+async fn after_the_extractive_fallback_the_short_summary_is_derived_with_no_more_calls() {
+    let server = failing_model(false).await;
+    let llm = crate::upstreams::config(vec![crate::upstreams::openai("local", &server)]);
+    let app = crate::helpers::spawn_app_with(move |c| c.llm = llm).await;
+    let v: Value = app
+        .post_json("/v1/summarize", &json!({"prompt": prompt()}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(v["summarizer"], "extractive", "{v}");
+    let short = v["shortSummary"].as_str().unwrap();
+    assert!(
+        short.starts_with("The session is about: \"Add a --verbose flag"),
+        "{short}"
+    );
+    let calls = server.received_requests().await.unwrap();
+    assert!(
+        calls
+            .iter()
+            .all(|r| !String::from_utf8_lossy(&r.body).contains("</summary>")),
+        "no short call after the fallback"
+    );
+}
+
+#[tokio::test]
+async fn a_failed_short_call_leaves_the_derived_short_summary() {
+    let server = failing_model(true).await;
+    let llm = crate::upstreams::config(vec![crate::upstreams::openai("local", &server)]);
+    let app = crate::helpers::spawn_app_with(move |c| c.llm = llm).await;
+    let v: Value = app
+        .post_json("/v1/summarize", &json!({"prompt": prompt()}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(v["summarizer"], "llm", "{v}");
+    assert_eq!(v["summary"], CHECKPOINT);
+    // The model's goal leads, the conversation gives the last request.
+    let short = v["shortSummary"].as_str().unwrap();
+    assert!(
+        short.starts_with("The session is about: \"Add a --verbose flag to src/cli.rs\", most recently \"Now document the flag in README.md\""),
+        "{short}"
+    );
+}
