@@ -167,10 +167,10 @@ pub async fn run_remote_endpoint(
                 summary.usage.add(&s.usage);
                 s.text
             }
-            None => derived_short(plan, &summary.text, prompts),
+            None => derived_short(plan, &summary.text, prompts).await?,
         }
     } else {
-        derived_short(plan, &summary.text, prompts)
+        derived_short(plan, &summary.text, prompts).await?
     };
     Ok((summary, without_secrets(short.trim().to_string())))
 }
@@ -204,25 +204,37 @@ async fn model_short(
 }
 
 /// The short summary without a model: the extractive summarizer's one paragraph, led by
-/// the summary's goal and the conversation's last request.
-fn derived_short(plan: &RemotePlan, summary: &str, prompts: &Prompts) -> String {
-    let parts = split_prompt(&plan.request.prompt);
-    let conversation = if parts.has_conversation {
-        parts.conversation
-    } else {
-        ""
-    };
-    let req = SummaryRequest {
-        kind: RequestKind::Short,
-        system_prompt: String::new(),
-        // The summary as the previous one: its goal leads.
-        prompt: format!(
-            "<conversation>\n{conversation}\n</conversation>\n\n<previous-summary>\n{summary}\n</previous-summary>\n\n{}",
-            prompts.short_summary
-        ),
-        max_tokens: plan.request.max_tokens.min(SHORT_MAX_TOKENS),
-        strategy: None,
-        model: None,
-    };
-    extractive::summarize(&req).text
+/// the summary's goal and the conversation's last request. On the blocking pool, as the
+/// extractive summarizer always runs: it reads the whole conversation.
+async fn derived_short(
+    plan: &RemotePlan,
+    summary: &str,
+    prompts: &Prompts,
+) -> Result<String, SummarizeError> {
+    let prompt = plan.request.prompt.clone();
+    let summary = summary.to_string();
+    let instructions = prompts.short_summary.clone();
+    let max_tokens = plan.request.max_tokens.min(SHORT_MAX_TOKENS);
+    crate::cancel::offload(move || {
+        let parts = split_prompt(&prompt);
+        let conversation = if parts.has_conversation {
+            parts.conversation
+        } else {
+            ""
+        };
+        let req = SummaryRequest {
+            kind: RequestKind::Short,
+            system_prompt: String::new(),
+            // The summary as the previous one: its goal leads.
+            prompt: format!(
+                "<conversation>\n{conversation}\n</conversation>\n\n<previous-summary>\n{summary}\n</previous-summary>\n\n{instructions}"
+            ),
+            max_tokens,
+            strategy: None,
+            model: None,
+        };
+        extractive::summarize(&req).text
+    })
+    .await
+    .map_err(|_| SummarizeError::Timeout)
 }
