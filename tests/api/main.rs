@@ -33,6 +33,7 @@ mod real_servers;
 mod responses;
 mod robustness;
 mod schemathesis;
+mod short_summary;
 mod shutdown;
 #[path = "../support/sse.rs"]
 mod sse;
