@@ -95,7 +95,8 @@ fn prefix_len_in(text: &str, ours: &str, hermes: &[HermesPrefix]) -> Option<usiz
     best
 }
 
-fn md5_hex(s: &str) -> String {
+/// MD5 of `s`'s UTF-8 bytes, lowercase hex.
+pub(crate) fn md5_hex(s: &str) -> String {
     Md5::digest(s.as_bytes())
         .iter()
         .map(|b| format!("{b:02x}"))

@@ -25,6 +25,7 @@ from reference import CC
 
 import corpus
 import cases
+import edges
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.environ.get("HERMES_GOLDENS_OUT") or os.path.join(HERE, "goldens.jsonl")
@@ -290,7 +291,7 @@ def compact_messages(record):
 def main(argv):
     I.install()
     only = argv[argv.index("--only") + 1] if "--only" in argv else None
-    all_cases = cases.cases() + corpus.generate()
+    all_cases = cases.cases() + corpus.generate() + edges.generate()
     names = [c["name"] for c in all_cases]
     assert len(names) == len(set(names)), "duplicate case names"
     lines = [json.dumps({"kind": "header", "reference": "hermes-agent==0.19.0", "model": R.MODEL,

@@ -29,9 +29,13 @@ mod pairs;
 use media::{strip_historical_media, text_part};
 use pairs::sanitize_tool_pairs;
 
-/// A short opening of hermes's own system note (V-sysnote), enough to see that a system
-/// message already carries it.
-const HERMES_SYSNOTE_MARKER: &str = "[Note: Some earlier conversation turns have been compacted";
+/// hermes's own system note (V-sysnote), known by its shape since its text stays out of
+/// the repository (H12): hermes checks for its whole note, so its opening alone is not it.
+const HERMES_SYSNOTE: KnownText = KnownText {
+    opening: "[Note: Some earlier conversation turns have been compacted",
+    chars: 327,
+    md5: "4772c6f4fe59cbf8644bfaa2bcbf495e",
+};
 /// The metadata key hermes sets on a message holding a summary.
 pub(crate) const SUMMARY_KEY: &str = "_compressed_summary";
 /// The session-store marker no compacted message may carry.
@@ -202,7 +206,7 @@ fn add_system_note(msg: &mut Value, texts: &HermesTexts) {
     };
     let existing = map.get("content");
     let view = message::text_view(existing);
-    if view.contains(texts.sysnote.as_str()) || view.contains(HERMES_SYSNOTE_MARKER) {
+    if view.contains(texts.sysnote.as_str()) || contains_known(&view, &HERMES_SYSNOTE) {
         return;
     }
     let note = &texts.sysnote;
@@ -218,6 +222,22 @@ fn add_system_note(msg: &mut Value, texts: &HermesTexts) {
         Some(other) => Value::String(format!("{}{note}", py::str_of(other))),
     };
     map.insert("content".into(), new);
+}
+
+/// A fixed text of hermes: how it opens, its length in code points, the MD5 of its UTF-8.
+struct KnownText {
+    opening: &'static str,
+    chars: usize,
+    md5: &'static str,
+}
+
+/// `known in text` (Python's substring test) without knowing the text: some occurrence
+/// of its opening starts code points of its length and digest.
+fn contains_known(text: &str, known: &KnownText) -> bool {
+    text.match_indices(known.opening).any(|(i, _)| {
+        let head = py::head(&text[i..], known.chars);
+        py::len(head) == known.chars && summaries::md5_hex(head) == known.md5
+    })
 }
 
 /// Merges the summary into the first tail message: hermes's form (old text, delimiter,
