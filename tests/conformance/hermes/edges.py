@@ -31,15 +31,38 @@ HERMES_NOTE_OPENING = "[Note: Some earlier conversation turns have been compacte
 WS = ("", " ", "  ", "\t", "\n", "\n\n", " \n\n", "   \n\n  ", "\r\n", "\r\n\r\n", "\t \n", "\x0b", "\x0c",
       "\x1c", "\x1f", "\x85", "\xa0", "\u2028", "\u3000", " \t\r\n ", "\n\n\n   ", "\u200b", "\ufeff")
 
+# Single code points `str.isspace` knows (the squeezes keep one per run), and look-alikes.
+SPACES = (" ", "\t", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f", "\x85", "\xa0", "\u1680",
+          "\u2000", "\u200a", "\u2028", "\u2029", "\u202f", "\u205f", "\u3000", "\u200b", "\ufeff", "\u180e")
+# (length, position) pairs where hermes cuts a text and strips the cut: the auto focus
+# (260 → 259, and 699 of the whole block, about 151 into its third text), the task snapshot
+# (1400 → 1385), a fallback turn (700 → 685), a fallback line (600 → 420 + the last 160).
+CUTS = ((300, 258), (300, 259), (261, 259), (300, 151), (300, 150), (1401, 1384), (1401, 1385), (701, 684),
+        (701, 685), (601, 419), (601, 420), (601, 440), (601, 441))
+
 REQUIRED = ("ws-summary-standalone", "ws-summary-legacy", "ws-summary-merged", "ws-summary-h5",
             "ws-summary-list", "ws-summary-twice", "ws-summary-empty-body", "ws-note-present",
             "ws-note-twice", "ws-note-split", "ws-note-opening", "ws-note-list", "ws-note-blank", "ws-note-scalar",
-            "ws-answer", "ws-previous-summary", "ws-summary-tail", "ws-system-later", "cut-length")
+            "ws-answer", "ws-previous-summary", "ws-cut", "ws-error-cut", "ws-summary-tail", "ws-system-later", "cut-length")
 
 
 class Edge(corpus.Gen):
     def ws(self):
         return self.r.choice(WS)
+
+    def cut_text(self, n, at):
+        """A text of n code points with whitespace on and next to position `at`."""
+        self.tag("ws-cut")
+        chars = list(self.exact(n))
+        for pos in self.r.sample(range(at - 3, at + 3), self.r.randint(1, 3)):
+            if 0 <= pos < n:
+                chars[pos] = self.r.choice(SPACES)
+        return "".join(chars)
+
+    def user(self):
+        if self.r.random() < 0.3:
+            return {"role": "user", "content": self.cut_text(*self.r.choice(CUTS))}
+        return super().user()
 
     def body(self):
         if self.r.random() < 0.4:
@@ -158,6 +181,10 @@ class Edge(corpus.Gen):
 
     def answer(self):
         w = self.ws
+        if self.r.random() < 0.1:
+            # hermes cuts a failure reason over 220 at 217 and strips it.
+            self.tag("ws-error-cut")
+            return {"error": "other", "message": self.cut_text(self.r.choice([221, 230]), self.r.choice([216, 217, 218]))}
         if self.r.random() < 0.35:
             self.tag("ws-answer")
             k = self.r.randrange(5)

@@ -1,9 +1,8 @@
 """Writes the hermes conformance goldens (run through regen.sh; see README.md).
 
 For every case of the corpus (corpus.py and edges.py: seeded generators, cases.py:
-hand-written) it runs
-the real `ContextCompressor.compress()` of hermes-agent 0.19.0 twice through
-instrument.py: as shipped, and as the *patched reference* that applies the divergences
+hand-written) it runs the real `ContextCompressor.compress()` of hermes-agent 0.19.0 twice
+through instrument.py: as shipped, and as the *patched reference* that applies the divergences
 H1–H9 of docs/hermes.md. The golden holds the patched values (what compactd must answer),
 the divergences applied, and which fields hermes itself answers differently (or the
 exception it raises). Texts: reference.py (H12).
