@@ -218,6 +218,28 @@ mod tests {
     }
 
     #[test]
+    fn whitespace_around_the_end_marker() {
+        // Python whitespace after the marker goes with the first strip, so the marker
+        // is the end and goes too (hermes), whatever the whitespace.
+        for tail in ["   \n\n", "\t\r\n", "\x1c\u{85}\u{2028}", "\u{3000} \n"] {
+            let text = format!(" \n{OURS}\n body \t\n\n{END_MARKER}{tail}");
+            assert!(is(&text));
+            assert_eq!(body(&text), "body", "tail {tail:?}");
+        }
+        // A zero-width space is no whitespace: hermes keeps the marker in the body, H5
+        // cuts there all the same.
+        assert_eq!(
+            body(&format!("{OURS}\nbody\n\n{END_MARKER}\u{200b}\n")),
+            "body"
+        );
+        // Blank own text after the marker (the H5 form) leaves the body alone.
+        assert_eq!(
+            body(&format!("{OURS}\nbody\n\n{END_MARKER}\n\n \u{3000}")),
+            "body"
+        );
+    }
+
+    #[test]
     fn hermes_merged_form() {
         let merged = format!(
             "{PRIOR_CONTEXT_HEADER}\nuser text\n\n{MERGE_DELIMITER}\n\n{OURS}\nmerged body\n\n{END_MARKER}"
