@@ -14,6 +14,9 @@
 //! * H3: a merge with no tail message becomes a standalone `user` summary. H4 (option):
 //!   with no head the summary is a `user` message, merged (H5 form) into a leading user
 //!   message. H5: a user target gets the summary first, with no PRIOR CONTEXT header.
+//! * The note is not added again when the system message holds ours or hermes's whole
+//!   note; hermes's is known by its opening, length and digest (its words stay out, H12),
+//!   since hermes's own substring test adds a note after a partial one.
 //! * Keys are removed with `shift_remove`, so the other keys keep their order.
 //! * `pairs` (tool-pair sanitation) and `media` (historical images) are the two
 //!   passes over the assembled list.
