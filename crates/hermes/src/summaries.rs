@@ -95,7 +95,8 @@ fn prefix_len_in(text: &str, ours: &str, hermes: &[HermesPrefix]) -> Option<usiz
     best
 }
 
-fn md5_hex(s: &str) -> String {
+/// MD5 of `s`'s UTF-8 bytes, lowercase hex.
+pub(crate) fn md5_hex(s: &str) -> String {
     Md5::digest(s.as_bytes())
         .iter()
         .map(|b| format!("{b:02x}"))
@@ -214,6 +215,28 @@ mod tests {
         assert_eq!(body(&format!("{OURS}\n{END_MARKER}")), "");
         // Only our prefix counts as ours: an empty one matches nothing.
         assert!(!is_summary_text("plain text", ""));
+    }
+
+    #[test]
+    fn whitespace_around_the_end_marker() {
+        // Python whitespace after the marker goes with the first strip, so the marker
+        // is the end and goes too (hermes), whatever the whitespace.
+        for tail in ["   \n\n", "\t\r\n", "\x1c\u{85}\u{2028}", "\u{3000} \n"] {
+            let text = format!(" \n{OURS}\n body \t\n\n{END_MARKER}{tail}");
+            assert!(is(&text));
+            assert_eq!(body(&text), "body", "tail {tail:?}");
+        }
+        // A zero-width space is no whitespace: hermes keeps the marker in the body, H5
+        // cuts there all the same.
+        assert_eq!(
+            body(&format!("{OURS}\nbody\n\n{END_MARKER}\u{200b}\n")),
+            "body"
+        );
+        // Blank own text after the marker (the H5 form) leaves the body alone.
+        assert_eq!(
+            body(&format!("{OURS}\nbody\n\n{END_MARKER}\n\n \u{3000}")),
+            "body"
+        );
     }
 
     #[test]

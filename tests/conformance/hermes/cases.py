@@ -89,6 +89,16 @@ def cases():
         add(f"summary-historical-{k}", [SYS, a("x"), u(stand_in + "\n" + BODY + "\n\n" + END)] + chat(8),
             state={"compressionCount": 1})
     add("summary-legacy", [SYS, u("[CONTEXT SUMMARY]: " + BODY)] + chat(8))
+    # Whitespace after the end marker: stripped before the marker is looked for.
+    add("summary-end-marker-trailing-blank", [SYS, a("x"), u(" \n" + SUMMARY + "\n\n" + END + "   \n\n\t\r\n")] + chat(8),
+        state={"compressionCount": 1})
+    add("summary-h5-blank-own-text", [SYS, u(SUMMARY + "\n\n" + END + "\n\n \u3000\x1c\n", _compressed_summary=True)]
+        + chat(8), state={"compressionCount": 1})
+    add("summary-merged-assistant-padded", [SYS, u("ask"), a(R.HEADER + "\r\n own  \n\n" + R.DELIMITER + "\n\n\n" + SUMMARY
+                                                             + "\n\n" + END + " \n\n", _compressed_summary=True)] + chat(8),
+        state={"compressionCount": 1})
+    add("summary-end-marker-not-last", [SYS, a("x"), u(SUMMARY + "\n\n" + END + "\u200b\n")] + chat(8),
+        state={"compressionCount": 1})
     add("summary-state-cleared", [SYS] + chat(10), state={"previousSummary": "## Goal\nfrom another session"})
     # §11 answers.
     add("answer-think-only", [SYS] + chat(10), stub={"text": "<think>nothing else</think>"})
@@ -137,6 +147,14 @@ def cases():
     add("media-historical", [SYS, u([{"type": "text", "text": "see"}, img])] + chat(6)
         + [u([{"type": "text", "text": "again"}, img]), a("seen")] + chat(2))
     add("system-note-present", [{"role": "system", "content": "sys\n\n" + R.CONF_TEXTS["sysnote"]}] + chat(10))
+    add("system-note-padded-twice", [{"role": "system", "content": "sys \t\n" + R.CONF_TEXTS["sysnote"] + "\r\n"
+                                       + R.CONF_TEXTS["sysnote"] + "  \n\n"}] + chat(10))
+    add("system-note-across-parts", [{"role": "system", "content": [{"type": "text", "text": R.CONF_TEXTS["sysnote"][:9]},
+                                                                     {"type": "text", "text": R.CONF_TEXTS["sysnote"][9:]}]}]
+        + chat(10))
+    # hermes looks for its whole note: its opening alone gets the note.
+    add("system-note-hermes-opening", [{"role": "system", "content": "sys\n\n[Note: Some earlier conversation turns "
+                                                                        "have been compacted\x85"}] + chat(10))
     add("system-list", [{"role": "system", "content": [{"type": "text", "text": "sys"}]}] + chat(10))
     add("system-null", [{"role": "system", "content": None}] + chat(10))
     # §10 request pieces.

@@ -1,8 +1,8 @@
 """Writes the hermes conformance goldens (run through regen.sh; see README.md).
 
-For every case of the corpus (corpus.py: seeded generator, cases.py: hand-written) it runs
-the real `ContextCompressor.compress()` of hermes-agent 0.19.0 twice through
-instrument.py: as shipped, and as the *patched reference* that applies the divergences
+For every case of the corpus (corpus.py and edges.py: seeded generators, cases.py:
+hand-written) it runs the real `ContextCompressor.compress()` of hermes-agent 0.19.0 twice
+through instrument.py: as shipped, and as the *patched reference* that applies the divergences
 H1–H9 of docs/hermes.md. The golden holds the patched values (what compactd must answer),
 the divergences applied, and which fields hermes itself answers differently (or the
 exception it raises). Texts: reference.py (H12).
@@ -25,6 +25,7 @@ from reference import CC
 
 import corpus
 import cases
+import edges
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.environ.get("HERMES_GOLDENS_OUT") or os.path.join(HERE, "goldens.jsonl")
@@ -290,7 +291,7 @@ def compact_messages(record):
 def main(argv):
     I.install()
     only = argv[argv.index("--only") + 1] if "--only" in argv else None
-    all_cases = cases.cases() + corpus.generate()
+    all_cases = cases.cases() + corpus.generate() + edges.generate()
     names = [c["name"] for c in all_cases]
     assert len(names) == len(set(names)), "duplicate case names"
     lines = [json.dumps({"kind": "header", "reference": "hermes-agent==0.19.0", "model": R.MODEL,

@@ -14,6 +14,9 @@
 //! * H3: a merge with no tail message becomes a standalone `user` summary. H4 (option):
 //!   with no head the summary is a `user` message, merged (H5 form) into a leading user
 //!   message. H5: a user target gets the summary first, with no PRIOR CONTEXT header.
+//! * The note is not added again when the system message holds ours or hermes's whole
+//!   note; hermes's is known by its opening, length and digest (its words stay out, H12),
+//!   since hermes's own substring test adds a note after a partial one.
 //! * Keys are removed with `shift_remove`, so the other keys keep their order.
 //! * `pairs` (tool-pair sanitation) and `media` (historical images) are the two
 //!   passes over the assembled list.
@@ -29,9 +32,13 @@ mod pairs;
 use media::{strip_historical_media, text_part};
 use pairs::sanitize_tool_pairs;
 
-/// A short opening of hermes's own system note (V-sysnote), enough to see that a system
-/// message already carries it.
-const HERMES_SYSNOTE_MARKER: &str = "[Note: Some earlier conversation turns have been compacted";
+/// hermes's own system note (V-sysnote), known by its shape since its text stays out of
+/// the repository (H12): hermes checks for its whole note, so its opening alone is not it.
+const HERMES_SYSNOTE: KnownText = KnownText {
+    opening: "[Note: Some earlier conversation turns have been compacted",
+    chars: 327,
+    md5: "4772c6f4fe59cbf8644bfaa2bcbf495e",
+};
 /// The metadata key hermes sets on a message holding a summary.
 pub(crate) const SUMMARY_KEY: &str = "_compressed_summary";
 /// The session-store marker no compacted message may carry.
@@ -202,7 +209,7 @@ fn add_system_note(msg: &mut Value, texts: &HermesTexts) {
     };
     let existing = map.get("content");
     let view = message::text_view(existing);
-    if view.contains(texts.sysnote.as_str()) || view.contains(HERMES_SYSNOTE_MARKER) {
+    if view.contains(texts.sysnote.as_str()) || contains_known(&view, &HERMES_SYSNOTE) {
         return;
     }
     let note = &texts.sysnote;
@@ -218,6 +225,22 @@ fn add_system_note(msg: &mut Value, texts: &HermesTexts) {
         Some(other) => Value::String(format!("{}{note}", py::str_of(other))),
     };
     map.insert("content".into(), new);
+}
+
+/// A fixed text of hermes: how it opens, its length in code points, the MD5 of its UTF-8.
+struct KnownText {
+    opening: &'static str,
+    chars: usize,
+    md5: &'static str,
+}
+
+/// `known in text` (Python's substring test) without knowing the text: some occurrence
+/// of its opening starts code points of its length and digest.
+fn contains_known(text: &str, known: &KnownText) -> bool {
+    text.match_indices(known.opening).any(|(i, _)| {
+        let head = py::head(&text[i..], known.chars);
+        py::len(head) == known.chars && summaries::md5_hex(head) == known.md5
+    })
 }
 
 /// Merges the summary into the first tail message: hermes's form (old text, delimiter,

@@ -287,14 +287,18 @@ fn the_system_note_replaces_null_appends_to_other_values_and_is_not_repeated() {
         system("{}"),
         expand(r#"{"role":"system","content":"{}<NOTE>"}"#)
     );
-    for carried in [
-        format!("pre {NOTE} post"),
-        format!("pre {HERMES_SYSNOTE_MARKER} post"),
-    ] {
-        let content = serde_json::to_string(&carried).expect("serializes");
-        let want = format!(r#"{{"role":"system","content":{content}}}"#);
-        assert_eq!(system(&content), want);
-    }
+    let carried = serde_json::to_string("pre Test note. post").expect("serializes");
+    let want = format!(r#"{{"role":"system","content":{carried}}}"#);
+    assert_eq!(system(&carried), want);
+    // hermes's note counts whole: its opening alone (here padded with Python
+    // whitespace) gets our note like any other text.
+    let opening = format!("pre {}\u{85}", HERMES_SYSNOTE.opening);
+    let content = serde_json::to_string(&opening).expect("serializes");
+    let want = serde_json::to_string(&format!("{opening}\n\n{NOTE}")).expect("serializes");
+    assert_eq!(
+        system(&content),
+        format!(r#"{{"role":"system","content":{want}}}"#)
+    );
     let got = run(
         &format!(r#"[{{"role":"system","content":"S"}},{rest}]"#),
         2,
@@ -431,4 +435,22 @@ fn odd_shapes_and_boundaries_do_not_panic() {
             assert!(got.summary_index < got.messages.len());
         }
     }
+}
+
+#[test]
+fn a_known_text_is_found_whole_by_its_opening_length_and_digest() {
+    // Made up: its length in code points and the MD5 of its UTF-8 bytes.
+    let text = "[Note: é made-up 𝒳 note.]";
+    let known = KnownText {
+        opening: "[Note: é",
+        chars: 25,
+        md5: "e7d3652d26ccc1546779f6bdadd48e6d",
+    };
+    assert_eq!(py::len(text), known.chars);
+    assert!(contains_known(&format!("a\n\n{text}  "), &known));
+    // A later occurrence counts too; the opening alone and a cut text do not.
+    assert!(contains_known(&format!("[Note: é {text}"), &known));
+    assert!(!contains_known("x [Note: é made-up", &known));
+    assert!(!contains_known(&text[..text.len() - 1], &known));
+    assert!(!contains_known(&text.replace("note", "nute"), &known));
 }
