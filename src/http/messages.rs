@@ -11,7 +11,9 @@
 //!   message before it.
 //! * The answer is one `compaction` block whose `content` is the checked summary, with
 //!   `stop_reason: "compaction"`. Its `signature` is a SHA-256 digest of the content, not
-//!   Anthropic's signature: compactd does not check it when the block comes back.
+//!   Anthropic's signature: compactd does not check it when the block comes back. Its
+//!   `encrypted_content`, which clients send back verbatim, holds the compaction's
+//!   `details` (file lists, pinned ledger) as `/v1/compact`'s entry does.
 //! * `stream: true` is refused (400): the summary is only complete at the end, and a
 //!   compaction request gains nothing from a stream.
 //! * Errors are problem documents inside the service; `anthropic_errors` rewrites them
@@ -64,6 +66,9 @@ pub struct CompactionBlock {
     pub content: String,
     /// `sha256:` and the content's digest in hex (not checked when sent back).
     pub signature: String,
+    /// compactd's `details` of the compaction (file lists and pinned ledger) as JSON text,
+    /// not encrypted: sent back with the block, they carry the ledger to the next round.
+    pub encrypted_content: String,
 }
 
 /// Anthropic's usage, summed over every summarizer call.
@@ -165,6 +170,8 @@ fn answer(result: CompactionResult) -> CompactionMessage {
             kind: "compaction",
             content: result.summary,
             signature: format!("sha256:{hex}"),
+            encrypted_content: serde_json::to_string(&result.details)
+                .expect("the details serialize"),
         }],
         stop_reason: "compaction",
         stop_sequence: None,

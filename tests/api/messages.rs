@@ -277,3 +277,45 @@ async fn the_key_is_taken_from_x_api_key_as_anthropics_clients_send_it() {
         .unwrap();
     assert_eq!(res.status().as_u16(), 401);
 }
+
+#[tokio::test]
+async fn the_blocks_details_carry_the_pinned_ledger_to_the_next_round() {
+    let keeper = Arc::new(Keeper::default());
+    let app = spawn_app_with_summarizer(keeper.clone()).await;
+    let first: Value = messages(
+        &app,
+        json!({"messages": conversation(), "compaction": {"type": "summarize"}}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    let block = &first["content"][0];
+    let details: Value =
+        serde_json::from_str(block["encrypted_content"].as_str().unwrap()).unwrap();
+    assert_eq!(details["readFiles"], json!(["src/auth.rs"]), "{details}");
+    assert!(details["pinned"]["items"].is_array(), "{details}");
+    // The client cuts the restored section out of the summary; the details still hold it.
+    let edited = json!({"type": "compaction", "content": "the summary",
+                        "encrypted_content": block["encrypted_content"]});
+    let second: Value = messages(
+        &app,
+        json!({"compaction": {"type": "summarize"}, "messages": [
+            {"role": "assistant", "content": [edited]},
+            {"role": "user", "content": "Also update the changelog."}
+        ]}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    let text = second["content"][0]["content"].as_str().unwrap();
+    // A fact pinned in the first round, and its file list, are restored from the details
+    // (the newest request replaces the earlier objective, as the ledger does).
+    assert!(
+        text.contains("[image: https://example.com/screenshot.png]"),
+        "{text}"
+    );
+    assert!(text.contains("<read-files>\nsrc/auth.rs"), "{text}");
+    assert!(text.contains("Also update the changelog."), "{text}");
+}

@@ -54,6 +54,7 @@ class AnthropicClient(unittest.TestCase):
         self.assertIsInstance(block, BetaCompactionBlock)
         self.assertTrue(block.content.startswith(support.ANSWER), block.content)
         self.assertTrue(block.signature)
+        self.assertIsInstance(block.encrypted_content, str)
         self.assertEqual((message.usage.input_tokens, message.usage.output_tokens), (321, 17))
         # The whole conversation, the newest request and the tool's output included, reached
         # the model; the unknown model name meant compactd's default candidate.

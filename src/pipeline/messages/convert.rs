@@ -118,6 +118,15 @@ impl Builder {
         e.insert("summary".into(), json!(summary));
         e.insert("firstKeptEntryId".into(), json!(next));
         e.insert("tokensBefore".into(), json!(0));
+        // compactd's own answer carries the details there (file lists, pinned ledger);
+        // anything else in it is opaque and not ours to read.
+        let details = block
+            .get("encrypted_content")
+            .and_then(Value::as_str)
+            .and_then(|t| serde_json::from_str::<Map<String, Value>>(t).ok());
+        if let Some(d) = details {
+            e.insert("details".into(), Value::Object(d));
+        }
         self.push(e);
     }
 

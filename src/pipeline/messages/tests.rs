@@ -105,3 +105,18 @@ fn another_compaction_type_is_refused() {
     );
     assert!(compact_body(&req).is_err());
 }
+
+#[test]
+fn the_blocks_encrypted_content_is_read_back_as_details_when_it_is_compactds() {
+    let details = json!({"readFiles": ["a.rs"], "modifiedFiles": []});
+    let e = messages(json!([
+        {"role": "assistant", "content": [
+            {"type": "compaction", "content": "s", "encrypted_content": details.to_string()}
+        ]},
+        {"role": "assistant", "content": [
+            {"type": "compaction", "content": "t", "encrypted_content": "opaque bytes"}
+        ]}
+    ]));
+    assert_eq!(e[1]["details"], details);
+    assert!(e[2].get("details").is_none());
+}
