@@ -14,16 +14,22 @@
 //!   Anthropic's signature: compactd does not check it when the block comes back. Its
 //!   `encrypted_content`, which clients send back verbatim, holds the compaction's
 //!   `details` (file lists, pinned ledger) as `/v1/compact`'s entry does.
-//! * `stream: true` is refused (400): the summary is only complete at the end, and a
-//!   compaction request gains nothing from a stream.
+//! * `stream: true` is answered once the summary is complete, as Anthropic's events
+//!   (`message_start`, the block's start, one `compaction_delta` with the whole content,
+//!   its stop, `message_delta` with the stop reason, `message_stop`): the summarizer has no
+//!   partial output to pass on (retries, fallback and the secret scrub work on the whole
+//!   text), and a failure still has its HTTP status. The SDK needs a stream for a large
+//!   `max_tokens` unless the client sets a timeout.
 //! * Errors are problem documents inside the service; `anthropic_errors` rewrites them
 //!   into Anthropic's `{"type": "error", "error": {...}}` on this route.
 
+use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::header::CONTENT_TYPE;
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Serialize;
+use serde_json::json;
 
 use crate::pipeline::compact::{CompactionResult, PlanError};
 use crate::pipeline::messages::{self, MessagesRequest};
@@ -97,8 +103,11 @@ pub struct MessagesUsage {
         "compaction": {"type": "summarize"}
     })),
     responses(
-        (status = 200, description = "A `message` whose content is one `compaction` block, `stop_reason: \"compaction\"`", body = CompactionMessage),
-        (status = 400, description = "No `compaction` (compactd answers only compaction requests), `stream: true`, nothing to summarize after the newest compaction block, not JSON, or a broken body", body = AnthropicError),
+        (status = 200, description = "A `message` whose content is one `compaction` block, `stop_reason: \"compaction\"`; with `stream: true` a `text/event-stream` of Anthropic's events (`message_start`, `content_block_start`, one `compaction_delta`, `content_block_stop`, `message_delta`, `message_stop`)", content(
+            (CompactionMessage = "application/json"),
+            (String = "text/event-stream")
+        )),
+        (status = 400, description = "No `compaction` (compactd answers only compaction requests), nothing to summarize after the newest compaction block, not JSON, or a broken body", body = AnthropicError),
         (status = 401, description = "No or a wrong API key (`x-api-key` or a bearer token)", body = AnthropicError),
         (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES", body = AnthropicError),
         (status = 415, description = "Not JSON", body = AnthropicError),
@@ -123,15 +132,8 @@ pub async fn post_messages(
     }
     let bytes = read_body(request, &state).await?;
     let req = parse(&bytes)?;
-    if req.stream == Some(true) {
-        return Err(ApiError::InvalidParameter {
-            message: "`stream: true` is not supported: a compaction request is answered as one \
-                      message (send `stream: false`)"
-                .into(),
-            parameter: Some("stream".into()),
-        });
-    }
-    let body = messages::compact_body(&req)?;
+    let streams = req.stream == Some(true);
+    let body = messages::compact_body(&req, state.config.reserve_tokens)?;
     drop(req);
     let st = state.clone();
     let plan = blocking(
@@ -148,7 +150,51 @@ pub async fn post_messages(
     )
     .await?;
     let result = messages::run(plan, &state.prompts, &*state.summarizer, &Silent).await?;
-    Ok(Json(answer(result)).into_response())
+    let message = answer(result);
+    if streams {
+        return Ok(stream(message));
+    }
+    Ok(Json(message).into_response())
+}
+
+/// The whole answer as Anthropic's stream events (see the module documentation).
+fn stream(message: CompactionMessage) -> Response {
+    let block = &message.content[0];
+    let usage = &message.usage;
+    let events = [
+        json!({"type": "message_start", "message": {
+            "id": message.id, "type": "message", "role": "assistant", "model": message.model,
+            "content": [], "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": usage.input_tokens, "output_tokens": 0,
+                      "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+                      "cache_read_input_tokens": usage.cache_read_input_tokens}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {
+            "type": "compaction", "content": null, "signature": block.signature}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {
+            "type": "compaction_delta", "content": block.content,
+            "encrypted_content": block.encrypted_content}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta",
+               "delta": {"stop_reason": message.stop_reason, "stop_sequence": null},
+               "usage": {"output_tokens": usage.output_tokens}}),
+        json!({"type": "message_stop"}),
+    ];
+    let mut body = String::new();
+    for e in &events {
+        body.push_str("event: ");
+        body.push_str(e["type"].as_str().unwrap_or_default());
+        body.push_str("\ndata: ");
+        body.push_str(&e.to_string());
+        body.push_str("\n\n");
+    }
+    (
+        [
+            (CONTENT_TYPE, "text/event-stream"),
+            (CACHE_CONTROL, "no-cache"),
+        ],
+        Body::from(body),
+    )
+        .into_response()
 }
 
 fn answer(result: CompactionResult) -> CompactionMessage {

@@ -16,6 +16,7 @@
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use crate::summarize::templates::four_fifths;
 use crate::summarize::{Prompts, Summarize, SummarizeError};
 use compactd_core::session::{InputError, Violation};
 
@@ -38,7 +39,8 @@ pub struct MessagesRequest {
     /// A configured model candidate (by name, model id or `name/model`); an unknown name
     /// means the default candidates.
     pub model: Option<String>,
-    /// The summary's output budget [four fifths of COMPACTD_RESERVE_TOKENS].
+    /// An upper bound on the summary's output budget, which is at most four fifths of
+    /// COMPACTD_RESERVE_TOKENS (clients send their agent model's budget here).
     pub max_tokens: Option<u64>,
     /// A string or text blocks: shown to the summarizer as context, not summarized (the
     /// client sends it again with every request).
@@ -48,7 +50,7 @@ pub struct MessagesRequest {
     pub messages: Vec<InputMessage>,
     /// Required: `{"type": "summarize", "instructions"?}`.
     pub compaction: Option<CompactionConfig>,
-    /// `true` is refused: the answer is one JSON message.
+    /// `true`: the answer as Anthropic's stream events, sent once the summary is complete.
     pub stream: Option<bool>,
 }
 
@@ -86,8 +88,9 @@ fn invalid(pointer: &str, message: impl Into<String>) -> InputError {
 }
 
 /// The body `/v1/compact` would take for `req`: the session and the options that make it
-/// summarize everything (see the module documentation).
-pub fn compact_body(req: &MessagesRequest) -> Result<Vec<u8>, InputError> {
+/// summarize everything (see the module documentation). `reserve_tokens` is the configured
+/// reserve, whose four fifths is the summary's budget unless `max_tokens` is lower.
+pub fn compact_body(req: &MessagesRequest, reserve_tokens: u64) -> Result<Vec<u8>, InputError> {
     let compaction = req
         .compaction
         .as_ref()
@@ -117,7 +120,11 @@ pub fn compact_body(req: &MessagesRequest) -> Result<Vec<u8>, InputError> {
         if m == 0 {
             return Err(invalid("/max_tokens", "max_tokens must be at least 1"));
         }
-        body.insert("reserveTokens".into(), json!(reserve_for(m)));
+        // Anthropic's `max_tokens` is a ceiling, and clients send their agent model's
+        // (64000 and more), which a summarizer's window may not hold.
+        if m < four_fifths(reserve_tokens) {
+            body.insert("reserveTokens".into(), json!(reserve_for(m)));
+        }
     }
     if let Some(model) = &req.model {
         body.insert("model".into(), json!(model));

@@ -213,14 +213,6 @@ async fn bad_requests_get_anthropics_error_shape() {
     let hi = json!([{"role": "user", "content": "hi"}]);
     let res = messages(
         &app,
-        json!({"messages": hi, "compaction": {"type": "summarize"}, "stream": true}),
-    )
-    .await;
-    assert!(anthropic_error(res, 400, "invalid_request_error")
-        .await
-        .contains("stream"));
-    let res = messages(
-        &app,
         json!({"messages": hi, "compaction": {"type": "clear"}}),
     )
     .await;
@@ -318,4 +310,53 @@ async fn the_blocks_details_carry_the_pinned_ledger_to_the_next_round() {
     );
     assert!(text.contains("<read-files>\nsrc/auth.rs"), "{text}");
     assert!(text.contains("Also update the changelog."), "{text}");
+}
+
+#[tokio::test]
+async fn stream_true_answers_anthropics_events_once_the_summary_is_complete() {
+    let keeper = Arc::new(Keeper::default());
+    let app = spawn_app_with_summarizer(keeper).await;
+    let res = messages(
+        &app,
+        json!({"messages": conversation(), "compaction": {"type": "summarize"}, "stream": true}),
+    )
+    .await;
+    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(res.headers()["content-type"], "text/event-stream");
+    let text = res.text().await.unwrap();
+    let events: Vec<(&str, Value)> = text
+        .split("\n\n")
+        .filter(|e| !e.is_empty())
+        .map(|e| {
+            let (name, data) = e.split_once("\ndata: ").unwrap();
+            (
+                name.strip_prefix("event: ").unwrap(),
+                serde_json::from_str(data).unwrap(),
+            )
+        })
+        .collect();
+    let names: Vec<&str> = events.iter().map(|(n, _)| *n).collect();
+    assert_eq!(
+        names,
+        [
+            "message_start",
+            "content_block_start",
+            "content_block_delta",
+            "content_block_stop",
+            "message_delta",
+            "message_stop"
+        ]
+    );
+    assert!(events.iter().all(|(n, d)| d["type"] == *n));
+    assert_eq!(events[0].1["message"]["usage"]["input_tokens"], 100);
+    assert_eq!(events[1].1["content_block"]["type"], "compaction");
+    let delta = &events[2].1["delta"];
+    assert_eq!(delta["type"], "compaction_delta");
+    assert!(delta["content"]
+        .as_str()
+        .unwrap()
+        .starts_with("the summary"));
+    assert!(delta["encrypted_content"].is_string());
+    assert_eq!(events[4].1["delta"]["stop_reason"], "compaction");
+    assert_eq!(events[4].1["usage"]["output_tokens"], 20);
 }

@@ -85,6 +85,28 @@ class AnthropicClient(unittest.TestCase):
         # What the earlier block stands for is not sent again.
         self.assertNotIn("!valid(t)", prompt.split("</conversation>")[0])
 
+    def test_the_streaming_helper_accumulates_the_compaction_block(self):
+        # A large max_tokens makes the SDK insist on a stream; compactd's summary budget stays
+        # its own (max_tokens only lowers it).
+        before = len(support.FAKE.requests)
+        with self.client.beta.messages.stream(
+            model="claude-sonnet-4-5",
+            max_tokens=64000,
+            messages=CONVERSATION,
+            compaction={"type": "summarize"},
+        ) as stream:
+            kinds = [event.type for event in stream]
+            message = stream.get_final_message()
+        self.assertIn("compaction", kinds)
+        self.assertEqual(message.stop_reason, "compaction")
+        block = message.content[0]
+        self.assertIsInstance(block, BetaCompactionBlock)
+        self.assertTrue(block.content.startswith(support.ANSWER), block.content)
+        self.assertTrue(block.signature)
+        self.assertIsInstance(block.encrypted_content, str)
+        self.assertEqual((message.usage.input_tokens, message.usage.output_tokens), (321, 17))
+        self.assertLess(support.FAKE.requests[before]["max_tokens"], 64000)
+
     def test_an_ordinary_message_is_refused_with_a_bad_request(self):
         with self.assertRaises(anthropic.BadRequestError) as caught:
             self.client.messages.create(

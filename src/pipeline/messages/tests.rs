@@ -79,7 +79,7 @@ fn the_body_summarizes_everything_with_the_requests_budget_model_and_instruction
         "messages": [{"role": "user", "content": "hi"}],
         "compaction": {"type": "summarize", "instructions": "Keep file names."}
     }));
-    let body: Value = serde_json::from_slice(&compact_body(&req).unwrap()).unwrap();
+    let body: Value = serde_json::from_slice(&compact_body(&req, 16_384).unwrap()).unwrap();
     assert_eq!(body["keepRecentTokens"], 0);
     assert_eq!(body["reserveTokens"], 1250);
     assert_eq!(body["model"], "claude-x");
@@ -103,7 +103,7 @@ fn another_compaction_type_is_refused() {
     let req = request(
         json!({"messages": [{"role": "user", "content": "hi"}], "compaction": {"type": "clear"}}),
     );
-    assert!(compact_body(&req).is_err());
+    assert!(compact_body(&req, 16_384).is_err());
 }
 
 #[test]
@@ -119,4 +119,20 @@ fn the_blocks_encrypted_content_is_read_back_as_details_when_it_is_compactds() {
     ]));
     assert_eq!(e[1]["details"], details);
     assert!(e[2].get("details").is_none());
+}
+
+#[test]
+fn max_tokens_only_lowers_the_configured_budget() {
+    let body = |max_tokens: u64| -> Value {
+        let req = request(
+            json!({"max_tokens": max_tokens, "messages": [{"role": "user", "content": "hi"}],
+                                 "compaction": {"type": "summarize"}}),
+        );
+        serde_json::from_slice(&compact_body(&req, 16_384).unwrap()).unwrap()
+    };
+    assert_eq!(body(64_000).get("reserveTokens"), None);
+    assert_eq!(body(u64::MAX).get("reserveTokens"), None);
+    assert_eq!(body(13_107).get("reserveTokens"), None);
+    assert_eq!(body(13_106)["reserveTokens"], 16_383);
+    assert_eq!(body(1_000)["reserveTokens"], 1_250);
 }
