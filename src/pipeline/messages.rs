@@ -178,8 +178,14 @@ fn system_text(system: &Value) -> String {
 
 /// Plans the compaction of a body [`compact_body`] wrote.
 pub fn plan(body: &[u8], prompts: &Prompts, config: &Config) -> Result<CompactPlan, PlanError> {
-    let input =
-        SessionInput::<CompactOptions>::parse(body, BodyFormat::Json, CompactOptions::default())?;
+    // COMPACTD_MAX_ENTRIES counts the conversation's entries: not the header and the empty
+    // message compactd adds.
+    let input = SessionInput::<CompactOptions>::parse_limited(
+        body,
+        BodyFormat::Json,
+        CompactOptions::default(),
+        config.max_entries.saturating_add(2),
+    )?;
     plan_compaction(&input, prompts, config.settings(), config.checking())
 }
 

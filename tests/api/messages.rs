@@ -360,3 +360,25 @@ async fn stream_true_answers_anthropics_events_once_the_summary_is_complete() {
     assert_eq!(events[4].1["delta"]["stop_reason"], "compaction");
     assert_eq!(events[4].1["usage"]["output_tokens"], 20);
 }
+
+#[tokio::test]
+async fn more_entries_than_the_ceiling_is_a_413() {
+    let app = spawn_app_with(|c| c.max_entries = 3).await;
+    let turns = |n: usize| -> Value {
+        (0..n)
+            .map(|i| json!({"role": if i % 2 == 0 { "user" } else { "assistant" }, "content": format!("turn {i}")}))
+            .collect()
+    };
+    let res = messages(
+        &app,
+        json!({"messages": turns(3), "compaction": {"type": "summarize"}}),
+    )
+    .await;
+    assert_eq!(res.status().as_u16(), 200);
+    let res = messages(
+        &app,
+        json!({"messages": turns(4), "compaction": {"type": "summarize"}}),
+    )
+    .await;
+    anthropic_error(res, 413, "invalid_request_error").await;
+}
