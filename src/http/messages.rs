@@ -149,7 +149,16 @@ pub async fn post_messages(
         },
     )
     .await?;
+    let summarized = plan.history_messages;
     let result = messages::run(plan, &state.prompts, &*state.summarizer, &Silent).await?;
+    tracing::info!(
+        summarized_messages = summarized,
+        tokens_after = result.tokens_after,
+        summarizer = ?result.summarizer,
+        model = %result.model,
+        calls = result.calls,
+        "compacted an Anthropic conversation"
+    );
     let message = answer(result);
     if streams {
         return Ok(stream(message));

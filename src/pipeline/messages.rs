@@ -33,7 +33,7 @@ mod tests;
 pub use convert::session_entries;
 
 /// A Messages API request; only the fields compactd honours are read (docs/api.md,
-/// "Anthropic Messages compaction"); every other field is accepted and ignored.
+/// "Anthropic compaction"); every other field is accepted and ignored.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct MessagesRequest {
     /// A configured model candidate (by name, model id or `name/model`); an unknown name
