@@ -18,9 +18,12 @@ use serde_json::{json, Map, Value};
 
 use crate::summarize::templates::four_fifths;
 use crate::summarize::{Prompts, Summarize, SummarizeError};
+use compactd_core::compaction::NotCompactable;
 use compactd_core::session::{InputError, Violation};
 
-use super::compact::{plan_compaction, run_compaction, CompactPlan, CompactionResult, PlanError};
+use super::compact::{
+    plan_compaction, run_compaction, CompactPlan, CompactionResult, NothingToCompact, PlanError,
+};
 use super::input::{BodyFormat, SessionInput};
 use super::options::CompactOptions;
 use crate::config::Config;
@@ -186,7 +189,16 @@ pub fn plan(body: &[u8], prompts: &Prompts, config: &Config) -> Result<CompactPl
         CompactOptions::default(),
         config.max_entries.saturating_add(2),
     )?;
-    plan_compaction(&input, prompts, config.settings(), config.checking())
+    let plan = plan_compaction(&input, prompts, config.settings(), config.checking())?;
+    // Messages without text (an empty string, no blocks) would ask for a summary of
+    // nothing, and Anthropic's block may not be empty.
+    if plan.history_parts.is_empty() && plan.turn_prefix.is_none() {
+        return Err(PlanError::NothingToCompact(NothingToCompact {
+            reason: NotCompactable::NothingToSummarize,
+            tokens_before: plan.tokens_before,
+        }));
+    }
+    Ok(plan)
 }
 
 /// Runs the plan; a model name that is no configured candidate is the client's own

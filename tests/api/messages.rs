@@ -236,6 +236,15 @@ async fn bad_requests_get_anthropics_error_shape() {
     assert!(anthropic_error(res, 400, "invalid_request_error")
         .await
         .contains("nothing to summarize"));
+    let res = messages(
+        &app,
+        json!({"messages": [{"role": "user", "content": ""}, {"role": "assistant", "content": []}],
+               "compaction": {"type": "summarize"}}),
+    )
+    .await;
+    assert!(anthropic_error(res, 400, "invalid_request_error")
+        .await
+        .contains("nothing to summarize"));
     let res = app
         .post("/v1/messages", "application/x-ndjson", "{}\n")
         .await;
