@@ -136,3 +136,25 @@ fn max_tokens_only_lowers_the_configured_budget() {
     assert_eq!(body(13_106)["reserveTokens"], 16_383);
     assert_eq!(body(1_000)["reserveTokens"], 1_250);
 }
+
+#[test]
+fn server_tool_results_are_tool_results_and_redacted_thinking_is_left_out() {
+    let e = messages(json!([
+        {"role": "user", "content": "Search the docs"},
+        {"role": "assistant", "content": [
+            {"type": "redacted_thinking", "data": "ENCRYPTED"},
+            {"type": "server_tool_use", "id": "srv_1", "name": "web_search", "input": {"query": "pi compaction"}},
+            {"type": "web_search_tool_result", "tool_use_id": "srv_1",
+             "content": [{"type": "web_search_result", "title": "Compaction", "url": "https://example.com/c"}]},
+            {"type": "text", "text": "Found it."}
+        ]}
+    ]));
+    assert_eq!(e[2]["message"]["content"][0]["type"], "toolCall");
+    assert_eq!(e[2]["message"]["content"].as_array().unwrap().len(), 1);
+    assert_eq!(e[3]["message"]["role"], "toolResult");
+    assert_eq!(e[3]["message"]["toolName"], "web_search");
+    let result = e[3]["message"]["content"][0]["text"].as_str().unwrap();
+    assert!(result.contains("https://example.com/c"), "{result}");
+    assert_eq!(e[4]["message"]["content"][0]["text"], "Found it.");
+    assert!(!serde_json::to_string(&e).unwrap().contains("ENCRYPTED"));
+}
