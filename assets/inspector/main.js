@@ -4,13 +4,13 @@
 import { fmt } from './format.js';
 import { buildModel } from './model.js';
 import { Timeline } from './timeline.js';
-import { renderLegend, renderEntry, describeEntry, renderCutLine, renderGauge, renderFiles, renderRequests, renderResult, renderTree } from './panels.js';
-import { LiveSource, EmbeddedSource, toJsonl } from './source.js';
+import { renderLegend, renderEntry, describeEntry, renderCutLine, renderGauge, renderFiles, renderRequests, renderResult, renderProviderResult, renderTree } from './panels.js';
+import { LiveSource, EmbeddedSource, toJsonl, providerShape } from './source.js';
 
 const $ = (id) => document.getElementById(id);
 
 const state = {
-  source: null, body: null, bytes: null, name: '', outline: null, prepare: null,
+  source: null, body: null, bytes: null, name: '', outline: null, prepare: null, provider: null,
   model: null, defaults: {}, seq: 0,
 };
 
@@ -49,7 +49,16 @@ function failed(e) {
 }
 
 async function load(text, name) {
-  state.body = toJsonl(text);
+  // A provider-style request is drawn as the session its route builds, and compacted by
+  // that route.
+  const from = state.source.live ? providerShape(text) : null;
+  state.provider = from ? { from, request: text } : null;
+  try {
+    state.body = from ? await state.source.session(text, from) : toJsonl(text);
+  } catch (e) {
+    failed(e);
+    return;
+  }
   state.bytes = new TextEncoder().encode(state.body);
   state.name = name;
   $('leaf').value = '';
@@ -140,7 +149,9 @@ async function compact() {
   status('Compacting…');
   renderResult($('result'), null);
   try {
-    renderResult($('result'), await state.source.compact(state.bytes, settings()));
+    const p = state.provider;
+    if (p) renderProviderResult($('result'), await state.source.compactProvider(p.request, p.from, settings()));
+    else renderResult($('result'), await state.source.compact(state.bytes, settings()));
     status('Compacted.');
   } catch (e) {
     renderResult($('result'), { error: String(e.message || e) });

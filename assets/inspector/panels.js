@@ -149,6 +149,29 @@ export function renderResult(node, result) {
   }
 }
 
+// A provider route's answer (OpenAI's `response.compaction`): the summary message's text
+// and the items kept after it.
+export function renderProviderResult(node, r) {
+  clear(node);
+  const facts = el('div', null, 'facts');
+  facts.append(el('span', `tokensBefore ${fmt(r.tokens_before)}`));
+  facts.append(el('span', `tokensAfter ${fmt(r.tokens_after)}`));
+  facts.append(el('span', `model ${r.model}, ${fmt(r.usage.total_tokens)} tokens`));
+  node.append(facts);
+  const [first, ...kept] = r.output;
+  const summary = el('pre', first.content[0].text);
+  summary.id = 'summary';
+  summary.setAttribute('aria-label', 'Summary');
+  node.append(el('h4', 'Summary (output item 1, a user message)'), summary);
+  node.append(el('h4', `Kept items: ${kept.length}`));
+  const ul = el('ul');
+  ul.id = 'kept-items';
+  for (const item of kept.slice(0, 200)) {
+    ul.append(el('li', [item.type || 'message', item.role, item.name, item.call_id].filter(Boolean).join(' ')));
+  }
+  node.append(ul);
+}
+
 const MAX_SEGMENTS = 400;
 
 // The tree of branches, drawn as segments: a run of single-child entries is one line,

@@ -5,7 +5,8 @@ const KEY = 'compactd.apiKey';
 
 export class ApiError extends Error {
   constructor(status, problem) {
-    const detail = problem && (problem.detail || problem.title);
+    // A problem document, or OpenAI's error shape (the provider routes).
+    const detail = problem && (problem.detail || problem.title || (problem.error && problem.error.message));
     super(detail ? `${status}: ${detail}` : `HTTP ${status}`);
     this.status = status;
     this.problem = problem;
@@ -24,6 +25,19 @@ export function toJsonl(text) {
   }
   return text;
 }
+
+// A provider-style request instead of a session: 'responses' for an OpenAI Responses
+// request (an object with `input`, no `entries`), else null.
+export function providerShape(text) {
+  if (!text.trimStart().startsWith('{')) return null;
+  let parsed;
+  try { parsed = JSON.parse(text); } catch { return null; }
+  if (!parsed || parsed.entries !== undefined) return null;
+  return parsed.input !== undefined ? 'responses' : null;
+}
+
+// The route that compacts each provider shape.
+const PROVIDER_ROUTES = { responses: '/v1/responses/compact' };
 
 // An object session starts with `{"entries"` or, pretty-printed, has no entry on its first line.
 function looksLikeEnvelope(text) {
@@ -50,13 +64,14 @@ export class LiveSource {
     if (key) sessionStorage.setItem(KEY, key); else sessionStorage.removeItem(KEY);
   }
 
-  async call(method, path, body) {
+  async call(method, path, body, bodyType = 'application/x-ndjson') {
     const headers = {};
     if (this.key) headers.authorization = `Bearer ${this.key}`;
-    if (body) headers['content-type'] = 'application/x-ndjson';
+    if (body) headers['content-type'] = bodyType;
     const res = await fetch(path, { method, headers, body });
     const type = res.headers.get('content-type') || '';
-    const data = type.includes('json') ? await res.json() : await res.text();
+    const isJson = /^application\/(problem\+)?json/.test(type);
+    const data = isJson ? await res.json() : await res.text();
     if (!res.ok) throw new ApiError(res.status, typeof data === 'object' ? data : null);
     return data;
   }
@@ -85,6 +100,18 @@ export class LiveSource {
 
   branch(body, from, to, run) {
     return this.call('POST', `/v1/branch-summary?${query({ oldLeafId: from, targetId: to, dryRun: !run })}`, body);
+  }
+
+  // The pi session the provider route builds from `request` (JSONL).
+  session(request, from) {
+    return this.call('POST', `/v1/inspect/session?${query({ from })}`, request, 'application/json');
+  }
+
+  // The provider route's own answer for `request`, with the page's cut settings.
+  compactProvider(request, from, settings) {
+    const { keepRecentTokens, reserveTokens } = settings;
+    return this.call('POST', `${PROVIDER_ROUTES[from]}?${query({ keepRecentTokens, reserveTokens })}`,
+      request, 'application/json');
   }
 }
 

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# oh-my-pi's own compaction code (@oh-my-pi/pi-agent-core 18.2.3, `generateSummary` with a
-# `remoteEndpoint` ending in /chat/completions) run under bun against a compactd built from
-# this checkout, in front of a fake model. The packages (pi-agent-core and bun itself, as the
+# oh-my-pi's own compaction code (@oh-my-pi/pi-agent-core 18.2.3: `generateSummary` with a
+# `remoteEndpoint` ending in /chat/completions, and the generic remote at /v1/summarize through
+# `requestRemoteCompaction` and `compact`) run under bun against a compactd built from this
+# checkout, in front of a fake model. 18.2.3 is the newest 18.x whose dependencies the registry
+# holds in full: 18.2.11 needs pi-natives and pi-utils 18.2.11, which it lacks (the native
+# addon checks that its JavaScript loader is of the same release, so no older one stands in).
+# The generic remote's code (requestRemoteCompaction, generateShortSummary) is the same in both. The packages (pi-agent-core and bun itself, as the
 # registry package @oven/bun-linux-x64) are installed with npm from its configured registry,
 # as pinned by package-lock.json (integrity hashes, no registry URLs), into
 # target/omp, reused while the lockfile is unchanged. Run by .ci/run.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The OpenAI-compatible facade (POST /v1/chat/completions, GET /v1/models) with real clients,
-# against a compactd built from this checkout in front of a fake model: the official `openai`
-# Python package (plain, streaming, models, errors) and hermes-agent 0.19.0's own
+# The OpenAI-compatible routes (POST /v1/chat/completions, GET /v1/models and
+# POST /v1/responses/compact) with real clients, against a compactd built from this checkout
+# in front of a fake model: the official `openai` Python package (plain, streaming, models,
+# errors; `responses.compact` plain and fed back) and hermes-agent 0.19.0's own
 # ContextCompressor with its auxiliary compression model pointed at compactd. Both come from
 # the pinned, hashed venv of scripts/hermes-venv (openai 2.24.0 is a hermes dependency there).
 # Run by .ci/run; the tests start `compactd serve` themselves on a free loopback port.

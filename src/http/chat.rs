@@ -236,7 +236,7 @@ pub(super) fn started() -> i64 {
     *STARTED.get_or_init(|| time::OffsetDateTime::now_utc().unix_timestamp())
 }
 
-fn random_id() -> String {
+pub(super) fn random_id() -> String {
     std::iter::repeat_with(fastrand::alphanumeric)
         .take(24)
         .collect()

@@ -10,7 +10,7 @@ use axum::Extension;
 use serde::{Deserialize, Serialize};
 
 use crate::pipeline::compact::{self, run_compaction, CompactPlan};
-use crate::pipeline::remote::{plan_remote, run_remote, Facade, Rendered};
+use crate::pipeline::remote::{plan_remote, run_remote_endpoint, Facade, Rendered};
 use crate::pipeline::{prepare_response, BodyFormat, CompactOptions, Planned, PrepareOptions};
 use crate::summarize::{MoaReport, ProgressSink, Strategy, SummarizerKind, Usage};
 use compactd_core::session::{InputError, Violation};
@@ -51,6 +51,12 @@ pub struct SummarizeRequest {
 #[serde(rename_all = "camelCase")]
 pub struct SummarizeResponse {
     pub summary: String,
+    /// The summary in a few sentences, for a UI (oh-my-pi reads it): written by a second,
+    /// short model call when a model wrote the summary, else derived from the summary's
+    /// goal and the conversation's last request. The summary itself when the prompt asked
+    /// for a short summary.
+    pub short_summary: String,
+    /// Summed over the calls made (the short summary's included).
     pub usage: Usage,
     pub model: String,
     pub summarizer: SummarizerKind,
@@ -196,9 +202,11 @@ async fn summarize_remote(
         permit,
         move |sink: Arc<dyn ProgressSink>| {
             Box::pin(async move {
-                let s = run_remote(&plan, st.summarizer.as_ref(), &st.prompts, &*sink).await?;
+                let (s, short_summary) =
+                    run_remote_endpoint(&plan, st.summarizer.as_ref(), &st.prompts, &*sink).await?;
                 json_bytes(&SummarizeResponse {
                     summary: s.text,
+                    short_summary,
                     usage: s.usage,
                     model: s.model,
                     summarizer: s.summarizer,

@@ -33,6 +33,21 @@ pub fn summarize_example() -> Value {
     })
 }
 
+/// A Responses API conversation to compact, with a tool call and a kept option.
+pub fn responses_compact_example() -> Value {
+    json!({
+        "model": "default",
+        "input": [
+            {"role": "user", "content": "Fix the failing test in src/lib.rs. Never push to main."},
+            {"type": "function_call", "call_id": "call_1", "name": "read", "arguments": "{\"path\":\"src/lib.rs\"}"},
+            {"type": "function_call_output", "call_id": "call_1", "output": "pub fn add(a: i32, b: i32) -> i32 { a - b }"},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "add subtracts; fixed it to a + b."}]},
+            {"role": "user", "content": "Now run the tests."}
+        ],
+        "keepRecentTokens": 20
+    })
+}
+
 /// A hermes conversation: system prompt, an ask, tool work, and the latest ask.
 pub fn hermes_example() -> Value {
     json!({

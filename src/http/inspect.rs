@@ -22,14 +22,20 @@ use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, Request, State};
+use compactd_core::session::iso_timestamp;
+
 use crate::pipeline::outline::{outline, Outline};
+use crate::pipeline::responses::{convert, summary_wrapper};
 use crate::pipeline::PrepareOptions;
 
-use super::blocking;
 use super::examples;
+use super::extract::read_body;
 use super::extract::SessionBody;
 use super::problem::{ApiError, Problem};
 use super::schemas::PrepareRequest;
+use super::{blocking, AppState};
 
 /// The Content-Security-Policy of the page and its assets.
 pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
@@ -159,6 +165,61 @@ pub async fn post_outline(body: SessionBody<PrepareOptions>) -> Result<Response,
     })
     .await?;
     Ok(([(CONTENT_TYPE, "application/json")], json).into_response())
+}
+
+/// What `POST /v1/inspect/session` converts from.
+#[derive(Debug, Clone, Copy, serde::Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderShape {
+    /// A `POST /v1/responses/compact` request (OpenAI's Responses items).
+    Responses,
+}
+
+/// The query of `POST /v1/inspect/session`.
+#[derive(Debug, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SessionFrom {
+    /// The shape of the body.
+    pub from: ProviderShape,
+}
+
+/// The pi session compactd builds from a provider-style request, as a session file: what
+/// the inspector draws when it is given such a request, so the cut it shows is the one
+/// the provider route makes.
+#[utoipa::path(
+    post,
+    path = "/v1/inspect/session",
+    operation_id = "inspect_session",
+    tag = "inspector",
+    request_body(content((serde_json::Value = "application/json", example = examples::responses_compact_example))),
+    params(SessionFrom),
+    responses(
+        (status = 200, description = "The session as JSONL, one entry per line (header first)", body = String, content_type = "application/x-ndjson"),
+        (status = 400, description = "Not JSON, or a bad `from`", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A request the provider route refuses (the pointer names the field)", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn post_session(
+    State(state): State<AppState>,
+    query: Result<Query<SessionFrom>, QueryRejection>,
+    req: Request,
+) -> Result<Response, ApiError> {
+    let Query(SessionFrom { from }) = query.map_err(|e| ApiError::InvalidParameter {
+        message: e.body_text(),
+        parameter: Some("from".into()),
+    })?;
+    let bytes = read_body(req, &state).await?;
+    let wrapper = summary_wrapper(&state.prompts.wrappers);
+    let jsonl = blocking(move || {
+        let text = std::str::from_utf8(&bytes)
+            .map_err(|_| ApiError::UnsupportedMediaType("a body that is not UTF-8 JSON".into()))?;
+        let now = iso_timestamp(time::OffsetDateTime::now_utc());
+        match from {
+            ProviderShape::Responses => Ok(convert(text, &wrapper, &now)?.session_jsonl()),
+        }
+    })
+    .await?;
+    Ok(([(CONTENT_TYPE, "application/x-ndjson")], jsonl).into_response())
 }
 
 #[cfg(test)]

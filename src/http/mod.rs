@@ -27,6 +27,7 @@ mod prepare;
 pub mod problem;
 mod prune;
 mod respond;
+mod responses;
 mod schemas;
 mod stream;
 
@@ -98,6 +99,10 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/hermes/prepare", post(hermes::post_hermes_prepare))
         .route("/v1/chat/completions", post(chat::post_chat_completions))
         .route("/v1/models", get(chat::get_models))
+        .route(
+            "/v1/responses/compact",
+            post(responses::post_responses_compact),
+        )
         .route("/v1/messages", post(messages::post_messages))
         .route("/v1/jobs/{id}", get(jobs::get_job).delete(jobs::delete_job))
         .route("/v1/jobs/{id}/events", get(jobs::get_job_events))
@@ -107,6 +112,7 @@ pub fn router(state: AppState) -> Router {
         .route("/openapi.json", get(openapi::openapi_json))
         .route("/metrics", get(health::metrics))
         .route("/v1/inspect/outline", post(inspect::post_outline))
+        .route("/v1/inspect/session", post(inspect::post_session))
         .merge(inspector_page(&state))
         .fallback(|| async { ApiError::NotFound })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })

@@ -3,8 +3,8 @@
 //! Every error inside the service is a problem document (`problem.rs`), whoever raised it:
 //! the authentication and load-shedding middleware, the body limit, the handler, the panic
 //! guard. OpenAI clients read `{"error": {"message", "type", "param", "code"}}` instead, so
-//! this outermost middleware rewrites problem documents answered on `/v1/chat/completions`
-//! and `/v1/models` (by the request path) and leaves every other route alone. Rewriting at
+//! this outermost middleware rewrites problem documents answered on the routes
+//! [`speaks_openai`] names (by the request path) and leaves every other route alone. Rewriting at
 //! one place, rather than in each source of errors, keeps the problem table the only list
 //! of errors and keeps the statuses and headers (`WWW-Authenticate`, `Retry-After`)
 //! identical on every route.
@@ -17,8 +17,11 @@ use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 
 /// The routes that answer OpenAI's error shape.
-fn speaks_openai(path: &str) -> bool {
-    matches!(path, "/v1/chat/completions" | "/v1/models")
+pub fn speaks_openai(path: &str) -> bool {
+    matches!(
+        path,
+        "/v1/chat/completions" | "/v1/models" | "/v1/responses/compact"
+    )
 }
 
 /// OpenAI's error document.

@@ -20,6 +20,9 @@ use crate::pipeline::prepare::{
     Compactable, Conversation, NotCompactableResponse, PrepareResponse, SettingsJson,
 };
 use crate::pipeline::prune::PruneResponse;
+use crate::pipeline::responses::{
+    CompactedResponse, InputTokensDetails, OutputTokensDetails, ResponseUsage,
+};
 use crate::summarize::{RequestKind, SummaryRequest};
 
 use super::anthropic_errors::{AnthropicError, AnthropicErrorBody};
@@ -53,6 +56,7 @@ use super::schemas::{
         super::hermes::post_hermes_prepare,
         super::chat::post_chat_completions,
         super::chat::get_models,
+        super::responses::post_responses_compact,
         super::messages::post_messages,
         super::jobs::get_job,
         super::jobs::get_job_events,
@@ -61,7 +65,8 @@ use super::schemas::{
         super::health::readyz,
         super::health::config,
         super::health::metrics,
-        super::inspect::post_outline
+        super::inspect::post_outline,
+        super::inspect::post_session
     ),
     components(schemas(
         PrepareRequest,
@@ -108,6 +113,10 @@ use super::schemas::{
         ChatAnswerMessage,
         ChatUsage,
         ModelList,
+        CompactedResponse,
+        ResponseUsage,
+        InputTokensDetails,
+        OutputTokensDetails,
         ModelEntry,
         OpenAiError,
         OpenAiErrorBody,
@@ -174,7 +183,7 @@ impl Modify for Guard {
             // the two agree).
             let open = matches!(path.as_str(), "/healthz" | "/readyz");
             // The OpenAI-compatible routes answer OpenAI's error shape (openai_errors.rs).
-            let openai = matches!(path.as_str(), "/v1/chat/completions" | "/v1/models");
+            let openai = super::openai_errors::speaks_openai(path);
             // And `/v1/messages` Anthropic's (anthropic_errors.rs).
             let anthropic = path.as_str() == "/v1/messages";
             let operations = [

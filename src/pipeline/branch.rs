@@ -261,7 +261,8 @@ pub struct BranchSummaryResult {
     /// when there is nothing to say.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
-    /// A `branch_summary` entry as pi writes it, child of the target, ready to append.
+    /// A `branch_summary` entry as pi writes it, child of the target, ready to append
+    /// (with `usage`, as on a compaction entry, when a model answered).
     #[schema(value_type = Object)]
     pub entry: serde_json::Value,
 }
@@ -334,6 +335,7 @@ pub async fn run_branch_summary(
         from_id: plan.target_id.clone(),
         summary: summary.clone(),
         details: &plan.details,
+        usage: (kind == Some(SummarizerKind::Llm)).then(|| usage.entry_value()),
     };
     // Strings and string-keyed maps: serializing into a value cannot fail.
     let entry = serde_json::to_value(entry).expect("a branch_summary entry serializes");

@@ -19,7 +19,9 @@
 //! lose it; chunked folding likewise starts from the previous summary.
 
 use crate::config::Checking;
-use crate::summarize::{MoaReport, PromptOptions, Prompts, Strategy, SummarizerKind, Summary};
+use crate::summarize::{
+    MoaReport, PromptOptions, Prompts, Strategy, SummarizerKind, Summary, Usage,
+};
 use compactd_core::compaction::file_ops::FileLists;
 use compactd_core::compaction::ledger::{estimate_tokens, render_section, Ledger};
 use compactd_core::compaction::message::for_compaction;
@@ -269,6 +271,8 @@ fn plan_ledger(prep: &Preparation<'_, '_>, pin: bool) -> Ledger {
 #[derive(Default)]
 struct Tally {
     cost: Cost,
+    /// Summed over the calls a model answered (the entry's `usage`); `None` when none did.
+    model_usage: Option<Usage>,
     extractive: bool,
     model: Option<String>,
     moa: Option<MoaReport>,
@@ -283,6 +287,11 @@ impl Tally {
             }
         }
         self.cost.add(s);
+        if s.summarizer == SummarizerKind::Llm {
+            self.model_usage
+                .get_or_insert_with(Usage::default)
+                .add(&s.usage);
+        }
         self.extractive |= s.summarizer == SummarizerKind::Extractive;
         self.model = Some(s.model.clone());
         self.moa = s.moa.clone();

@@ -30,6 +30,7 @@ pub mod prepare;
 mod prepare_json;
 pub mod prune;
 pub mod remote;
+pub mod responses;
 pub mod sources;
 
 pub use input::{BodyFormat, SessionInput};

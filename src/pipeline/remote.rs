@@ -5,13 +5,15 @@
 //!
 //! The two callers differ in three ways, all decided here ([`Facade`]): what an empty
 //! system prompt means, whether a missing output budget is at least one token, and what
-//! an unknown model name means.
+//! an unknown model name means. The remoteEndpoint answer carries a short summary too
+//! ([`run_remote_endpoint`]); the facade's does not.
 
-use crate::summarize::progress::{Operation, PartName};
-use crate::summarize::templates::four_fifths;
+use crate::summarize::extractive;
+use crate::summarize::progress::{Operation, PartName, Silent};
+use crate::summarize::templates::{four_fifths, split_prompt};
 use crate::summarize::{
-    Prepared, ProgressEvent, ProgressSink, Prompts, RequestKind, Strategy, Summarize,
-    SummarizeError, Summary, SummaryRequest,
+    Mode, Prepared, ProgressEvent, ProgressSink, Prompts, RequestKind, Strategy, Summarize,
+    SummarizeError, SummarizerKind, Summary, SummaryRequest,
 };
 
 use super::checked::without_secrets;
@@ -139,4 +141,100 @@ pub async fn run_remote(
         text: without_secrets(summary.text),
         ..summary
     })
+}
+
+/// The output budget of a short summary: a few sentences need no more, and a client's
+/// smaller `maxTokens` is honoured.
+const SHORT_MAX_TOKENS: u64 = 512;
+
+/// Answers a remoteEndpoint plan with the summary and a short summary of a few sentences
+/// (oh-my-pi's `shortSummary`): written by a model when a model wrote the summary (its
+/// usage added to the summary's), else derived from the summary without a model.
+pub async fn run_remote_endpoint(
+    plan: &RemotePlan,
+    summarizer: &dyn Summarize,
+    prompts: &Prompts,
+    sink: &dyn ProgressSink,
+) -> Result<(Summary, String), SummarizeError> {
+    let mut summary = run_remote(plan, summarizer, prompts, sink).await?;
+    let short = if plan.request.kind == RequestKind::Short {
+        // The client asked for a short summary already; summarizing it again would cost a
+        // call and say less.
+        summary.text.clone()
+    } else if summary.summarizer == SummarizerKind::Llm {
+        match model_short(plan, &summary.text, summarizer, prompts).await {
+            Some(s) => {
+                summary.usage.add(&s.usage);
+                s.text
+            }
+            None => derived_short(plan, &summary.text, prompts).await?,
+        }
+    } else {
+        derived_short(plan, &summary.text, prompts).await?
+    };
+    Ok((summary, without_secrets(short.trim().to_string())))
+}
+
+/// One bounded model call (a single model, no Mixture-of-Agents, no fallback) with the
+/// short-summary prompt over the summary; `None` when no model answered it usefully.
+async fn model_short(
+    plan: &RemotePlan,
+    summary: &str,
+    summarizer: &dyn Summarize,
+    prompts: &Prompts,
+) -> Option<Summary> {
+    let req = SummaryRequest {
+        kind: RequestKind::Short,
+        system_prompt: prompts.system.clone(),
+        prompt: format!(
+            "<summary>\n{summary}\n</summary>\n\n{}",
+            prompts.short_summary
+        ),
+        max_tokens: plan.request.max_tokens.min(SHORT_MAX_TOKENS),
+        strategy: Some(Strategy::Single),
+        model: plan.request.model.clone(),
+    };
+    // Not announced as a part: the answer's shape does not depend on it, and a failure
+    // here only means the derived form.
+    let s = summarizer
+        .summarize(&req, Mode::ModelOnly, &Silent)
+        .await
+        .ok()?;
+    (s.summarizer == SummarizerKind::Llm && !s.text.trim().is_empty()).then_some(s)
+}
+
+/// The short summary without a model: the extractive summarizer's one paragraph, led by
+/// the summary's goal and the conversation's last request. On the blocking pool, as the
+/// extractive summarizer always runs: it reads the whole conversation.
+async fn derived_short(
+    plan: &RemotePlan,
+    summary: &str,
+    prompts: &Prompts,
+) -> Result<String, SummarizeError> {
+    let prompt = plan.request.prompt.clone();
+    let summary = summary.to_string();
+    let instructions = prompts.short_summary.clone();
+    let max_tokens = plan.request.max_tokens.min(SHORT_MAX_TOKENS);
+    crate::cancel::offload(move || {
+        let parts = split_prompt(&prompt);
+        let conversation = if parts.has_conversation {
+            parts.conversation
+        } else {
+            ""
+        };
+        let req = SummaryRequest {
+            kind: RequestKind::Short,
+            system_prompt: String::new(),
+            // The summary as the previous one: its goal leads.
+            prompt: format!(
+                "<conversation>\n{conversation}\n</conversation>\n\n<previous-summary>\n{summary}\n</previous-summary>\n\n{instructions}"
+            ),
+            max_tokens,
+            strategy: None,
+            model: None,
+        };
+        extractive::summarize(&req).text
+    })
+    .await
+    .map_err(|_| SummarizeError::Timeout)
 }

@@ -86,6 +86,17 @@ impl Usage {
         self.total_tokens += other.total_tokens;
         self.reasoning += other.reasoning;
     }
+
+    /// The `usage` of a compaction or branch_summary entry as newer pi records it: these
+    /// counts and a `cost` object. compactd knows no prices, so every cost is 0 (pi adds
+    /// `cost.total` when it totals a session, so the object must be there).
+    pub fn entry_value(&self) -> serde_json::Value {
+        let mut value = serde_json::to_value(self).expect("counts serialize");
+        value["cost"] = serde_json::json!({
+            "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0
+        });
+        value
+    }
 }
 
 /// Which kind of summarizer wrote a summary.

@@ -223,6 +223,8 @@ impl RequestKind {
                 "single paragraph",
                 "one sentence",
                 "short summary",
+                // oh-my-pi's short summary asks for one.
+                "pull request description",
             ])
         {
             return RequestKind::Short;

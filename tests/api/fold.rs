@@ -165,9 +165,19 @@ async fn the_remote_endpoint_folds_too_and_a_fitting_prompt_is_one_call() {
         .await;
     assert_eq!(res.status().as_u16(), 200);
     let body: Value = res.json().await.unwrap();
-    let folded = calls(&server).await;
+    // The passes, then the short summary's call over the folded summary.
+    let mut folded = calls(&server).await;
+    let short = folded.pop().unwrap();
     check_calls(&folded, 40);
     assert_eq!(body["summary"], format!("summary of pass {}", folded.len()));
+    assert!(short.0.contains(&format!(
+        "<summary>\nsummary of pass {}\n</summary>",
+        folded.len()
+    )));
+    assert_eq!(
+        body["shortSummary"],
+        format!("summary of pass {}", folded.len() + 1)
+    );
 
     let small =
         "<conversation>\n[User]: T00; hello\n\n[User]: T01; again\n</conversation>\n\nSummarize.";
@@ -179,8 +189,12 @@ async fn the_remote_endpoint_folds_too_and_a_fitting_prompt_is_one_call() {
         .await;
     assert_eq!(res.status().as_u16(), 200);
     let all = calls(&server).await;
-    assert_eq!(all.len(), folded.len() + 1);
-    assert_eq!(all.last().unwrap().0, format!("SYS\n{small}"));
+    assert_eq!(
+        all.len(),
+        folded.len() + 3,
+        "one call, and its short summary's"
+    );
+    assert_eq!(all[all.len() - 2].0, format!("SYS\n{small}"));
 }
 
 #[tokio::test]

@@ -244,11 +244,12 @@ async fn an_idempotent_retry_joins_the_running_call_and_another_body_is_refused(
     assert_eq!(retry.status().as_u16(), 200);
     let first: Value = retry.json().await.unwrap();
     assert_eq!(first["summary"], "once");
-    assert_eq!(upstream_calls(&server).await, 1);
+    // The summary's call and its short summary's.
+    assert_eq!(upstream_calls(&server).await, 2);
     // After the end, the same key answers from the job.
     let late = summarize(&app, &key, &body).await;
     assert_eq!(late.json::<Value>().await.unwrap(), first);
-    assert_eq!(upstream_calls(&server).await, 1);
+    assert_eq!(upstream_calls(&server).await, 2);
 
     let other = summarize(&app, &key, &prompt_body("something else")).await;
     problem(other, 422, "idempotency-key-reused").await;
@@ -263,7 +264,7 @@ async fn an_idempotent_retry_joins_the_running_call_and_another_body_is_refused(
             "{p}"
         );
     }
-    assert_eq!(upstream_calls(&server).await, 1);
+    assert_eq!(upstream_calls(&server).await, 2);
 }
 
 #[tokio::test]
@@ -284,7 +285,8 @@ async fn leaving_a_job_stream_does_not_cancel_the_job() {
     let res = summarize(&app, &[("idempotency-key", "stream-1")], &body).await;
     assert_eq!(res.status().as_u16(), 200);
     assert_eq!(res.json::<Value>().await.unwrap()["summary"], "kept");
-    assert_eq!(upstream_calls(&server).await, 1);
+    // One call for the summary, one for its short summary.
+    assert_eq!(upstream_calls(&server).await, 2);
 }
 
 #[tokio::test]
@@ -374,5 +376,6 @@ async fn identical_requests_in_flight_share_one_upstream_call() {
         assert_eq!(res.status().as_u16(), 200);
         assert_eq!(res.json::<Value>().await.unwrap()["summary"], "shared");
     }
-    assert_eq!(upstream_calls(&server).await, 1);
+    // One call for the summary, one for its short summary.
+    assert_eq!(upstream_calls(&server).await, 2);
 }

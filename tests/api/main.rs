@@ -31,8 +31,10 @@ mod prepare_cli;
 mod prune;
 mod prune_cli;
 mod real_servers;
+mod responses;
 mod robustness;
 mod schemathesis;
+mod short_summary;
 mod shutdown;
 #[path = "../support/sse.rs"]
 mod sse;

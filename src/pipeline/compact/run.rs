@@ -42,7 +42,9 @@ pub struct CompactionResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub moa: Option<MoaReport>,
     pub is_split_turn: bool,
-    /// Estimated context after compaction: the summary plus the kept messages.
+    /// An estimate of the context after compaction, in tokens: the summary and the kept
+    /// messages, each counted as pi estimates a message (UTF-16 units / 4); the figure
+    /// newer pi reports after compacting.
     pub tokens_after: u64,
     /// `tokensAfter <= tokensBefore × (1 − minProgress)` (and below `tokensBefore`):
     /// a real saving (COMPACTD_MIN_PROGRESS [0.05]); compacting again would not help
@@ -69,7 +71,8 @@ pub struct CompactionResult {
     /// when there is nothing to say.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
-    /// Ready to append to the session file.
+    /// Ready to append to the session file: pi's keys, with `shortSummary` when one was
+    /// written and `usage` (pi's shape, costs 0) when a model answered.
     #[schema(value_type = Object)]
     pub entry: serde_json::Value,
 }
@@ -279,7 +282,14 @@ fn build(
         files: plan.details.clone(),
         pinned: (plan.checking.pin || !plan.ledger.is_empty()).then(|| plan.ledger.to_value()),
     };
-    let entry = compaction_entry(&plan, &summary, &details, now);
+    let usage = tally.model_usage.as_ref().map(Usage::entry_value);
+    let entry = compaction_entry(
+        &plan,
+        (&summary, short_summary.as_deref()),
+        &details,
+        usage,
+        now,
+    );
     CompactionResult {
         first_kept_entry_id: plan.first_kept_entry_id,
         tokens_before: JsNumber(plan.tokens_before),
@@ -324,11 +334,13 @@ fn carried_summary(previous: &str) -> String {
     text
 }
 
-/// A `compaction` entry as pi writes it, with a fresh id, ready to append.
+/// A `compaction` entry as pi writes it, with a fresh id, ready to append (`summaries`:
+/// the summary and the short one, if any; `usage`: in the entry's shape).
 fn compaction_entry(
     plan: &CompactPlan,
-    summary: &str,
+    (summary, short_summary): (&str, Option<&str>),
     details: &CompactionDetails,
+    usage: Option<serde_json::Value>,
     now: time::OffsetDateTime,
 ) -> serde_json::Value {
     let entry = CompactionEntry {
@@ -336,9 +348,11 @@ fn compaction_entry(
         parent_id: plan.leaf_id.clone(),
         timestamp: iso_timestamp(now),
         summary: summary.to_string(),
+        short_summary: short_summary.map(str::to_string),
         first_kept_entry_id: plan.first_kept_entry_id.clone(),
         tokens_before: plan.tokens_before,
         details,
+        usage,
         preserve_data: plan.options.preserve_data.clone(),
     };
     // Strings, numbers and string-keyed maps: serializing into a value cannot fail.

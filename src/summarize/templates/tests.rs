@@ -100,6 +100,13 @@ fn detects_the_kind_from_the_instructions() {
         RequestKind::detect(&wrap(&p.short_summary)),
         RequestKind::Short
     );
+    // oh-my-pi asks for its short summary as a pull request description.
+    assert_eq!(
+        RequestKind::detect(&wrap(
+            "Describe the changes above as a pull request description, in two sentences."
+        )),
+        RequestKind::Short
+    );
     // pi's wording.
     assert_eq!(
         RequestKind::detect(&wrap("This is the PREFIX of a turn that was too large to keep. The SUFFIX (recent work) is retained.\n\n## Original Request\n## Early Progress\n## Context for Suffix")),

@@ -22,11 +22,18 @@ pub struct CompactionEntry<D> {
     pub parent_id: Option<String>,
     pub timestamp: String,
     pub summary: String,
+    /// A few sentences for a UI (oh-my-pi's key); absent when none was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub short_summary: Option<String>,
     pub first_kept_entry_id: String,
     /// Written as JavaScript writes numbers (`48211`, not `48211.0`).
     #[serde(serialize_with = "crate::json::write::js_number")]
     pub tokens_before: f64,
     pub details: D,
+    /// What the model calls that wrote the summary used, in pi's usage shape; absent when
+    /// no model answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<serde_json::Value>,
     /// The client's `preserveData`, echoed; absent when it sent none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preserve_data: Option<serde_json::Value>,
@@ -44,6 +51,9 @@ pub struct BranchSummaryEntry<D> {
     pub from_id: String,
     pub summary: String,
     pub details: D,
+    /// As on a compaction entry: absent when no model answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<serde_json::Value>,
 }
 
 /// `Date.prototype.toISOString()`: millisecond precision, UTC, `Z`.
@@ -101,9 +111,11 @@ mod tests {
             parent_id: None,
             timestamp: "2025-12-08T22:41:05.306Z".into(),
             summary: "S".into(),
+            short_summary: None,
             first_kept_entry_id: "k".into(),
             tokens_before: 48211.0,
             details: serde_json::json!({"readFiles": []}),
+            usage: None,
             preserve_data: None,
         };
         assert_eq!(
@@ -113,14 +125,20 @@ mod tests {
         let kept = CompactionEntry {
             parent_id: Some("p".into()),
             tokens_before: 0.5,
+            short_summary: Some("s".into()),
+            usage: Some(serde_json::json!({"input": 1})),
             preserve_data: Some(serde_json::json!({"x": 1})),
             ..compaction
         };
         let text = serde_json::to_string(&kept).unwrap();
         assert!(text.contains(r#""parentId":"p","#), "{text}");
         assert!(
+            text.contains(r#""summary":"S","shortSummary":"s","firstKeptEntryId":"k","#),
+            "{text}"
+        );
+        assert!(
             text.ends_with(
-                r#""tokensBefore":0.5,"details":{"readFiles":[]},"preserveData":{"x":1}}"#
+                r#""tokensBefore":0.5,"details":{"readFiles":[]},"usage":{"input":1},"preserveData":{"x":1}}"#
             ),
             "{text}"
         );
@@ -131,6 +149,7 @@ mod tests {
             from_id: "t".into(),
             summary: "S".into(),
             details: serde_json::json!({}),
+            usage: None,
         };
         assert_eq!(
             serde_json::to_string(&branch).unwrap(),
