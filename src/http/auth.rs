@@ -62,7 +62,14 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(bearer_token);
+        .and_then(bearer_token)
+        // Anthropic's clients send their key as `x-api-key`.
+        .or_else(|| {
+            (req.uri().path() == "/v1/messages")
+                .then(|| req.headers().get("x-api-key"))
+                .flatten()
+                .and_then(|v| v.to_str().ok())
+        });
     match token {
         Some(t) if state.api_keys.accepts(t) => {
             // Jobs belong to the key that created them: its digest, never the key.

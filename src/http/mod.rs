@@ -7,6 +7,7 @@
 //! `examples` and `schemas`; `openapi` only collects the handlers' annotations and adds
 //! what the guard (`guard.rs`) shares, so no handler imports it.
 
+mod anthropic_errors;
 mod auth;
 mod branch;
 mod chat;
@@ -19,6 +20,7 @@ mod health;
 mod hermes;
 pub mod inspect;
 pub mod jobs;
+mod messages;
 mod openai_errors;
 pub mod openapi;
 mod prepare;
@@ -101,6 +103,7 @@ pub fn router(state: AppState) -> Router {
             "/v1/responses/compact",
             post(responses::post_responses_compact),
         )
+        .route("/v1/messages", post(messages::post_messages))
         .route("/v1/jobs/{id}", get(jobs::get_job).delete(jobs::delete_job))
         .route("/v1/jobs/{id}/events", get(jobs::get_job_events))
         .route("/v1/config", get(health::config))
@@ -137,6 +140,9 @@ pub fn router(state: AppState) -> Router {
         ))
         // Outside every source of errors, so each one reaches OpenAI clients in their shape.
         .layer(axum::middleware::from_fn(openai_errors::openai_errors))
+        .layer(axum::middleware::from_fn(
+            anthropic_errors::anthropic_errors,
+        ))
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(TraceLayer::new_for_http())
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))

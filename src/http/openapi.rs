@@ -12,6 +12,7 @@ use crate::pipeline::chat::{ChatMessage, ChatRequest, StreamOptions};
 use crate::pipeline::compact::{CompactionDetails, CompactionResult};
 use crate::pipeline::core_schemas::{FileListsSchema, RetentionSchema};
 use crate::pipeline::include::IncludePart;
+use crate::pipeline::messages::{CompactionConfig, InputMessage, MessageRole, MessagesRequest};
 use crate::pipeline::numbers::JsNumber;
 use crate::pipeline::options::{CompactReason, SettingsRequest};
 use crate::pipeline::outline::Outline;
@@ -24,10 +25,12 @@ use crate::pipeline::responses::{
 };
 use crate::summarize::{RequestKind, SummaryRequest};
 
+use super::anthropic_errors::{AnthropicError, AnthropicErrorBody};
 use super::chat::{
     ChatAnswerMessage, ChatChoice, ChatCompletion, ChatUsage, ModelEntry, ModelList,
 };
 use super::compact::{SummarizeRequest, SummarizeResponse};
+use super::messages::{CompactionBlock, CompactionMessage, MessagesUsage};
 use super::openai_errors::{OpenAiError, OpenAiErrorBody};
 use super::problem::{Problem, ProblemItem};
 use super::schemas::{
@@ -54,6 +57,7 @@ use super::schemas::{
         super::chat::post_chat_completions,
         super::chat::get_models,
         super::responses::post_responses_compact,
+        super::messages::post_messages,
         super::jobs::get_job,
         super::jobs::get_job_events,
         super::jobs::delete_job,
@@ -116,6 +120,15 @@ use super::schemas::{
         ModelEntry,
         OpenAiError,
         OpenAiErrorBody,
+        MessagesRequest,
+        InputMessage,
+        MessageRole,
+        CompactionConfig,
+        CompactionMessage,
+        CompactionBlock,
+        MessagesUsage,
+        AnthropicError,
+        AnthropicErrorBody,
         super::jobs::JobView,
         super::jobs::Status
     )),
@@ -171,6 +184,8 @@ impl Modify for Guard {
             let open = matches!(path.as_str(), "/healthz" | "/readyz");
             // The OpenAI-compatible routes answer OpenAI's error shape (openai_errors.rs).
             let openai = super::openai_errors::speaks_openai(path);
+            // And `/v1/messages` Anthropic's (anthropic_errors.rs).
+            let anthropic = path.as_str() == "/v1/messages";
             let operations = [
                 (&mut item.get, false),
                 (&mut item.post, true),
@@ -183,15 +198,15 @@ impl Modify for Guard {
                 if open {
                     operation.security = Some(vec![SecurityRequirement::default()]);
                 } else {
-                    guard_responses(operation, has_body, openai);
+                    guard_responses(operation, has_body, openai, anthropic);
                 }
             }
         }
     }
 }
 
-fn guard_responses(operation: &mut Operation, has_body: bool, openai: bool) {
-    let problem = |description: &str| error(description, openai);
+fn guard_responses(operation: &mut Operation, has_body: bool, openai: bool, anthropic: bool) {
+    let problem = |description: &str| error(description, openai, anthropic);
     let responses = &mut operation.responses.responses;
     let mut add = |status: &str, response: Response| {
         responses
@@ -236,10 +251,13 @@ fn guard_responses(operation: &mut Operation, has_body: bool, openai: bool) {
     }
 }
 
-/// A response with a problem document, or OpenAI's error document on its routes.
-fn error(description: &str, openai: bool) -> ResponseBuilder {
+/// A response with a problem document, or OpenAI's or Anthropic's error document on
+/// their routes.
+fn error(description: &str, openai: bool, anthropic: bool) -> ResponseBuilder {
     let (content_type, schema) = if openai {
         ("application/json", "OpenAiError")
+    } else if anthropic {
+        ("application/json", "AnthropicError")
     } else {
         ("application/problem+json", "Problem")
     };

@@ -21,6 +21,7 @@ pub mod fold;
 pub mod hermes;
 pub mod include;
 pub mod input;
+pub mod messages;
 pub mod numbers;
 pub mod object_only;
 pub mod options;

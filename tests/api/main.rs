@@ -19,6 +19,7 @@ mod hermes;
 mod input;
 mod inspect;
 mod jobs;
+mod messages;
 mod moa;
 #[path = "../support/moa.rs"]
 mod moa_fakes;

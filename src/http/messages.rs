@@ -1,0 +1,271 @@
+//! `POST /v1/messages`: Anthropic's Messages API, for compaction requests only, so that a
+//! client of Anthropic's API (the official SDK's `compaction` parameter) gets its summary
+//! from compactd's pipeline.
+//!
+//! Design decisions:
+//!
+//! * Only a body with `compaction` is answered; any other is a 400 saying so: compactd
+//!   summarizes, it does not answer ordinary messages.
+//! * The conversation becomes a pi session and runs through `/v1/compact`'s plan and run
+//!   (`pipeline::messages`), summarizing all of it: a compaction block replaces every
+//!   message before it.
+//! * The answer is one `compaction` block whose `content` is the checked summary, with
+//!   `stop_reason: "compaction"`. Its `signature` is a SHA-256 digest of the content, not
+//!   Anthropic's signature: compactd does not check it when the block comes back. Its
+//!   `encrypted_content`, which clients send back verbatim, holds the compaction's
+//!   `details` (file lists, pinned ledger) as `/v1/compact`'s entry does.
+//! * `stream: true` is answered once the summary is complete, as Anthropic's events
+//!   (`message_start`, the block's start, one `compaction_delta` with the whole content,
+//!   its stop, `message_delta` with the stop reason, `message_stop`): the summarizer has no
+//!   partial output to pass on (retries, fallback and the secret scrub work on the whole
+//!   text), and a failure still has its HTTP status. The SDK needs a stream for a large
+//!   `max_tokens` unless the client sets a timeout.
+//! * Errors are problem documents inside the service; `anthropic_errors` rewrites them
+//!   into Anthropic's `{"type": "error", "error": {...}}` on this route.
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Serialize;
+use serde_json::json;
+
+use crate::pipeline::compact::{CompactionResult, PlanError};
+use crate::pipeline::messages::{self, MessagesRequest};
+use crate::pipeline::BodyFormat;
+use crate::summarize::Silent;
+use compactd_core::session::{InputError, Violation};
+
+use super::anthropic_errors::AnthropicError;
+use super::extract::{body_format, read_body};
+use super::problem::ApiError;
+use super::{blocking, AppState};
+
+/// A Messages API answer holding one `compaction` block.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct CompactionMessage {
+    /// `msg_` and 24 random characters.
+    pub id: String,
+    /// `message`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// `assistant`.
+    pub role: &'static str,
+    /// The model that wrote the summary: `name/model`, or `extractive`.
+    pub model: String,
+    pub content: Vec<CompactionBlock>,
+    /// `compaction`.
+    pub stop_reason: &'static str,
+    /// Always null.
+    pub stop_sequence: Option<String>,
+    pub usage: MessagesUsage,
+}
+
+/// The summary, to be sent back first in `messages` in place of what it summarizes.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct CompactionBlock {
+    /// `compaction`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// The summary.
+    pub content: String,
+    /// `sha256:` and the content's digest in hex (not checked when sent back).
+    pub signature: String,
+    /// compactd's `details` of the compaction (file lists and pinned ledger) as JSON text,
+    /// not encrypted: sent back with the block, they carry the ledger to the next round.
+    pub encrypted_content: String,
+}
+
+/// Anthropic's usage, summed over every summarizer call.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct MessagesUsage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_creation_input_tokens: u64,
+    pub cache_read_input_tokens: u64,
+}
+
+/// Compacts a Messages API conversation into one `compaction` block.
+#[utoipa::path(
+    post,
+    path = "/v1/messages",
+    operation_id = "anthropicMessagesCompaction",
+    tag = "anthropic",
+    request_body(content = MessagesRequest, content_type = "application/json", example = json!({
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 4000,
+        "messages": [
+            {"role": "user", "content": "Fix the login bug in src/auth.rs"},
+            {"role": "assistant", "content": [{"type": "text", "text": "Fixed: the token check was inverted."}]},
+            {"role": "user", "content": "Now add a test."}
+        ],
+        "compaction": {"type": "summarize"}
+    })),
+    responses(
+        (status = 200, description = "A `message` whose content is one `compaction` block, `stop_reason: \"compaction\"`; with `stream: true` a `text/event-stream` of Anthropic's events (`message_start`, `content_block_start`, one `compaction_delta`, `content_block_stop`, `message_delta`, `message_stop`)", content(
+            (CompactionMessage = "application/json"),
+            (String = "text/event-stream")
+        )),
+        (status = 400, description = "No `compaction` (compactd answers only compaction requests), nothing to summarize after the newest compaction block, not JSON, or a broken body", body = AnthropicError),
+        (status = 401, description = "No or a wrong API key (`x-api-key` or a bearer token)", body = AnthropicError),
+        (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES", body = AnthropicError),
+        (status = 415, description = "Not JSON", body = AnthropicError),
+        (status = 422, description = "Not a Messages request (a pointer names the field)", body = AnthropicError),
+        (status = 502, description = "Every model failed and no fallback is allowed", body = AnthropicError),
+        (status = 504, description = "The summarizer deadline passed", body = AnthropicError),
+    )
+)]
+pub async fn post_messages(
+    State(state): State<AppState>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    // The query string is ignored: the SDK's beta client adds `beta=true`.
+    let content_type = request
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    if body_format(content_type)? != BodyFormat::Json {
+        return Err(ApiError::UnsupportedMediaType(
+            "a JSONL body (send a Messages request as application/json)".into(),
+        ));
+    }
+    let bytes = read_body(request, &state).await?;
+    let req = parse(&bytes)?;
+    let streams = req.stream == Some(true);
+    let body = messages::compact_body(&req, state.config.reserve_tokens)?;
+    drop(req);
+    let st = state.clone();
+    let plan = blocking(
+        move || match messages::plan(&body, &st.prompts, &st.config) {
+            // Anthropic's wording of the case: `/v1/compact`'s speaks of a cut this route hides.
+            Err(PlanError::NothingToCompact(_)) => Err(ApiError::InvalidParameter {
+                message: "nothing to summarize: `messages` holds no user or assistant content \
+                      after the newest compaction block"
+                    .into(),
+                parameter: Some("messages".into()),
+            }),
+            other => Ok(other?),
+        },
+    )
+    .await?;
+    let summarized = plan.history_messages;
+    let result = messages::run(plan, &state.prompts, &*state.summarizer, &Silent).await?;
+    tracing::info!(
+        summarized_messages = summarized,
+        tokens_after = result.tokens_after,
+        summarizer = ?result.summarizer,
+        model = %result.model,
+        calls = result.calls,
+        "compacted an Anthropic conversation"
+    );
+    let message = answer(result);
+    if streams {
+        return Ok(stream(message));
+    }
+    Ok(Json(message).into_response())
+}
+
+/// The whole answer as Anthropic's stream events (see the module documentation).
+fn stream(message: CompactionMessage) -> Response {
+    let block = &message.content[0];
+    let usage = &message.usage;
+    let events = [
+        json!({"type": "message_start", "message": {
+            "id": message.id, "type": "message", "role": "assistant", "model": message.model,
+            "content": [], "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": usage.input_tokens, "output_tokens": 0,
+                      "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+                      "cache_read_input_tokens": usage.cache_read_input_tokens}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {
+            "type": "compaction", "content": null, "signature": block.signature}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {
+            "type": "compaction_delta", "content": block.content,
+            "encrypted_content": block.encrypted_content}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta",
+               "delta": {"stop_reason": message.stop_reason, "stop_sequence": null},
+               "usage": {"output_tokens": usage.output_tokens}}),
+        json!({"type": "message_stop"}),
+    ];
+    let mut body = String::new();
+    for e in &events {
+        body.push_str("event: ");
+        body.push_str(e["type"].as_str().unwrap_or_default());
+        body.push_str("\ndata: ");
+        body.push_str(&e.to_string());
+        body.push_str("\n\n");
+    }
+    (
+        [
+            (CONTENT_TYPE, "text/event-stream"),
+            (CACHE_CONTROL, "no-cache"),
+        ],
+        Body::from(body),
+    )
+        .into_response()
+}
+
+fn answer(result: CompactionResult) -> CompactionMessage {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(result.summary.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    let u = result.usage;
+    CompactionMessage {
+        id: format!(
+            "msg_{}",
+            std::iter::repeat_with(fastrand::alphanumeric)
+                .take(24)
+                .collect::<String>()
+        ),
+        kind: "message",
+        role: "assistant",
+        model: result.model,
+        content: vec![CompactionBlock {
+            kind: "compaction",
+            content: result.summary,
+            signature: format!("sha256:{hex}"),
+            encrypted_content: serde_json::to_string(&result.details)
+                .expect("the details serialize"),
+        }],
+        stop_reason: "compaction",
+        stop_sequence: None,
+        usage: MessagesUsage {
+            input_tokens: u.input,
+            output_tokens: u.output,
+            cache_creation_input_tokens: u.cache_write,
+            cache_read_input_tokens: u.cache_read,
+        },
+    }
+}
+
+/// The request: a body without `compaction` is refused before its messages are read, so
+/// the client learns first that compactd does not answer ordinary messages.
+fn parse(bytes: &[u8]) -> Result<MessagesRequest, ApiError> {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        compaction: Option<serde::de::IgnoredAny>,
+    }
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if first == Some(&b'{') {
+        if let Ok(Probe { compaction: None }) = serde_json::from_slice::<Probe>(bytes) {
+            return Err(ApiError::InvalidParameter {
+                message: "compactd answers only compaction requests on /v1/messages: add \
+                          `\"compaction\": {\"type\": \"summarize\"}` (it does not answer \
+                          ordinary messages)"
+                    .into(),
+                parameter: Some("compaction".into()),
+            });
+        }
+    } else if serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok() {
+        return Err(ApiError::Input(InputError::invalid(Violation {
+            pointer: String::new(),
+            message: "the body must be a JSON object: {\"model\", \"messages\", \"compaction\"}"
+                .into(),
+            line: None,
+        })));
+    }
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize(&mut de)
+        .map_err(|e| ApiError::Input(InputError::from_deserialize(e)))
+}
