@@ -31,6 +31,7 @@ use axum::Json;
 use serde::Serialize;
 use serde_json::json;
 
+use crate::pipeline::compact::run_compaction_or_default;
 use crate::pipeline::compact::{CompactionResult, PlanError};
 use crate::pipeline::messages::{self, MessagesRequest};
 use crate::pipeline::BodyFormat;
@@ -150,7 +151,14 @@ pub async fn post_messages(
     )
     .await?;
     let summarized = plan.history_messages;
-    let result = messages::run(plan, &state.prompts, &*state.summarizer, &Silent).await?;
+    let result = run_compaction_or_default(
+        plan,
+        &state.prompts,
+        &*state.summarizer,
+        time::OffsetDateTime::now_utc(),
+        &Silent,
+    )
+    .await?;
     tracing::info!(
         summarized_messages = summarized,
         tokens_after = result.tokens_after,

@@ -11,12 +11,12 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use axum::Extension;
 
-use crate::pipeline::compact::{plan_compaction, run_compaction, CompactPlan};
+use crate::pipeline::compact::{plan_compaction, run_compaction_or_default, CompactPlan};
 use crate::pipeline::responses::{
     convert, output, summary_wrapper, CompactedResponse, Converted, SummaryWrapper,
 };
 use crate::pipeline::{BodyFormat, CompactOptions, SessionInput};
-use crate::summarize::{ProgressSink, SummarizeError};
+use crate::summarize::ProgressSink;
 use compactd_core::session::{iso_timestamp, InputError};
 
 use super::examples;
@@ -104,7 +104,7 @@ pub async fn post_responses_compact(
     Ok(super::respond::deliver(&state, intent, permit.map(|p| p.0), work).await)
 }
 
-/// Runs the plan (again with the default model when the request's names none configured)
+/// Runs the plan (with the default model when the request's is no configured candidate)
 /// and writes the answer.
 async fn compact_items(
     state: AppState,
@@ -113,23 +113,14 @@ async fn compact_items(
     wrapper: &SummaryWrapper,
     sink: &dyn ProgressSink,
 ) -> Result<Vec<u8>, ApiError> {
-    let run = |plan| {
-        run_compaction(
-            plan,
-            &state.prompts,
-            &*state.summarizer,
-            time::OffsetDateTime::now_utc(),
-            sink,
-        )
-    };
-    let result = match run(plan.clone()).await {
-        Err(SummarizeError::UnknownModel(_)) => {
-            let mut plan = plan;
-            plan.options.model = None;
-            run(plan).await
-        }
-        other => other,
-    }?;
+    let result = run_compaction_or_default(
+        plan,
+        &state.prompts,
+        &*state.summarizer,
+        time::OffsetDateTime::now_utc(),
+        sink,
+    )
+    .await?;
     let now = time::OffsetDateTime::now_utc();
     json_bytes(&CompactedResponse {
         id: format!("cmp_{}", super::chat::random_id()),

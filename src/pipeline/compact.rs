@@ -39,7 +39,7 @@ use super::Planned;
 mod history;
 mod run;
 mod target;
-pub use run::{run_compaction, CompactionDetails, CompactionResult};
+pub use run::{run_compaction, run_compaction_or_default, CompactionDetails, CompactionResult};
 pub use target::Target;
 
 /// What joins the history summary and the turn-prefix summary (pi's wording).
@@ -112,6 +112,13 @@ impl CompactPlan {
     pub fn pinned(&self) -> Option<&Ledger> {
         self.checking.pin.then_some(&self.ledger)
     }
+}
+
+/// The agent's system prompt as additional context for the summarizer: provider-style
+/// requests carry it (`instructions`, `system`), and the client sends it again with every
+/// request, so it informs the summary without being summarized.
+pub fn system_prompt_context(system: &str) -> String {
+    format!("The conversation's system prompt (sent with every request; do not summarize it):\n{system}")
 }
 
 /// The session has nothing to compact (409).

@@ -17,17 +17,16 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::summarize::templates::four_fifths;
-use crate::summarize::{Prompts, Summarize, SummarizeError};
+use crate::summarize::Prompts;
 use compactd_core::compaction::NotCompactable;
 use compactd_core::session::{InputError, Violation};
 
 use super::compact::{
-    plan_compaction, run_compaction, CompactPlan, CompactionResult, NothingToCompact, PlanError,
+    plan_compaction, system_prompt_context, CompactPlan, NothingToCompact, PlanError,
 };
 use super::input::{BodyFormat, SessionInput};
 use super::options::CompactOptions;
 use crate::config::Config;
-use crate::summarize::ProgressSink;
 
 mod convert;
 #[cfg(test)]
@@ -147,9 +146,7 @@ pub fn compact_body(req: &MessagesRequest, reserve_tokens: u64) -> Result<Vec<u8
     {
         body.insert(
             "additionalContext".into(),
-            json!([format!(
-                "The conversation's system prompt (sent with every request; do not summarize it):\n{system}"
-            )]),
+            json!([system_prompt_context(&system)]),
         );
     }
     Ok(serde_json::to_vec(&Value::Object(body)).expect("a JSON value serializes"))
@@ -199,29 +196,4 @@ pub fn plan(body: &[u8], prompts: &Prompts, config: &Config) -> Result<CompactPl
         }));
     }
     Ok(plan)
-}
-
-/// Runs the plan; a model name that is no configured candidate is the client's own
-/// configuration (its Anthropic model), so the default candidates answer instead.
-pub async fn run(
-    plan: CompactPlan,
-    prompts: &Prompts,
-    summarizer: &dyn Summarize,
-    sink: &dyn ProgressSink,
-) -> Result<CompactionResult, SummarizeError> {
-    let now = time::OffsetDateTime::now_utc();
-    let default_model = plan.options.model.is_some().then(|| {
-        let mut p = plan.clone();
-        p.options.model = None;
-        p
-    });
-    match (
-        run_compaction(plan, prompts, summarizer, now, sink).await,
-        default_model,
-    ) {
-        (Err(SummarizeError::UnknownModel(_)), Some(p)) => {
-            run_compaction(p, prompts, summarizer, now, sink).await
-        }
-        (other, _) => other,
-    }
 }

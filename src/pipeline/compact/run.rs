@@ -91,6 +91,32 @@ pub struct CompactionDetails {
     pub pinned: Option<serde_json::Value>,
 }
 
+/// [`run_compaction`] for a client that names its own model (a provider-style route): a
+/// name that is no configured candidate belongs to the client's configuration, so the
+/// default candidates answer instead, as on the chat-completions facade.
+pub async fn run_compaction_or_default(
+    plan: CompactPlan,
+    prompts: &Prompts,
+    summarizer: &dyn Summarize,
+    now: time::OffsetDateTime,
+    sink: &dyn ProgressSink,
+) -> Result<CompactionResult, SummarizeError> {
+    let default_model = plan.options.model.is_some().then(|| {
+        let mut p = plan.clone();
+        p.options.model = None;
+        p
+    });
+    match (
+        run_compaction(plan, prompts, summarizer, now, sink).await,
+        default_model,
+    ) {
+        (Err(SummarizeError::UnknownModel(_)), Some(p)) => {
+            run_compaction(p, prompts, summarizer, now, sink).await
+        }
+        (other, _) => other,
+    }
+}
+
 /// Runs the summarizer calls of a plan and builds the result, reporting its progress to
 /// `sink`: `prepared` first, then the summarizer's events, each stamped with the part it
 /// answers.

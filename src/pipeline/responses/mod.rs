@@ -32,6 +32,7 @@ use compactd_core::json::value_of_str;
 use compactd_core::session::error::strip_position;
 use compactd_core::session::{InputError, Violation};
 
+use super::compact::system_prompt_context;
 pub use answer::{CompactedResponse, InputTokensDetails, OutputTokensDetails, ResponseUsage};
 use items::piece;
 pub use items::SummaryWrapper;
@@ -162,7 +163,7 @@ pub fn convert(
             .entry("additionalContext")
             .or_insert_with(|| Value::Array(Vec::new()));
         if let Value::Array(list) = context {
-            list.push(Value::String(instructions));
+            list.push(Value::String(system_prompt_context(&instructions)));
         }
     }
     Ok(Converted {
