@@ -93,7 +93,10 @@ fn a_string_input_is_one_user_message_and_options_pass_through() {
     assert_eq!(roles(&session), ["user"]);
     assert_eq!(session["keepRecentTokens"], 5);
     assert_eq!(session["settings"]["reserveTokens"], 100);
-    assert_eq!(session["additionalContext"], json!(["be terse"]));
+    assert_eq!(
+        session["additionalContext"],
+        json!([system_prompt_context("be terse")])
+    );
     let out = output(&conv, &wrapper(), "i1", "S");
     assert_eq!(out[1].get(), r#"{"role":"user","content":"hello"}"#);
 }
