@@ -53,6 +53,8 @@ async function load(text, name) {
   // that route.
   const from = state.source.live ? providerShape(text) : null;
   state.provider = from ? { from, request: text } : null;
+  // /v1/messages summarizes everything: its cut is at the end.
+  if (from === 'messages') $('keepRecentTokens').value = '0';
   try {
     state.body = from ? await state.source.session(text, from) : toJsonl(text);
   } catch (e) {
@@ -150,13 +152,30 @@ async function compact() {
   renderResult($('result'), null);
   try {
     const p = state.provider;
-    if (p) renderProviderResult($('result'), await state.source.compactProvider(p.request, p.from, settings()));
+    if (p) renderProviderResult($('result'), providerView(p.from, await state.source.compactProvider(p.request, p.from, settings())));
     else renderResult($('result'), await state.source.compact(state.bytes, settings()));
     status('Compacted.');
   } catch (e) {
     renderResult($('result'), { error: String(e.message || e) });
     failed(e);
   }
+}
+
+// What a provider route's answer shows: its summary, the items kept after it, its figures.
+function providerView(from, r) {
+  if (from === 'responses') {
+    const [first, ...kept] = r.output;
+    return {
+      title: 'Summary (output item 1, a user message)', summary: first.content[0].text, kept,
+      facts: [`tokensBefore ${fmt(r.tokens_before)}`, `tokensAfter ${fmt(r.tokens_after)}`,
+        `model ${r.model}, ${fmt(r.usage.total_tokens)} tokens`],
+    };
+  }
+  return {
+    title: 'Summary (the compaction block)', summary: r.content[0].content, kept: [],
+    facts: [`stop_reason ${r.stop_reason}`,
+      `model ${r.model}, ${fmt(r.usage.input_tokens + r.usage.output_tokens)} tokens`],
+  };
 }
 
 async function branch(ev) {

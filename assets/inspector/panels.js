@@ -149,24 +149,21 @@ export function renderResult(node, result) {
   }
 }
 
-// A provider route's answer (OpenAI's `response.compaction`): the summary message's text
-// and the items kept after it.
-export function renderProviderResult(node, r) {
+// A provider route's answer, as main.js's providerView reads it: the summary as that
+// route sends it, the items kept after it, and its figures.
+export function renderProviderResult(node, view) {
   clear(node);
   const facts = el('div', null, 'facts');
-  facts.append(el('span', `tokensBefore ${fmt(r.tokens_before)}`));
-  facts.append(el('span', `tokensAfter ${fmt(r.tokens_after)}`));
-  facts.append(el('span', `model ${r.model}, ${fmt(r.usage.total_tokens)} tokens`));
+  for (const f of view.facts) facts.append(el('span', f));
   node.append(facts);
-  const [first, ...kept] = r.output;
-  const summary = el('pre', first.content[0].text);
+  const summary = el('pre', view.summary);
   summary.id = 'summary';
   summary.setAttribute('aria-label', 'Summary');
-  node.append(el('h4', 'Summary (output item 1, a user message)'), summary);
-  node.append(el('h4', `Kept items: ${kept.length}`));
+  node.append(el('h4', view.title), summary);
+  node.append(el('h4', `Kept items: ${view.kept.length}`));
   const ul = el('ul');
   ul.id = 'kept-items';
-  for (const item of kept.slice(0, 200)) {
+  for (const item of view.kept.slice(0, 200)) {
     ul.append(el('li', [item.type || 'message', item.role, item.name, item.call_id].filter(Boolean).join(' ')));
   }
   node.append(ul);

@@ -27,17 +27,19 @@ export function toJsonl(text) {
 }
 
 // A provider-style request instead of a session: 'responses' for an OpenAI Responses
-// request (an object with `input`, no `entries`), else null.
+// request (an object with `input`, no `entries`), 'messages' for an Anthropic compaction
+// request (`messages` and `compaction`), else null.
 export function providerShape(text) {
   if (!text.trimStart().startsWith('{')) return null;
   let parsed;
   try { parsed = JSON.parse(text); } catch { return null; }
   if (!parsed || parsed.entries !== undefined) return null;
-  return parsed.input !== undefined ? 'responses' : null;
+  if (parsed.input !== undefined) return 'responses';
+  return Array.isArray(parsed.messages) && parsed.compaction ? 'messages' : null;
 }
 
 // The route that compacts each provider shape.
-const PROVIDER_ROUTES = { responses: '/v1/responses/compact' };
+const PROVIDER_ROUTES = { responses: '/v1/responses/compact', messages: '/v1/messages' };
 
 // An object session starts with `{"entries"` or, pretty-printed, has no entry on its first line.
 function looksLikeEnvelope(text) {

@@ -26,6 +26,7 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, Request, State};
 use compactd_core::session::iso_timestamp;
 
+use crate::pipeline::messages::session_entries;
 use crate::pipeline::outline::{outline, Outline};
 use crate::pipeline::responses::{convert, summary_wrapper};
 use crate::pipeline::PrepareOptions;
@@ -173,6 +174,8 @@ pub async fn post_outline(body: SessionBody<PrepareOptions>) -> Result<Response,
 pub enum ProviderShape {
     /// A `POST /v1/responses/compact` request (OpenAI's Responses items).
     Responses,
+    /// A `POST /v1/messages` compaction request (Anthropic's Messages format).
+    Messages,
 }
 
 /// The query of `POST /v1/inspect/session`.
@@ -185,7 +188,8 @@ pub struct SessionFrom {
 
 /// The pi session compactd builds from a provider-style request, as a session file: what
 /// the inspector draws when it is given such a request, so the cut it shows is the one
-/// the provider route makes.
+/// the provider route makes (for `messages`, everything up to the empty user message the
+/// route adds last, where it cuts).
 #[utoipa::path(
     post,
     path = "/v1/inspect/session",
@@ -216,6 +220,13 @@ pub async fn post_session(
         let now = iso_timestamp(time::OffsetDateTime::now_utc());
         match from {
             ProviderShape::Responses => Ok(convert(text, &wrapper, &now)?.session_jsonl()),
+            ProviderShape::Messages => {
+                let req = super::messages::parse(text.as_bytes())?;
+                Ok(session_entries(&req.messages)
+                    .iter()
+                    .map(|e| format!("{e}\n"))
+                    .collect())
+            }
         }
     })
     .await?;

@@ -249,7 +249,7 @@ fn answer(result: CompactionResult) -> CompactionMessage {
 
 /// The request: a body without `compaction` is refused before its messages are read, so
 /// the client learns first that compactd does not answer ordinary messages.
-fn parse(bytes: &[u8]) -> Result<MessagesRequest, ApiError> {
+pub(super) fn parse(bytes: &[u8]) -> Result<MessagesRequest, ApiError> {
     #[derive(serde::Deserialize)]
     struct Probe {
         compaction: Option<serde::de::IgnoredAny>,
