@@ -20,7 +20,7 @@
 //!   text): a role chunk, one content chunk, a chunk with `finish_reason`, a usage chunk
 //!   when `stream_options.include_usage`, then `data: [DONE]`. A failure therefore still
 //!   has its HTTP status, as OpenAI's own errors before a stream starts.
-//! * Errors are problem documents inside the service; `openai_errors` rewrites them into
+//! * Errors are problem documents inside the service; `vendor_errors` rewrites them into
 //!   OpenAI's `{"error": {...}}` shape on these two routes only.
 
 use axum::body::Body;
@@ -38,8 +38,8 @@ use crate::summarize::{MoaReport, Silent, Summary, Usage};
 use compactd_core::session::{InputError, Violation};
 
 use super::extract::{body_format, read_body};
-use super::openai_errors::OpenAiError;
 use super::problem::ApiError;
+use super::vendor_errors::OpenAiError;
 use super::AppState;
 
 /// A `chat.completion` answer.

@@ -20,7 +20,7 @@
 //!   partial output to pass on (retries, fallback and the secret scrub work on the whole
 //!   text), and a failure still has its HTTP status. The SDK needs a stream for a large
 //!   `max_tokens` unless the client sets a timeout.
-//! * Errors are problem documents inside the service; `anthropic_errors` rewrites them
+//! * Errors are problem documents inside the service; `vendor_errors` rewrites them
 //!   into Anthropic's `{"type": "error", "error": {...}}` on this route.
 
 use axum::body::Body;
@@ -38,9 +38,9 @@ use crate::pipeline::BodyFormat;
 use crate::summarize::Silent;
 use compactd_core::session::{InputError, Violation};
 
-use super::anthropic_errors::AnthropicError;
 use super::extract::{body_format, read_body};
 use super::problem::ApiError;
+use super::vendor_errors::AnthropicError;
 use super::{blocking, AppState};
 
 /// A Messages API answer holding one `compaction` block.

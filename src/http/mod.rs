@@ -7,7 +7,6 @@
 //! `examples` and `schemas`; `openapi` only collects the handlers' annotations and adds
 //! what the guard (`guard.rs`) shares, so no handler imports it.
 
-mod anthropic_errors;
 mod auth;
 mod branch;
 mod chat;
@@ -21,7 +20,6 @@ mod hermes;
 pub mod inspect;
 pub mod jobs;
 mod messages;
-mod openai_errors;
 pub mod openapi;
 mod prepare;
 pub mod problem;
@@ -30,6 +28,7 @@ mod respond;
 mod responses;
 mod schemas;
 mod stream;
+mod vendor_errors;
 
 use std::sync::Arc;
 
@@ -138,11 +137,9 @@ pub fn router(state: AppState) -> Router {
                 ))
             },
         ))
-        // Outside every source of errors, so each one reaches OpenAI clients in their shape.
-        .layer(axum::middleware::from_fn(openai_errors::openai_errors))
-        .layer(axum::middleware::from_fn(
-            anthropic_errors::anthropic_errors,
-        ))
+        // Outside every source of errors, so each one reaches OpenAI's and Anthropic's
+        // clients in their shape.
+        .layer(axum::middleware::from_fn(vendor_errors::vendor_errors))
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(TraceLayer::new_for_http())
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))

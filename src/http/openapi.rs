@@ -25,19 +25,19 @@ use crate::pipeline::responses::{
 };
 use crate::summarize::{RequestKind, SummaryRequest};
 
-use super::anthropic_errors::{AnthropicError, AnthropicErrorBody};
 use super::chat::{
     ChatAnswerMessage, ChatChoice, ChatCompletion, ChatUsage, ModelEntry, ModelList,
 };
 use super::compact::{SummarizeRequest, SummarizeResponse};
 use super::messages::{CompactionBlock, CompactionMessage, MessagesUsage};
-use super::openai_errors::{OpenAiError, OpenAiErrorBody};
 use super::problem::{Problem, ProblemItem};
 use super::schemas::{
     BranchAnswer, BranchSummaryRequest, CompactAnswer, CompactRequest, CompactSessionRequest,
     HermesAnswer, HermesBoundaries, HermesRequestSchema, HermesSettingsSchema, HermesStateSchema,
     PrepareRequest, PruneRequest, SessionEntry,
 };
+use super::vendor_errors::{AnthropicError, AnthropicErrorBody};
+use super::vendor_errors::{Dialect, OpenAiError, OpenAiErrorBody};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -182,10 +182,8 @@ impl Modify for Guard {
             // The probes stay open (guard.rs `is_open`; tests/api/schemathesis.rs checks
             // the two agree).
             let open = matches!(path.as_str(), "/healthz" | "/readyz");
-            // The OpenAI-compatible routes answer OpenAI's error shape (openai_errors.rs).
-            let openai = super::openai_errors::speaks_openai(path);
-            // And `/v1/messages` Anthropic's (anthropic_errors.rs).
-            let anthropic = path.as_str() == "/v1/messages";
+            // The provider-style routes answer their provider's error shape (vendor_errors).
+            let dialect = super::vendor_errors::dialect_of(path);
             let operations = [
                 (&mut item.get, false),
                 (&mut item.post, true),
@@ -198,15 +196,15 @@ impl Modify for Guard {
                 if open {
                     operation.security = Some(vec![SecurityRequirement::default()]);
                 } else {
-                    guard_responses(operation, has_body, openai, anthropic);
+                    guard_responses(operation, has_body, dialect);
                 }
             }
         }
     }
 }
 
-fn guard_responses(operation: &mut Operation, has_body: bool, openai: bool, anthropic: bool) {
-    let problem = |description: &str| error(description, openai, anthropic);
+fn guard_responses(operation: &mut Operation, has_body: bool, dialect: Option<Dialect>) {
+    let problem = |description: &str| error(description, dialect);
     let responses = &mut operation.responses.responses;
     let mut add = |status: &str, response: Response| {
         responses
@@ -253,13 +251,11 @@ fn guard_responses(operation: &mut Operation, has_body: bool, openai: bool, anth
 
 /// A response with a problem document, or OpenAI's or Anthropic's error document on
 /// their routes.
-fn error(description: &str, openai: bool, anthropic: bool) -> ResponseBuilder {
-    let (content_type, schema) = if openai {
-        ("application/json", "OpenAiError")
-    } else if anthropic {
-        ("application/json", "AnthropicError")
-    } else {
-        ("application/problem+json", "Problem")
+fn error(description: &str, dialect: Option<Dialect>) -> ResponseBuilder {
+    let (content_type, schema) = match dialect {
+        Some(Dialect::OpenAi) => ("application/json", "OpenAiError"),
+        Some(Dialect::Anthropic) => ("application/json", "AnthropicError"),
+        None => ("application/problem+json", "Problem"),
     };
     ResponseBuilder::new().description(description).content(
         content_type,

@@ -3,7 +3,7 @@
 //!
 //! The request is compacted by `/v1/compact`'s plan and run. Errors are problem documents
 //! inside the service, rewritten into OpenAI's `{"error": {...}}` shape by
-//! `openai_errors`, as on the chat-completions facade.
+//! `vendor_errors`, as on the chat-completions facade.
 
 use std::sync::Arc;
 
@@ -23,9 +23,9 @@ use super::examples;
 use super::extract::{read_body, session_head};
 use super::guard::Permit;
 use super::jobs::Intent;
-use super::openai_errors::OpenAiError;
 use super::problem::ApiError;
 use super::stream::json_bytes;
+use super::vendor_errors::OpenAiError;
 use super::{blocking, AppState};
 
 /// Compacts a Responses API conversation: the summary as a user message, then the kept
