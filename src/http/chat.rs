@@ -33,11 +33,9 @@ use serde_json::json;
 
 use crate::pipeline::chat::ChatRequest;
 use crate::pipeline::remote::{plan_remote, run_remote, Facade};
-use crate::pipeline::BodyFormat;
 use crate::summarize::{MoaReport, Silent, Summary, Usage};
-use compactd_core::session::{InputError, Violation};
 
-use super::extract::{body_format, read_body};
+use super::extract::{json_object, read_json_body};
 use super::problem::ApiError;
 use super::vendor_errors::OpenAiError;
 use super::AppState;
@@ -152,18 +150,8 @@ pub async fn post_chat_completions(
     State(state): State<AppState>,
     request: Request,
 ) -> Result<Response, ApiError> {
-    // The query string is ignored (some clients add `api-version`); only JSON is taken.
-    let content_type = request
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok());
-    if body_format(content_type)? != BodyFormat::Json {
-        return Err(ApiError::UnsupportedMediaType(
-            "a JSONL body (send a chat-completions request as application/json)".into(),
-        ));
-    }
-    let bytes = read_body(request, &state).await?;
-    let req = parse(&bytes)?;
+    let bytes = read_json_body(request, &state, "a chat-completions request").await?;
+    let req: ChatRequest = json_object(&bytes, "{\"model\", \"messages\"}")?;
     let plan = plan_remote(
         req.rendered()?,
         Facade::ChatCompletions,
@@ -240,22 +228,6 @@ pub(super) fn random_id() -> String {
     std::iter::repeat_with(fastrand::alphanumeric)
         .take(24)
         .collect()
-}
-
-/// The request, with a pointer on errors (an array is refused: serde would take a struct
-/// from it).
-fn parse(bytes: &[u8]) -> Result<ChatRequest, ApiError> {
-    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
-    if first == Some(&b'[') && serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok() {
-        return Err(ApiError::Input(InputError::invalid(Violation {
-            pointer: String::new(),
-            message: "the body must be a JSON object: {\"model\", \"messages\"}".into(),
-            line: None,
-        })));
-    }
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(&mut de)
-        .map_err(|e| ApiError::Input(InputError::from_deserialize(e)))
 }
 
 /// The whole answer as server-sent events (see the module documentation).

@@ -16,7 +16,7 @@ use crate::summarize::{MoaReport, ProgressSink, Strategy, SummarizerKind, Usage}
 use compactd_core::session::{InputError, Violation};
 
 use super::examples;
-use super::extract::{parse_while_arriving, read_body, session_head, SessionBody};
+use super::extract::{json_object, parse_while_arriving, read_body, session_head, SessionBody};
 use super::guard::Permit;
 use super::jobs::Intent;
 use super::problem::{ApiError, Problem};
@@ -145,18 +145,7 @@ fn remote_query(
 /// Parses `{systemPrompt, prompt, maxTokens?, model?}` with a pointer on errors; the
 /// answer's `prompt` is present and not blank.
 fn remote_request(bytes: &[u8]) -> Result<(SummarizeRequest, String), ApiError> {
-    // serde takes a struct from an array too (`["", "prompt"]`); the contract is an object.
-    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
-    if first == Some(&b'[') && serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok() {
-        return Err(ApiError::Input(InputError::invalid(Violation {
-            pointer: String::new(),
-            message: "the body must be a JSON object: {\"systemPrompt\", \"prompt\"}".into(),
-            line: None,
-        })));
-    }
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let mut req: SummarizeRequest = serde_path_to_error::deserialize(&mut de)
-        .map_err(|e| ApiError::Input(InputError::from_deserialize(e)))?;
+    let mut req: SummarizeRequest = json_object(bytes, "{\"systemPrompt\", \"prompt\"}")?;
     let prompt_error = |message: &str| {
         ApiError::Input(InputError::invalid(Violation {
             pointer: "/prompt".into(),

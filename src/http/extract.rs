@@ -7,7 +7,7 @@ use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use crate::pipeline::arriving::{parse_arriving, LineCutter, Piece};
 use crate::pipeline::options::{Options, QueryOptions};
 use crate::pipeline::{BodyFormat, SessionInput};
-use compactd_core::session::InputError;
+use compactd_core::session::{InputError, Violation};
 
 use super::encoding::{unreadable, BodyEncoding};
 use super::problem::ApiError;
@@ -239,6 +239,43 @@ impl<O: Options + Send> FromRequest<AppState> for SessionBody<O> {
         let bytes = read_body(req, state).await?;
         Ok(SessionBody::new(bytes, format, query, state))
     }
+}
+
+/// The body of a route that takes one JSON object (the provider-style routes and the
+/// remoteEndpoint body): read whole within the body limit, refused with a 415 naming
+/// `what` when its Content-Type is JSONL. The query string is not read: clients of these
+/// routes add their own parameters (`api-version`, `beta=true`).
+pub async fn read_json_body(req: Request, state: &AppState, what: &str) -> Result<Bytes, ApiError> {
+    let content_type = req
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    if body_format(content_type)? != BodyFormat::Json {
+        return Err(ApiError::UnsupportedMediaType(format!(
+            "a JSONL body (send {what} as application/json)"
+        )));
+    }
+    read_body(req, state).await
+}
+
+/// A JSON object body as `T`, with a pointer on errors. serde takes a struct from an array
+/// too (`["", "prompt"]`), and these contracts are objects: an array is refused, naming the
+/// expected `shape` (`{"model", "messages"}`).
+pub fn json_object<T: serde::de::DeserializeOwned>(
+    bytes: &[u8],
+    shape: &str,
+) -> Result<T, ApiError> {
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if first == Some(&b'[') && serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok() {
+        return Err(ApiError::Input(InputError::invalid(Violation {
+            pointer: String::new(),
+            message: format!("the body must be a JSON object: {shape}"),
+            line: None,
+        })));
+    }
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize(&mut de)
+        .map_err(|e| ApiError::Input(InputError::from_deserialize(e)))
 }
 
 #[cfg(test)]

@@ -34,11 +34,9 @@ use serde_json::json;
 use crate::pipeline::compact::run_compaction_or_default;
 use crate::pipeline::compact::{CompactionResult, PlanError};
 use crate::pipeline::messages::{self, MessagesRequest};
-use crate::pipeline::BodyFormat;
 use crate::summarize::Silent;
-use compactd_core::session::{InputError, Violation};
 
-use super::extract::{body_format, read_body};
+use super::extract::{json_object, read_json_body};
 use super::problem::ApiError;
 use super::vendor_errors::AnthropicError;
 use super::{blocking, AppState};
@@ -121,17 +119,7 @@ pub async fn post_messages(
     State(state): State<AppState>,
     request: Request,
 ) -> Result<Response, ApiError> {
-    // The query string is ignored: the SDK's beta client adds `beta=true`.
-    let content_type = request
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok());
-    if body_format(content_type)? != BodyFormat::Json {
-        return Err(ApiError::UnsupportedMediaType(
-            "a JSONL body (send a Messages request as application/json)".into(),
-        ));
-    }
-    let bytes = read_body(request, &state).await?;
+    let bytes = read_json_body(request, &state, "a Messages request").await?;
     let req = parse(&bytes)?;
     let streams = req.stream == Some(true);
     let body = messages::compact_body(&req, state.config.reserve_tokens)?;
@@ -265,15 +253,6 @@ pub(super) fn parse(bytes: &[u8]) -> Result<MessagesRequest, ApiError> {
                 parameter: Some("compaction".into()),
             });
         }
-    } else if serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok() {
-        return Err(ApiError::Input(InputError::invalid(Violation {
-            pointer: String::new(),
-            message: "the body must be a JSON object: {\"model\", \"messages\", \"compaction\"}"
-                .into(),
-            line: None,
-        })));
     }
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(&mut de)
-        .map_err(|e| ApiError::Input(InputError::from_deserialize(e)))
+    json_object(bytes, "{\"model\", \"messages\", \"compaction\"}")
 }
