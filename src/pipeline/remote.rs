@@ -10,7 +10,7 @@
 
 use crate::summarize::extractive;
 use crate::summarize::progress::{Operation, PartName, Silent};
-use crate::summarize::templates::{four_fifths, split_prompt};
+use crate::summarize::templates::{four_fifths, split_prompt, SHORT_MAX_TOKENS};
 use crate::summarize::{
     Mode, Prepared, ProgressEvent, ProgressSink, Prompts, RequestKind, Strategy, Summarize,
     SummarizeError, SummarizerKind, Summary, SummaryRequest,
@@ -143,10 +143,6 @@ pub async fn run_remote(
     })
 }
 
-/// The output budget of a short summary: a few sentences need no more, and a client's
-/// smaller `maxTokens` is honoured.
-const SHORT_MAX_TOKENS: u64 = 512;
-
 /// Answers a remoteEndpoint plan with the summary and a short summary of a few sentences
 /// (oh-my-pi's `shortSummary`): written by a model when a model wrote the summary (its
 /// usage added to the summary's), else derived from the summary without a model.
@@ -183,17 +179,9 @@ async fn model_short(
     summarizer: &dyn Summarize,
     prompts: &Prompts,
 ) -> Option<Summary> {
-    let req = SummaryRequest {
-        kind: RequestKind::Short,
-        system_prompt: prompts.system.clone(),
-        prompt: format!(
-            "<summary>\n{summary}\n</summary>\n\n{}",
-            prompts.short_summary
-        ),
-        max_tokens: plan.request.max_tokens.min(SHORT_MAX_TOKENS),
-        strategy: Some(Strategy::Single),
-        model: plan.request.model.clone(),
-    };
+    let req = prompts
+        .short_request(summary, plan.request.max_tokens)
+        .for_model(plan.request.model.as_deref(), Some(Strategy::Single));
     // Not announced as a part: the answer's shape does not depend on it, and a failure
     // here only means the derived form.
     let s = summarizer

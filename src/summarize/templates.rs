@@ -254,7 +254,23 @@ pub fn four_fifths(n: u64) -> u64 {
     n / 10 * 8 + n % 10 * 8 / 10
 }
 
+/// The output budget of a short summary (a few sentences for a UI).
+pub const SHORT_MAX_TOKENS: u64 = 512;
+
 impl Prompts {
+    /// The request for a short summary of `summary`, within `max_tokens` (at most
+    /// [`SHORT_MAX_TOKENS`]), for the default model and strategy.
+    pub fn short_request(&self, summary: &str, max_tokens: u64) -> SummaryRequest {
+        SummaryRequest {
+            kind: RequestKind::Short,
+            system_prompt: self.system.clone(),
+            prompt: format!("<summary>\n{summary}\n</summary>\n\n{}", self.short_summary),
+            max_tokens: max_tokens.min(SHORT_MAX_TOKENS),
+            strategy: None,
+            model: None,
+        }
+    }
+
     /// The history summary request: initial prompt, or update prompt when a previous
     /// summary is merged. Output budget `floor(0.8 × reserveTokens)`.
     pub fn history_request(

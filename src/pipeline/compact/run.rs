@@ -8,9 +8,10 @@ use serde::Serialize;
 
 use crate::pipeline::core_schemas::{FileListsSchema, RetentionSchema};
 use crate::summarize::progress::{Operation, PartName};
+use crate::summarize::templates::SHORT_MAX_TOKENS;
 use crate::summarize::{
-    MoaReport, Mode, Prepared, ProgressEvent, ProgressSink, Prompts, RequestKind, Scoped,
-    Summarize, SummarizeError, SummarizerKind, SummaryRequest, Usage,
+    MoaReport, Mode, Prepared, ProgressEvent, ProgressSink, Prompts, Scoped, Summarize,
+    SummarizeError, SummarizerKind, Usage,
 };
 use compactd_core::compaction::file_ops::FileLists;
 use compactd_core::compaction::ledger::{strip_section, Retention};
@@ -271,17 +272,9 @@ async fn short_summary(
     if !plan.short_summary() {
         return Ok(None);
     }
-    let req = SummaryRequest {
-        kind: RequestKind::Short,
-        system_prompt: prompts.system.clone(),
-        prompt: format!(
-            "<summary>\n{summary}\n</summary>\n\n{}",
-            prompts.short_summary
-        ),
-        max_tokens: 512,
-        strategy: plan.strategy(),
-        model: plan.options.model.clone(),
-    };
+    let req = prompts
+        .short_request(summary, SHORT_MAX_TOKENS)
+        .for_model(plan.model(), plan.strategy());
     let scoped = Scoped::new(sink, PartName::Short, None);
     let s = summarizer
         .summarize(&req, Mode::WithFallback, &scoped)
