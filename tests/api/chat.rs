@@ -4,29 +4,13 @@
 
 use compactd::config::{ClientKeys, FallbackPolicy};
 use serde_json::{json, Value};
-use wiremock::matchers::{method, path};
+use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::helpers::{spawn_app_with, TestApp};
-use crate::upstreams::{config, openai, KEY};
+use crate::upstreams::{answering, config, openai, KEY};
 
 const PROMPT: &str = "<conversation>\n[User]: Fix the login bug in src/auth.rs\n[Assistant]: I edited src/auth.rs and the tests pass.\n</conversation>\n\nSummarize the conversation above.";
-
-/// An upstream answering `text` with usage (10 prompt tokens, 4 of them cached; 6 out).
-async fn upstream(text: &str) -> MockServer {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
-            "id": "x", "object": "chat.completion", "created": 1, "model": "gpt-test",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 6, "total_tokens": 16,
-                      "prompt_tokens_details": {"cached_tokens": 4}}
-        })))
-        .mount(&server)
-        .await;
-    server
-}
 
 /// What compactd sent the upstream, as JSON (the `n`th request).
 async fn sent(server: &MockServer, n: usize) -> Value {
@@ -96,7 +80,8 @@ async fn without_a_model_the_extractive_summarizer_answers_a_chat_completion() {
 #[tokio::test]
 async fn a_hermes_request_reaches_the_model_as_sent_and_the_answer_is_openai_shaped() {
     let server =
-        upstream("## Goal\nFix the login bug (key sk-proj-Q7vX2mN9pL4kR8sT1wY6zA3bC5dE0fG).").await;
+        answering("## Goal\nFix the login bug (key sk-proj-Q7vX2mN9pL4kR8sT1wY6zA3bC5dE0fG).")
+            .await;
     let llm = config(vec![openai("local", &server)]);
     let app = spawn_app_with(move |c| {
         c.llm = llm;
@@ -149,7 +134,10 @@ async fn a_hermes_request_reaches_the_model_as_sent_and_the_answer_is_openai_sha
 
 #[tokio::test]
 async fn system_messages_model_names_and_budgets_are_honoured() {
-    let (first, second) = (upstream("from first").await, upstream("from second").await);
+    let (first, second) = (
+        answering("from first").await,
+        answering("from second").await,
+    );
     let llm = config(vec![openai("first", &first), openai("second", &second)]);
     let app = spawn_app_with(move |c| c.llm = llm).await;
     let models: Value = app.get("/v1/models").await.json().await.unwrap();
@@ -229,7 +217,7 @@ async fn events(res: reqwest::Response) -> (Vec<Value>, bool) {
 
 #[tokio::test]
 async fn streaming_answers_chunks_then_usage_then_done() {
-    let server = upstream("the summary").await;
+    let server = answering("the summary").await;
     let llm = config(vec![openai("local", &server)]);
     let app = spawn_app_with(move |c| c.llm = llm).await;
     let request = |usage: bool| {

@@ -3,11 +3,10 @@
 //! front of a fake OpenAI upstream (wiremock) that checks what compactd sends it.
 
 use serde_json::{json, Value};
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use wiremock::MockServer;
 
 use crate::helpers::{spawn_app_with, TestApp};
-use crate::upstreams::{config, openai};
+use crate::upstreams::{answering, config, openai};
 
 /// How the summary message starts (`compaction_summary` in prompts/wrappers.toml).
 const WRAPPER_START: &str = "Reference context: earlier messages of this session were compacted into the summary below.\n\n<compaction-summary>\n";
@@ -96,22 +95,6 @@ async fn without_a_model_the_answer_is_a_readable_compaction_with_the_kept_items
     assert_eq!(answer["model"], "extractive");
 }
 
-/// An upstream answering `text` with usage (10 prompt tokens, 4 of them cached; 6 out).
-async fn upstream(text: &str) -> MockServer {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
-            "id": "x", "object": "chat.completion", "created": 1, "model": "gpt-test",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 6, "total_tokens": 16,
-                      "prompt_tokens_details": {"cached_tokens": 4}}
-        })))
-        .mount(&server)
-        .await;
-    server
-}
-
 /// Every prompt the upstream was sent from request `from` on, joined.
 async fn prompts_since(server: &MockServer, from: usize) -> String {
     let requests = server.received_requests().await.unwrap();
@@ -132,7 +115,7 @@ async fn prompts_since(server: &MockServer, from: usize) -> String {
 
 #[tokio::test]
 async fn a_model_writes_the_summary_and_the_output_fed_back_takes_the_update_path() {
-    let server = upstream("## Goal\nFix the failing tests; never push to main.").await;
+    let server = answering("## Goal\nFix the failing tests; never push to main.").await;
     let llm = config(vec![openai("local", &server)]);
     let app = spawn_app_with(move |c| c.llm = llm).await;
     // An unknown model name means the configured default, as on the chat facade.

@@ -282,6 +282,23 @@ pub fn completion(text: &str) -> Value {
            "usage": {"prompt_tokens": 900, "completion_tokens": 80, "total_tokens": 980}})
 }
 
+/// An OpenAI upstream answering every chat completion with `text` and usage (10 prompt
+/// tokens, 4 of them cached; 6 out).
+pub async fn answering(text: &str) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(wiremock::matchers::path("/v1/chat/completions"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "id": "x", "object": "chat.completion", "created": 1, "model": "gpt-test",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 6, "total_tokens": 16,
+                      "prompt_tokens_details": {"cached_tokens": 4}}
+        })))
+        .mount(&server)
+        .await;
+    server
+}
+
 /// A model that answers `text` after `delay`, counting its calls.
 pub async fn slow_model(delay: Duration, text: &str) -> MockServer {
     let server = MockServer::start().await;
