@@ -18,28 +18,7 @@ if [ -z "${COMPACTD_TEST_BIN:-}" ]; then
 fi
 export COMPACTD_TEST_BIN
 
-# The venv is reused while the pins are unchanged; changed pins rebuild it from scratch.
-VENV="${CARGO_TARGET_DIR:-$ROOT/target}/anthropic-venv"
-REQS="$ROOT/clients/anthropic/requirements.txt"
-if ! cmp -s "$REQS" "$VENV/requirements.txt" 2>/dev/null; then
-	echo "anthropic-venv: installing the pinned client into $VENV" >&2
-	rm -rf "$VENV"
-	"${PYTHON:-python3}" -m venv "$VENV"
-	# The package index can hiccup: retry the whole install before giving up.
-	for attempt in 1 2 3; do
-		if "$VENV/bin/pip" install --quiet --disable-pip-version-check --retries 5 --timeout 60 \
-			--require-hashes --no-deps -r "$REQS" >&2; then
-			break
-		fi
-		if [ "$attempt" = 3 ]; then
-			echo "anthropic-venv: pip install failed three times" >&2
-			exit 1
-		fi
-		sleep $((attempt * 10))
-	done
-	# Written last: a half-built venv is never taken for a complete one.
-	cp "$REQS" "$VENV/requirements.txt"
-fi
+VENV="$(bash scripts/pinned-venv anthropic clients/anthropic/requirements.txt)"
 
 cd clients/anthropic/tests
 export PYTHONDONTWRITEBYTECODE=1
