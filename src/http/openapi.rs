@@ -114,6 +114,7 @@ use super::vendor_errors::{Dialect, OpenAiError, OpenAiErrorBody};
         ChatUsage,
         ModelList,
         CompactedResponse,
+        super::inspect::ProviderShape,
         ResponseUsage,
         InputTokensDetails,
         OutputTokensDetails,
