@@ -40,6 +40,7 @@ use super::extract::{json_object, read_json_body};
 use super::problem::ApiError;
 use super::vendor_errors::AnthropicError;
 use super::{blocking, AppState};
+use compactd_core::json::string::replace_lone_surrogates;
 
 /// A Messages API answer holding one `compaction` block.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -254,5 +255,19 @@ pub(super) fn parse(bytes: &[u8]) -> Result<MessagesRequest, ApiError> {
             });
         }
     }
-    json_object(bytes, "{\"model\", \"messages\", \"compaction\"}")
+    const SHAPE: &str = "{\"model\", \"messages\", \"compaction\"}";
+    let e = match json_object(bytes, SHAPE) {
+        Ok(req) => return Ok(req),
+        Err(e) => e,
+    };
+    // A lone surrogate escape is valid JSON that a Rust string cannot hold. Nothing of this
+    // body is answered verbatim, so it reads as U+FFFD instead of failing.
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Err(e);
+    };
+    let fixed = replace_lone_surrogates(text);
+    if fixed == text {
+        return Err(e);
+    }
+    json_object(fixed.as_bytes(), SHAPE)
 }

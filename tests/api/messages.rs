@@ -391,3 +391,20 @@ async fn more_entries_than_the_ceiling_is_a_413() {
     .await;
     anthropic_error(res, 413, "invalid_request_error").await;
 }
+
+#[tokio::test]
+async fn a_lone_surrogate_reads_as_a_replacement_character() {
+    let keeper = Arc::new(Keeper::default());
+    let app = spawn_app_with_summarizer(keeper.clone()).await;
+    // JavaScript's JSON.stringify writes a lone surrogate as this escape.
+    let body = r#"{"model":"m","compaction":{"type":"summarize"},"messages":[
+        {"role":"user","content":"half an emoji \ud83d then the request"},
+        {"role":"assistant","content":"ok"}]}"#;
+    let res = app.post("/v1/messages", "application/json", body).await;
+    assert_eq!(res.status().as_u16(), 200);
+    let seen = keeper.requests.lock().unwrap()[0].prompt.clone();
+    assert!(
+        seen.contains("half an emoji \u{fffd} then the request"),
+        "{seen}"
+    );
+}
