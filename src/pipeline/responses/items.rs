@@ -116,7 +116,8 @@ fn message(obj: &Map<String, Value>, wrapper: &SummaryWrapper) -> Result<Piece, 
             Ok(Piece::User(texts.into_iter().map(text_block).collect()))
         }
         other => Err(format!(
-            "unknown message role `{other}` (user, assistant, system or developer)"
+            "unknown message role {:?} (user, assistant, system or developer)",
+            compactd_core::session::truncate_for_message(other)
         )),
     }
 }

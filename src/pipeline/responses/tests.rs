@@ -173,3 +173,16 @@ fn an_entries_property_does_not_replace_the_session() {
     let (_, session) = convert_str(body);
     assert_eq!(roles(&session), ["user"]);
 }
+
+#[test]
+fn an_unknown_role_is_named_but_not_echoed_whole() {
+    let role = "r".repeat(10_000);
+    let body = json!({"input": [{"role": role, "content": "x"}]}).to_string();
+    match convert(&body, &wrapper(), "t") {
+        Err(InputError::Invalid(v)) => {
+            assert_eq!(v[0].pointer, "/input/0");
+            assert!(v[0].message.len() < 200, "{}", v[0].message);
+        }
+        other => panic!("{other:?}"),
+    }
+}
