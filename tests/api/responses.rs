@@ -260,3 +260,27 @@ async fn options_come_from_the_body_and_the_query_as_on_v1_compact() {
     let e: Value = res.json().await.unwrap();
     assert_eq!(e["error"]["param"], "keepRecentTokens", "{e}");
 }
+
+#[tokio::test]
+async fn a_preamble_before_a_fed_back_summary_stays_in_front() {
+    let app = spawn_app_with(|_| {}).await;
+    let first: Value = compact(
+        &app,
+        &json!({"input": conversation(6), "keepRecentTokens": 300}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    let preamble =
+        json!({"role": "developer", "content": "Answer in English. Never push to main."});
+    let mut input = vec![preamble.clone()];
+    input.extend(first["output"].as_array().unwrap().iter().cloned());
+    input.extend(conversation(9).into_iter().skip(24));
+    let res = compact(&app, &json!({"input": input, "keepRecentTokens": 300})).await;
+    assert_eq!(res.status().as_u16(), 200);
+    let second: Value = res.json().await.unwrap();
+    assert_eq!(second["output"][0], preamble);
+    assert!(summary_text(&json!({"output": [second["output"][1]]})).starts_with(WRAPPER_START));
+    assert_calls_paired(second["output"].as_array().unwrap());
+}

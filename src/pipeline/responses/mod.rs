@@ -34,8 +34,8 @@ use compactd_core::session::{InputError, Violation};
 
 use super::compact::system_prompt_context;
 pub use answer::{CompactedResponse, InputTokensDetails, OutputTokensDetails, ResponseUsage};
-use items::piece;
 pub use items::SummaryWrapper;
+use items::{piece, Piece};
 use session::Session;
 
 /// The request's `input` as a pi session, and the way back to the items.
@@ -51,6 +51,10 @@ pub struct Converted {
     entry_items: HashMap<String, usize>,
     /// The request's model, when it sets one.
     pub model: Option<String>,
+    /// The index of the newest fed-back summary (0: none). The items before it are the
+    /// client's preamble (a developer message it sends first every time): the previous
+    /// summary does not stand for them, so they stay in front of the output, as sent.
+    preamble_end: usize,
 }
 
 /// The fields of a request that are not compaction options (`entries` would replace the
@@ -141,6 +145,7 @@ pub fn convert(
         })?;
     let items = input_items(input)?;
     let mut session = Session::new(timestamp);
+    let mut preamble_end = 0;
     for (index, item) in items.iter().enumerate() {
         let value = value_of_str(item.get());
         if value.is_null() && item.get().trim() != "null" {
@@ -150,6 +155,9 @@ pub fn convert(
             ));
         }
         let piece = piece(&value, wrapper).map_err(|m| invalid(format!("/input/{index}"), m))?;
+        if matches!(piece, Piece::Summary(_)) {
+            preamble_end = index;
+        }
         session.push(index, piece);
     }
     let entries = session.finish();
@@ -172,6 +180,7 @@ pub fn convert(
         options,
         entry_items: entries.first_items,
         model,
+        preamble_end,
     })
 }
 
@@ -236,8 +245,9 @@ fn to_raw(v: &Value) -> Box<RawValue> {
     RawValue::from_string(v.to_string()).expect("a serialized value is JSON")
 }
 
-/// The compacted `output`: unreadable provider items first (as sent), the summary as a
-/// user message, then the items from the first kept entry on, as sent.
+/// The compacted `output`: the preamble before a fed-back summary and the unreadable
+/// provider items first (as sent), the summary as a user message, then the items from the
+/// first kept entry on, as sent.
 pub fn output(
     conv: &Converted,
     wrapper: &SummaryWrapper,
@@ -258,9 +268,10 @@ pub fn output(
         "role": "user",
         "content": [{"type": "input_text", "text": wrapper.wrap(summary)}],
     });
-    conv.items
+    let (preamble, rest) = conv.items.split_at(conv.preamble_end);
+    preamble
         .iter()
-        .filter(|i| is_opaque(i))
+        .chain(rest.iter().filter(|i| is_opaque(i)))
         .cloned()
         .chain(std::iter::once(to_raw(&summary_item)))
         .chain(

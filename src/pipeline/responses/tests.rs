@@ -186,3 +186,26 @@ fn an_unknown_role_is_named_but_not_echoed_whole() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn items_before_a_fed_back_summary_stay_in_front_as_sent() {
+    let wrapped = wrapper().wrap("## Goal\nship it");
+    let body = json!({"input": [
+        {"role": "developer", "content": "Never push to main."},
+        {"role": "user", "content": [{"type": "input_text", "text": wrapped}]},
+        {"role": "user", "content": "next"},
+        {"role": "assistant", "content": "ok"},
+    ]})
+    .to_string();
+    let (conv, session) = convert_str(&body);
+    assert_eq!(roles(&session), ["user", "compaction", "user", "assistant"]);
+    let out = output(&conv, &wrapper(), "i4", "new summary");
+    let texts: Vec<Value> = out
+        .iter()
+        .map(|r| serde_json::from_str::<Value>(r.get()).unwrap()["content"].clone())
+        .collect();
+    assert_eq!(texts[0], "Never push to main.");
+    assert_eq!(texts[1][0]["text"], wrapper().wrap("new summary").as_str());
+    assert_eq!(texts[2], "ok");
+    assert_eq!(out.len(), 3);
+}
