@@ -24,7 +24,6 @@ use axum::response::{IntoResponse, Response};
 
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, Request, State};
-use compactd_core::session::iso_timestamp;
 
 use crate::pipeline::messages::session_entries;
 use crate::pipeline::outline::{outline, Outline};
@@ -217,9 +216,8 @@ pub async fn post_session(
     let jsonl = blocking(move || {
         let text = std::str::from_utf8(&bytes)
             .map_err(|_| ApiError::UnsupportedMediaType("a body that is not UTF-8 JSON".into()))?;
-        let now = iso_timestamp(time::OffsetDateTime::now_utc());
         match from {
-            ProviderShape::Responses => Ok(convert(text, &wrapper, &now)?.session_jsonl()),
+            ProviderShape::Responses => Ok(convert(text, &wrapper)?.session_jsonl()),
             ProviderShape::Messages => {
                 let req = super::messages::parse(text.as_bytes())?;
                 Ok(session_entries(&req.messages)

@@ -17,7 +17,7 @@ use crate::pipeline::responses::{
 };
 use crate::pipeline::{BodyFormat, CompactOptions, SessionInput};
 use crate::summarize::ProgressSink;
-use compactd_core::session::{iso_timestamp, InputError};
+use compactd_core::session::InputError;
 
 use super::examples;
 use super::extract::{read_body, session_head};
@@ -69,7 +69,6 @@ pub async fn post_responses_compact(
     let st = state.clone();
     let w = wrapper.clone();
     let (conv, plan) = blocking(move || {
-        let now = iso_timestamp(time::OffsetDateTime::now_utc());
         let text = std::str::from_utf8(&bytes).map_err(|e| {
             ApiError::Input(InputError::Malformed {
                 message: "the body is not valid UTF-8".into(),
@@ -77,7 +76,7 @@ pub async fn post_responses_compact(
                 column: e.valid_up_to() + 1,
             })
         })?;
-        let conv = convert(text, &w, &now)?;
+        let conv = convert(text, &w)?;
         let session = conv.session_json();
         let mut input = SessionInput::parse_limited(
             session.as_bytes(),

@@ -26,6 +26,7 @@ pub mod numbers;
 pub mod object_only;
 pub mod options;
 pub mod outline;
+mod pi_writer;
 pub mod prepare;
 mod prepare_json;
 pub mod prune;

@@ -10,19 +10,15 @@ use std::collections::HashMap;
 
 use serde_json::{json, Map, Value};
 
+use super::super::pi_writer::PiWriter;
 use super::{InputMessage, MessageRole};
-
-/// The timestamp of every entry: the request carries none, and pi's algorithm reads none.
-const EPOCH: &str = "1970-01-01T00:00:00.000Z";
 
 /// The session for `messages`: a header, one entry per message (tool results split off
 /// as pi's toolResult messages, a fed-back compaction block as a `compaction` entry), and
 /// an empty user message last, where the cut is made (see the module documentation).
 pub fn session_entries(messages: &[InputMessage]) -> Vec<Value> {
     let mut s = Builder {
-        entries: vec![
-            json!({"type": "session", "version": 3, "id": "messages", "timestamp": EPOCH, "cwd": ""}),
-        ],
+        writer: PiWriter::new("messages", "m"),
         tool_names: HashMap::new(),
     };
     for m in messages {
@@ -40,38 +36,18 @@ pub fn session_entries(messages: &[InputMessage]) -> Vec<Value> {
         }
     }
     s.user(vec![String::new()]);
-    s.entries
+    s.writer.into_entries()
 }
 
 struct Builder {
-    entries: Vec<Value>,
+    writer: PiWriter,
     /// Tool names by `tool_use` id, for the tool results.
     tool_names: HashMap<String, String>,
 }
 
 impl Builder {
-    fn id(n: usize) -> String {
-        format!("m{n}")
-    }
-
-    fn push(&mut self, mut entry: Map<String, Value>) {
-        let n = self.entries.len();
-        entry.insert("id".into(), json!(Self::id(n)));
-        let parent = if n > 1 {
-            json!(Self::id(n - 1))
-        } else {
-            Value::Null
-        };
-        entry.insert("parentId".into(), parent);
-        entry.insert("timestamp".into(), json!(EPOCH));
-        self.entries.push(Value::Object(entry));
-    }
-
     fn message(&mut self, message: Value) {
-        let mut e = Map::new();
-        e.insert("type".into(), json!("message"));
-        e.insert("message".into(), message);
-        self.push(e);
+        self.writer.message(message);
     }
 
     /// A user message of text parts (an empty list writes nothing).
@@ -112,22 +88,13 @@ impl Builder {
         let Some(summary) = block.get("content").and_then(Value::as_str) else {
             return;
         };
-        let next = Self::id(self.entries.len() + 1);
-        let mut e = Map::new();
-        e.insert("type".into(), json!("compaction"));
-        e.insert("summary".into(), json!(summary));
-        e.insert("firstKeptEntryId".into(), json!(next));
-        e.insert("tokensBefore".into(), json!(0));
         // compactd's own answer carries the details there (file lists, pinned ledger);
         // anything else in it is opaque and not ours to read.
         let details = block
             .get("encrypted_content")
             .and_then(Value::as_str)
             .and_then(|t| serde_json::from_str::<Map<String, Value>>(t).ok());
-        if let Some(d) = details {
-            e.insert("details".into(), Value::Object(d));
-        }
-        self.push(e);
+        self.writer.compaction(summary, details);
     }
 
     fn user_blocks(&mut self, blocks: &[Value]) {

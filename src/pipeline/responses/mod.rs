@@ -89,12 +89,8 @@ pub fn summary_wrapper(wrappers: &Wrappers) -> SummaryWrapper {
     }
 }
 
-/// Reads a request body and builds its pi session. `timestamp` stamps the entries.
-pub fn convert(
-    body: &str,
-    wrapper: &SummaryWrapper,
-    timestamp: &str,
-) -> Result<Converted, InputError> {
+/// Reads a request body and builds its pi session.
+pub fn convert(body: &str, wrapper: &SummaryWrapper) -> Result<Converted, InputError> {
     // Each property read raw: the items are kept as sent, and a lone surrogate escape
     // (valid JSON a Rust string cannot hold) reads as U+FFFD rather than failing.
     let fields: Vec<(String, &RawValue)> = serde_json::from_str::<RawFields>(body)
@@ -144,7 +140,7 @@ pub fn convert(
             )
         })?;
     let items = input_items(input)?;
-    let mut session = Session::new(timestamp);
+    let mut session = Session::new();
     let mut preamble_end = 0;
     for (index, item) in items.iter().enumerate() {
         let value = value_of_str(item.get());

@@ -5,19 +5,17 @@ use std::collections::HashMap;
 
 use serde_json::{json, Value};
 
+use super::super::pi_writer::PiWriter;
 use super::items::Piece;
 
 /// The pi session being built from pieces.
-pub(super) struct Session<'t> {
-    timestamp: &'t str,
-    entries: Vec<Value>,
+pub(super) struct Session {
+    writer: PiWriter,
     first_items: HashMap<String, usize>,
     /// The assistant message being built: its first item and its blocks.
     assistant: Option<(usize, Vec<Value>)>,
     /// Tool names by call id, for the results.
     calls: HashMap<String, String>,
-    /// Where the previous summary is waiting for the id of the entry after it.
-    open_summary: Option<usize>,
 }
 
 pub(super) struct Entries {
@@ -25,22 +23,13 @@ pub(super) struct Entries {
     pub first_items: HashMap<String, usize>,
 }
 
-impl<'t> Session<'t> {
-    pub fn new(timestamp: &'t str) -> Self {
-        let header = json!({
-            "type": "session",
-            "version": 3,
-            "id": "responses",
-            "timestamp": timestamp,
-            "cwd": "",
-        });
+impl Session {
+    pub fn new() -> Self {
         Session {
-            timestamp,
-            entries: vec![header],
+            writer: PiWriter::new("responses", "i"),
             first_items: HashMap::new(),
             assistant: None,
             calls: HashMap::new(),
-            open_summary: None,
         }
     }
 
@@ -87,19 +76,8 @@ impl<'t> Session<'t> {
             }
             Piece::Summary(summary) => {
                 self.flush();
-                let id = self.next_id();
-                self.open_summary = Some(self.entries.len());
-                self.first_items.insert(id.clone(), index);
-                let parent = self.parent();
-                self.entries.push(json!({
-                    "type": "compaction",
-                    "id": id,
-                    "parentId": parent,
-                    "timestamp": self.timestamp,
-                    "summary": summary,
-                    "firstKeptEntryId": "",
-                    "tokensBefore": 0,
-                }));
+                let id = self.writer.compaction(&summary, None);
+                self.first_items.insert(id, index);
             }
             Piece::Opaque => {}
         }
@@ -120,43 +98,16 @@ impl<'t> Session<'t> {
         }
     }
 
-    fn next_id(&self) -> String {
-        format!("i{}", self.entries.len())
-    }
-
-    fn parent(&self) -> Value {
-        match self.entries.len() {
-            1 => Value::Null,
-            n => self.entries[n - 1]["id"].clone(),
-        }
-    }
-
     fn message(&mut self, index: usize, message: Value) {
-        let id = self.next_id();
-        if let Some(at) = self.open_summary.take() {
-            // The kept messages of the fed-back summary start right after it.
-            self.entries[at]["firstKeptEntryId"] = Value::String(id.clone());
-        }
-        self.first_items.insert(id.clone(), index);
-        let parent = self.parent();
-        self.entries.push(json!({
-            "type": "message",
-            "id": id,
-            "parentId": parent,
-            "timestamp": self.timestamp,
-            "message": message,
-        }));
+        let id = self.writer.message(message);
+        self.first_items.insert(id, index);
     }
 
     pub fn finish(mut self) -> Entries {
         self.flush();
-        if let Some(at) = self.open_summary {
-            // Nothing after the summary: it keeps nothing.
-            let own = self.entries[at]["id"].clone();
-            self.entries[at]["firstKeptEntryId"] = own;
-        }
+        self.writer.keep_nothing_after();
         Entries {
-            entries: self.entries,
+            entries: self.writer.into_entries(),
             first_items: self.first_items,
         }
     }

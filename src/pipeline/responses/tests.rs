@@ -5,7 +5,7 @@ fn wrapper() -> SummaryWrapper {
 }
 
 fn convert_str(body: &str) -> (Converted, Value) {
-    let conv = convert(body, &wrapper(), "2026-01-01T00:00:00.000Z").unwrap();
+    let conv = convert(body, &wrapper()).unwrap();
     let session: Value = serde_json::from_str(&conv.session_json()).unwrap();
     (conv, session)
 }
@@ -126,7 +126,7 @@ fn provider_compaction_items_stay_in_front_and_unknown_items_are_described() {
 
 #[test]
 fn bad_requests_name_the_field() {
-    let err = |body: &str| match convert(body, &wrapper(), "t") {
+    let err = |body: &str| match convert(body, &wrapper()) {
         Err(InputError::Invalid(v)) => v[0].pointer.clone(),
         other => panic!("{other:?}"),
     };
@@ -144,7 +144,7 @@ fn bad_requests_name_the_field() {
         "/previous_response_id"
     );
     assert!(matches!(
-        convert("{\"input\":", &wrapper(), "t"),
+        convert("{\"input\":", &wrapper()),
         Err(InputError::Malformed { .. })
     ));
 }
@@ -178,7 +178,7 @@ fn an_entries_property_does_not_replace_the_session() {
 fn an_unknown_role_is_named_but_not_echoed_whole() {
     let role = "r".repeat(10_000);
     let body = json!({"input": [{"role": role, "content": "x"}]}).to_string();
-    match convert(&body, &wrapper(), "t") {
+    match convert(&body, &wrapper()) {
         Err(InputError::Invalid(v)) => {
             assert_eq!(v[0].pointer, "/input/0");
             assert!(v[0].message.len() < 200, "{}", v[0].message);
