@@ -80,3 +80,25 @@ impl PiWriter {
         id
     }
 }
+
+/// Strings longer than this (in chars) are elided in the description of what has no text
+/// of its own: base64 images and file data say nothing to a summarizer.
+const DESCRIBED_STRING_MAX: usize = 1000;
+
+/// Compact JSON of `v` (an unknown item or block), long strings elided: what a summarizer
+/// reads of something that has no text of its own.
+pub fn describe(v: &Value) -> String {
+    elided(v).to_string()
+}
+
+/// `v` with every string over [`DESCRIBED_STRING_MAX`] chars replaced by its length.
+pub fn elided(v: &Value) -> Value {
+    match v {
+        Value::String(s) if s.chars().count() > DESCRIBED_STRING_MAX => {
+            Value::String(format!("[{} characters]", s.chars().count()))
+        }
+        Value::Array(a) => Value::Array(a.iter().map(elided).collect()),
+        Value::Object(o) => Value::Object(o.iter().map(|(k, v)| (k.clone(), elided(v))).collect()),
+        other => other.clone(),
+    }
+}

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use serde_json::{json, Map, Value};
 
-use super::super::pi_writer::PiWriter;
+use super::super::pi_writer::{describe, PiWriter};
 use super::{InputMessage, MessageRole};
 
 /// The session for `messages`: a header, one entry per message (tool results split off
@@ -210,7 +210,11 @@ fn block_text(b: &Value) -> String {
             str_field(b, "source"),
             b.get("content").map(content_text).unwrap_or_default()
         ),
-        (k, _) => format!("[{} block] {b}", if k.is_empty() { "untyped" } else { k }),
+        (k, _) => format!(
+            "[{} block] {}",
+            if k.is_empty() { "untyped" } else { k },
+            describe(b)
+        ),
     }
 }
 

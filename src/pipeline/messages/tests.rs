@@ -40,7 +40,7 @@ fn unknown_blocks_images_and_documents_become_text() {
     let e = messages(json!([{"role": "user", "content": [
         {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}},
         {"type": "document", "title": "Spec", "source": {"type": "text", "media_type": "text/plain", "data": "the spec"}},
-        {"type": "mystery", "x": 1}
+        {"type": "mystery", "x": 1, "blob": "Q".repeat(5000)}
     ]}]));
     let text = e[1]["message"]["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("[image: image/png]"), "{text}");
@@ -50,6 +50,9 @@ fn unknown_blocks_images_and_documents_become_text() {
         text.contains("[mystery block]") && text.contains("\"x\":1"),
         "{text}"
     );
+    // Long strings (base64 data) are elided, as on /v1/responses/compact.
+    assert!(text.contains("[5000 characters]"), "{text}");
+    assert!(!text.contains("QQQQ"), "{text}");
 }
 
 #[test]

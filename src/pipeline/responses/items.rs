@@ -20,9 +20,7 @@
 
 use serde_json::{json, Map, Value};
 
-/// Strings longer than this (in chars) are elided in the description of an item that
-/// has no text of its own: base64 images and file data say nothing to a summarizer.
-const DESCRIBED_STRING_MAX: usize = 1000;
+use super::super::pi_writer::{describe, elided};
 
 /// An item's `type`, read without the rest.
 #[derive(serde::Deserialize)]
@@ -225,20 +223,4 @@ fn reasoning(obj: &Map<String, Value>) -> Vec<Value> {
         .filter(|t| !t.trim().is_empty())
         .map(|t| json!({"type": "thinking", "thinking": t}))
         .collect()
-}
-
-/// Compact JSON of `v`, long strings elided.
-fn describe(v: &Value) -> String {
-    elided(v).to_string()
-}
-
-fn elided(v: &Value) -> Value {
-    match v {
-        Value::String(s) if s.chars().count() > DESCRIBED_STRING_MAX => {
-            Value::String(format!("[{} characters]", s.chars().count()))
-        }
-        Value::Array(a) => Value::Array(a.iter().map(elided).collect()),
-        Value::Object(o) => Value::Object(o.iter().map(|(k, v)| (k.clone(), elided(v))).collect()),
-        other => other.clone(),
-    }
 }
