@@ -11,10 +11,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 
-if [ -z "${COMPACTD_TEST_BIN:-}" ]; then
-	cargo build --quiet --locked --bin compactd
-	COMPACTD_TEST_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/compactd"
-fi
+COMPACTD_TEST_BIN="$(bash scripts/test-bin)"
 export COMPACTD_TEST_BIN
 VENV="$(bash scripts/hermes-venv)"
 
