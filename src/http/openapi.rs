@@ -9,7 +9,7 @@ use utoipa::{Modify, OpenApi};
 
 use crate::pipeline::branch::{BranchDryRun, BranchSummaryResult};
 use crate::pipeline::chat::{ChatMessage, ChatRequest, StreamOptions};
-use crate::pipeline::compact::{CompactionDetails, CompactionResult};
+use crate::pipeline::compact::{CompactionResult, EntryDetails};
 use crate::pipeline::core_schemas::{FileListsSchema, RetentionSchema};
 use crate::pipeline::include::IncludePart;
 use crate::pipeline::messages::{CompactionConfig, InputMessage, MessageRole, MessagesRequest};
@@ -86,7 +86,7 @@ use super::vendor_errors::{Dialect, OpenAiError, OpenAiErrorBody};
         SettingsJson,
         FileListsSchema,
         RetentionSchema,
-        CompactionDetails,
+        EntryDetails,
         SummaryRequest,
         RequestKind,
         JsNumber,

@@ -5,7 +5,7 @@
 //! (carried on from the newest compaction among them), the summary is verified against
 //! it and the answer reports `retention`, by the step `/v1/compact` ends with
 //! (`checked::finish`). Unlike a compaction's, the entry does not carry the ledger: its
-//! `details` are the file lists only.
+//! `details` are the file lists and compactd's mark.
 
 use serde::Serialize;
 
@@ -25,6 +25,7 @@ use compactd_core::session::{
 };
 
 use super::checked::{finish, RestoreBudget};
+use super::compact::EntryDetails;
 use super::input::SessionInput;
 use super::options::BranchSummaryOptions;
 use super::sources::{ledger_of, previous_ledger, sources_of};
@@ -242,8 +243,7 @@ pub struct BranchSummaryResult {
     pub common_ancestor_id: Option<String>,
     /// Messages the summary was written from.
     pub entries_summarized: usize,
-    #[schema(value_type = FileListsSchema)]
-    pub details: FileLists,
+    pub details: EntryDetails,
     pub usage: Usage,
     /// Null when there was nothing to summarize (no call was made).
     pub model: Option<String>,
@@ -328,13 +328,14 @@ pub async fn run_branch_summary(
             )
         }
     };
+    let details = EntryDetails::new(plan.details, None);
     let entry = BranchSummaryEntry {
         id: fresh_id(&plan.taken_ids, &mut fastrand::Rng::new()),
         parent_id: plan.target_id.clone(),
         timestamp: iso_timestamp(now),
         from_id: plan.target_id.clone(),
         summary: summary.clone(),
-        details: &plan.details,
+        details: &details,
         usage: (kind == Some(SummarizerKind::Llm)).then(|| usage.entry_value()),
     };
     // Strings and string-keyed maps: serializing into a value cannot fail.
@@ -344,7 +345,7 @@ pub async fn run_branch_summary(
         from_id: plan.old_leaf_id,
         common_ancestor_id: plan.common_ancestor_id,
         entries_summarized: plan.selected,
-        details: plan.details,
+        details,
         usage,
         model,
         summarizer: kind,

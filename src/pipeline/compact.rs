@@ -25,7 +25,7 @@ use crate::summarize::{
 use compactd_core::compaction::file_ops::FileLists;
 use compactd_core::compaction::ledger::{estimate_tokens, render_section, Ledger};
 use compactd_core::compaction::message::for_compaction;
-use compactd_core::compaction::prepare::{prepare_compaction, Preparation};
+use compactd_core::compaction::prepare::{boundary, prepare_compaction, Preparation};
 use compactd_core::compaction::{serialize_conversation, NotCompactable, Settings};
 use compactd_core::session::{Entry, InputError, Violation};
 
@@ -33,13 +33,13 @@ use super::chunks::Cost;
 use super::input::SessionInput;
 use super::options::CompactOptions;
 use super::prepare::{prepare_response, PrepareResponse};
-use super::sources::{ledger_of, previous_ledger, sources_of};
+use super::sources::{ledger_in, ledger_of, sources_of};
 use super::Planned;
 
 mod history;
 mod run;
 mod target;
-pub use run::{run_compaction, run_compaction_or_default, CompactionDetails, CompactionResult};
+pub use run::{run_compaction, run_compaction_or_default, CompactionResult, EntryDetails};
 pub use target::Target;
 
 /// What joins the history summary and the turn-prefix summary (pi's wording).
@@ -257,19 +257,39 @@ pub fn plan_compaction(
     })
 }
 
-/// This round's pinned ledger: the previous compaction's, carried through what `prep`
-/// summarizes and the modified files; with pinning off, the previous one as it was.
+/// This round's pinned ledger: the newest one on the path, carried through what `prep`
+/// summarizes and the modified files; with pinning off, that one as it was.
+///
+/// The newest ledger is the previous compaction's, unless that compaction has none because
+/// pi wrote it (compactd's pi extension falls back to pi's own compaction when compactd is
+/// down). Then it is an earlier compaction's, and the messages summarized since that one's
+/// boundary are read again, so an instruction given in between is not lost.
 fn plan_ledger(prep: &Preparation<'_, '_>, pin: bool) -> Ledger {
-    let previous = prep
-        .previous_compaction
-        .map(|i| previous_ledger(prep.path[i]))
-        .unwrap_or_default();
+    let searched = prep.previous_compaction.map_or(0, |i| i + 1);
+    let newest = prep.path[..searched]
+        .iter()
+        .enumerate()
+        .rev()
+        .find_map(|(i, e)| ledger_in(e).map(|ledger| (i, ledger)));
+    let (previous, from) = match newest {
+        Some((i, ledger)) if Some(i) != prep.previous_compaction => {
+            // Where that compaction let the context resume (its first kept entry precedes it).
+            (
+                ledger,
+                boundary(&prep.path[..=i]).1.min(prep.boundary_start),
+            )
+        }
+        Some((_, ledger)) => (ledger, prep.boundary_start),
+        None => (Ledger::default(), prep.boundary_start),
+    };
     if !pin {
         return previous;
     }
     let details = prep.file_ops.lists();
-    let summarized = prep
-        .summarized_entries()
+    let summarized = prep.path[from..prep.boundary_start]
+        .iter()
+        .copied()
+        .chain(prep.summarized_entries())
         .filter_map(|e| for_compaction(e).map(|m| (m, e)));
     ledger_of(previous, &sources_of(summarized), &details.modified_files)
 }

@@ -110,11 +110,16 @@ pub fn ledger_of(previous: Ledger, sources: &[OwnedSource], modified_files: &[St
 
 /// The ledger in a compaction entry's `details` (empty when it has none).
 pub fn previous_ledger(entry: &Entry) -> Ledger {
-    entry
-        .compaction()
-        .and_then(|c| c.details)
-        .map(|d| Ledger::from_details(&value_of_str(d.get())))
-        .unwrap_or_default()
+    ledger_in(entry).unwrap_or_default()
+}
+
+/// The ledger in a compaction entry's `details`, when they carry one (`pinned`).
+pub fn ledger_in(entry: &Entry) -> Option<Ledger> {
+    let details = value_of_str(entry.compaction()?.details?.get());
+    details
+        .get("pinned")
+        .is_some()
+        .then(|| Ledger::from_details(&details))
 }
 
 fn stored(

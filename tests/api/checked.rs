@@ -248,6 +248,55 @@ async fn pinned_items_survive_a_second_round_through_details_pinned() {
 }
 
 #[tokio::test]
+async fn the_ledger_survives_a_round_pi_compacted_by_itself() {
+    // Round one is compactd's, stored as pi stores an extension's entry (`fromHook`).
+    let app = spawn_app_with_summarizer(DropAll::new()).await;
+    let mut session = planted_session();
+    let first = compact(&app, "", &session.text()).await;
+    let mut entry = first["entry"].clone();
+    entry["fromHook"] = json!(true);
+    assert_eq!(entry["details"]["producer"], "compactd");
+    session.append_entry(&entry);
+    // Then a new standing instruction, and pi compacts by itself (compactd was down): its
+    // entry has file lists and no ledger, and its cut leaves the instruction behind.
+    session.user("From now on, run the linter before every commit.");
+    session.assistant("Will do.");
+    for n in 10..14 {
+        session.user(&format!("Continue with part {n} of the exporter."));
+        session.assistant(&filler(n));
+    }
+    let kept = session.user("Continue with part 14 of the exporter.");
+    session.assistant(&filler(14));
+    let parent = session.parent.clone();
+    session.append_entry(
+        &json!({"type": "compaction", "id": "pi-own", "parentId": parent,
+        "timestamp": "2026-01-01T02:00:00.000Z", "summary": "PI-OWN-SUMMARY: exporter work.",
+        "firstKeptEntryId": kept, "tokensBefore": 9000,
+        "details": {"readFiles": [], "modifiedFiles": []}}),
+    );
+    for n in 15..25 {
+        session.user(&format!("Continue with part {n} of the exporter."));
+        session.assistant(&filler(n));
+    }
+    // Round three is compactd's again: round one's ledger, and the instruction pi's round
+    // summarized, are both in force.
+    let third = compact(&app, "", &session.text()).await;
+    let summary = third["summary"].as_str().unwrap();
+    for item in [
+        "$500",
+        "Never push to main.",
+        "run the linter before every commit",
+    ] {
+        assert!(summary.contains(item), "{item} lost: {summary}");
+    }
+    let items = third["entry"]["details"]["pinned"]["items"].to_string();
+    assert!(
+        items.contains("run the linter before every commit"),
+        "{items}"
+    );
+}
+
+#[tokio::test]
 async fn a_split_turn_after_a_compaction_keeps_the_previous_summary() {
     // m1–m2 were compacted (kept from m3); the turn from m3 then ran long, so the next
     // cut splits it with nothing before the turn left to summarize.

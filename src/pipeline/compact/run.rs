@@ -13,7 +13,7 @@ use crate::summarize::{
     MoaReport, Mode, Prepared, ProgressEvent, ProgressSink, Prompts, Scoped, Summarize,
     SummarizeError, SummarizerKind, Usage,
 };
-use compactd_core::compaction::file_ops::FileLists;
+use compactd_core::compaction::file_ops::{FileLists, PRODUCER};
 use compactd_core::compaction::ledger::{strip_section, Retention};
 use compactd_core::session::{fresh_id, iso_timestamp, CompactionEntry};
 
@@ -30,7 +30,7 @@ pub struct CompactionResult {
     pub summary: String,
     pub first_kept_entry_id: String,
     pub tokens_before: JsNumber,
-    pub details: CompactionDetails,
+    pub details: EntryDetails,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub short_summary: Option<String>,
     /// Summed over every summarizer call.
@@ -78,18 +78,34 @@ pub struct CompactionResult {
     pub entry: serde_json::Value,
 }
 
-/// `details` of a compaction: the cumulative file lists, and the pinned ledger.
+/// `details` of a compaction or branch-summary entry: the cumulative file lists, the
+/// pinned ledger (compactions only), and compactd's mark. The mark lets the next round carry
+/// the lists on when pi stores the entry as an extension's (`fromHook: true`, D7).
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct CompactionDetails {
+pub struct EntryDetails {
     #[serde(flatten)]
     #[schema(value_type = FileListsSchema)]
     pub files: FileLists,
     /// The pinned ledger (`{"version": 1, "items": [...]}`), read back by the next
-    /// compaction. Absent when pinning is off and no earlier compaction had one.
+    /// compaction. Absent when pinning is off and no earlier compaction had one, and on
+    /// branch summaries.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub pinned: Option<serde_json::Value>,
+    /// Always `"compactd"`: these details are compactd's, whoever appended the entry.
+    #[schema(value_type = String, example = "compactd")]
+    pub producer: &'static str,
+}
+
+impl EntryDetails {
+    pub fn new(files: FileLists, pinned: Option<serde_json::Value>) -> Self {
+        EntryDetails {
+            files,
+            pinned,
+            producer: PRODUCER,
+        }
+    }
 }
 
 /// [`run_compaction`] for a client that names its own model (a provider-style route): a
@@ -297,10 +313,10 @@ fn build(
     let tokens_after = tokens_of(&summary) + plan.kept_tokens;
     let (made_progress, progress_reason) =
         progress(plan.tokens_before, tokens_after, plan.checking.min_progress);
-    let details = CompactionDetails {
-        files: plan.details.clone(),
-        pinned: (plan.checking.pin || !plan.ledger.is_empty()).then(|| plan.ledger.to_value()),
-    };
+    let details = EntryDetails::new(
+        plan.details.clone(),
+        (plan.checking.pin || !plan.ledger.is_empty()).then(|| plan.ledger.to_value()),
+    );
     let usage = tally.model_usage.as_ref().map(Usage::entry_value);
     let entry = compaction_entry(
         &plan,
@@ -358,7 +374,7 @@ fn carried_summary(previous: &str) -> String {
 fn compaction_entry(
     plan: &CompactPlan,
     (summary, short_summary): (&str, Option<&str>),
-    details: &CompactionDetails,
+    details: &EntryDetails,
     usage: Option<serde_json::Value>,
     now: time::OffsetDateTime,
 ) -> serde_json::Value {

@@ -64,12 +64,10 @@ pub fn prepare_branch<'s, 'a>(
     let mut file_ops = FileOps::default();
     for e in entries {
         if let EntryBody::BranchSummary {
-            details,
-            from_hook: false,
-            ..
+            details, from_hook, ..
         } = &e.body
         {
-            file_ops.add_details(*details);
+            file_ops.add_details(*details, *from_hook);
         }
     }
     let mut selected = Vec::new();
@@ -142,5 +140,36 @@ mod tests {
         let sel = prepare_branch(&c.entries, 1);
         assert_eq!(sel.messages.len(), 1);
         assert_eq!(sel.messages[0].1.id(), Some("d"));
+    }
+
+    #[test]
+    fn earlier_branch_summaries_pass_on_their_lists_by_whose_they_are() {
+        let modified = |summary_fields: &str| {
+            let body = [
+                r#"{"type":"session","version":3,"id":"s"}"#,
+                r#"{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"start"}}"#,
+                &format!(
+                    r#"{{"type":"branch_summary","id":"b","parentId":"a","fromId":"a","summary":"s",{summary_fields}}}"#
+                ),
+                r#"{"type":"message","id":"c","parentId":"b","message":{"role":"user","content":"more"}}"#,
+                r#"{"type":"message","id":"d","parentId":"a","message":{"role":"user","content":"other way"}}"#,
+            ]
+            .join("\n");
+            let s = Session::from_jsonl(&body).unwrap();
+            let c = collect_branch(&s, s.position("c").unwrap(), s.position("d").unwrap()).unwrap();
+            prepare_branch(&c.entries, 0)
+                .file_ops
+                .lists()
+                .modified_files
+        };
+        let lists = r#""details":{"readFiles":[],"modifiedFiles":["m.rs"]"#;
+        assert_eq!(modified(&format!("{lists}}}")), ["m.rs"]);
+        assert!(modified(&format!(r#"{lists}}},"fromHook":true"#)).is_empty());
+        assert_eq!(
+            modified(&format!(
+                r#"{lists},"producer":"compactd"}},"fromHook":true"#
+            )),
+            ["m.rs"]
+        );
     }
 }

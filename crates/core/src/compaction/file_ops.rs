@@ -11,6 +11,24 @@ use crate::session::{Block, Content, Role};
 
 use super::message::AgentMessage;
 
+/// The key and value that mark the `details` compactd writes: another extension's hook
+/// entries keep pi's rule, compactd's own carry their file lists on (D7).
+pub const PRODUCER_KEY: &str = "producer";
+pub const PRODUCER: &str = "compactd";
+
+/// Whether compactd wrote these `details`: they carry its mark, or (entries written before
+/// the mark existed) its pinned ledger, `{"version": <integer>, "items": [...]}`.
+fn written_by_compactd(details: &serde_json::Map<String, Value>) -> bool {
+    if details.get(PRODUCER_KEY).and_then(Value::as_str) == Some(PRODUCER) {
+        return true;
+    }
+    matches!(
+        details.get("pinned"),
+        Some(Value::Object(p)) if p.get("version").is_some_and(Value::is_u64)
+            && p.get("items").is_some_and(Value::is_array)
+    )
+}
+
 #[derive(Debug, Default, Clone)]
 pub struct FileOps {
     pub read: HashSet<String>,
@@ -52,12 +70,17 @@ impl FileOps {
         }
     }
 
-    /// Adds the lists carried in a previous summary's `details` (read → read,
-    /// modified → edited), as pi does for pi-generated summaries.
-    pub(crate) fn add_details(&mut self, details: Option<RawJson>) {
+    /// Adds the lists a previous compaction or branch summary carries in its `details`
+    /// (read → read, modified → edited). pi takes them only from entries it wrote itself
+    /// (`fromHook` not `true`); compactd also takes them from a hook entry whose details
+    /// it wrote (D7), since through pi's extension hook every compactd entry is one.
+    pub(crate) fn add_details(&mut self, details: Option<RawJson>, from_hook: bool) {
         let Some(Value::Object(d)) = details.map(value_of) else {
             return;
         };
+        if from_hook && !written_by_compactd(&d) {
+            return;
+        }
         let strings = |v: Option<&Value>| -> Vec<String> {
             match v {
                 Some(Value::Array(items)) => items
@@ -248,7 +271,7 @@ mod tests {
             .jsonl();
         let session = parse(&text);
         let mut ops = FileOps::default();
-        ops.add_details(session.entries[0].compaction().unwrap().details);
+        ops.add_details(session.entries[0].compaction().unwrap().details, false);
         assert_eq!(ops.edited.len(), 2);
         assert_eq!(ops.lists(), file_lists(&["r"], &["both", "m"]));
     }

@@ -167,9 +167,7 @@ pub fn prepare_compaction<'s, 'a>(
         let c = path[pi]
             .compaction()
             .expect("rposition matched a compaction");
-        if !c.from_hook {
-            file_ops.add_details(c.details);
-        }
+        file_ops.add_details(c.details, c.from_hook);
     }
     for m in prep.history_messages().chain(prep.turn_prefix_messages()) {
         file_ops.add_message(m);
@@ -346,16 +344,16 @@ mod tests {
         assert_eq!(lists.modified_files, ["old-mod", "prefix.rs"]);
     }
 
-    #[test]
-    fn details_of_a_previous_compaction_from_a_hook_are_not_carried() {
+    /// The read files a compaction with these `details` and `fromHook` passes on to the
+    /// next one (one message after it, so there is something to summarize).
+    fn carried_reads(details: serde_json::Value, from_hook: bool) -> Vec<String> {
         let text = SessionText::new()
             .user(&tokens(100))
             .entry(
                 "compaction",
                 json!({
                     "summary": "s", "firstKeptEntryId": "e0", "tokensBefore": 1,
-                    "details": { "readFiles": ["old-read"], "modifiedFiles": [] },
-                    "fromHook": true
+                    "details": details, "fromHook": from_hook
                 }),
             )
             .user(&tokens(100))
@@ -363,7 +361,41 @@ mod tests {
         let session = parse(&text);
         let path = path(&session);
         let prep = prepare_compaction(&path, keep(100)).unwrap();
-        assert!(prep.file_ops.lists().read_files.is_empty());
+        prep.file_ops.lists().read_files
+    }
+
+    #[test]
+    fn details_of_a_previous_compaction_from_another_extension_are_not_carried() {
+        // pi's rule for hook entries: their details are the extension's own business.
+        let lists = json!({ "readFiles": ["old-read"], "modifiedFiles": [] });
+        assert!(carried_reads(lists.clone(), true).is_empty());
+        assert_eq!(carried_reads(lists, false), ["old-read"]);
+        // Look-alikes of compactd's marks are someone else's too.
+        for details in [
+            json!({ "readFiles": ["old-read"], "producer": "other" }),
+            json!({ "readFiles": ["old-read"], "pinned": ["a", "b"] }),
+            json!({ "readFiles": ["old-read"], "pinned": { "version": "1", "items": [] } }),
+            json!({ "readFiles": ["old-read"], "pinned": { "version": 1 } }),
+        ] {
+            assert!(carried_reads(details.clone(), true).is_empty(), "{details}");
+        }
+    }
+
+    #[test]
+    fn d7_details_compactd_wrote_are_carried_from_a_hook_entry() {
+        // What pi stores when compactd answered through the extension hook: marked …
+        let marked = json!({
+            "readFiles": ["a.rs", "b.rs"], "modifiedFiles": [],
+            "pinned": { "version": 1, "items": [] }, "producer": "compactd"
+        });
+        assert_eq!(carried_reads(marked, true), ["a.rs", "b.rs"]);
+        // … or, written before the mark, recognised by its pinned ledger.
+        let ledger_only = json!({
+            "readFiles": ["a.rs"], "modifiedFiles": [], "pinned": { "version": 1, "items": [] }
+        });
+        assert_eq!(carried_reads(ledger_only, true), ["a.rs"]);
+        let mark_only = json!({ "readFiles": ["a.rs"], "producer": "compactd" });
+        assert_eq!(carried_reads(mark_only, true), ["a.rs"]);
     }
 }
 
