@@ -23,7 +23,9 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const PI = process.env.PI_PACKAGE;
 const BIN = process.env.COMPACTD_TEST_BIN;
 assert.ok(PI && BIN, "run through clients/pi/test.sh (PI_PACKAGE and COMPACTD_TEST_BIN)");
-const { prepareCompaction } = await import(pathToFileURL(join(PI, "dist/core/compaction/compaction.js")).href);
+const compaction = (file) => import(pathToFileURL(join(PI, "dist/core/compaction", file)).href);
+const { prepareCompaction } = await compaction("compaction.js");
+const { computeFileLists } = await compaction("utils.js");
 
 /** How long the extension waits for compactd in this test before pi compacts by itself. */
 const TIMEOUT_MS = 3000;
@@ -59,13 +61,13 @@ async function startCompactd(work, modelBase) {
 
 /** pi in RPC mode: commands as JSON lines on stdin, responses and events on stdout. */
 class Pi {
-	constructor({ cwd, agentDir, sessionDir, compactdUrl }) {
+	constructor({ cwd, agentDir, sessionDir, session, compactdUrl }) {
 		this.events = [];
 		this.waiters = [];
 		this.stderr = "";
 		this.child = spawn(
 			process.execPath,
-			[join(PI, "dist/cli.js"), "--mode", "rpc", "-e", join(HERE, "compactd.ts"), "--provider", "fake", "--model", "fake-model", "--session-dir", sessionDir],
+			[join(PI, "dist/cli.js"), "--mode", "rpc", "-e", join(HERE, "compactd.ts"), "--provider", "fake", "--model", "fake-model", "--session-dir", sessionDir, ...(session ? ["--session", session] : [])],
 			{
 				cwd,
 				env: { ...process.env, PI_CODING_AGENT_DIR: agentDir, COMPACTD_URL: compactdUrl, COMPACTD_TIMEOUT_MS: String(TIMEOUT_MS) },
@@ -85,6 +87,12 @@ class Pi {
 			}
 		});
 		this.child.stderr.on("data", (d) => (this.stderr += d));
+		this.exited = null;
+		this.child.on("exit", (code) => {
+			this.exited = code;
+			for (const w of this.waiters) w.fail(new Error(`pi exited (${code}); stderr: ${this.stderr.slice(-2000)}`));
+			this.waiters = [];
+		});
 		this.nextId = 0;
 	}
 
@@ -100,9 +108,15 @@ class Pi {
 	waitFor(match, from, what, ms = 60_000) {
 		const found = this.events.slice(from).find(match);
 		if (found) return Promise.resolve(found);
+		if (this.exited !== null) return Promise.reject(new Error(`pi exited (${this.exited}); stderr: ${this.stderr.slice(-2000)}`));
 		return new Promise((resolve, reject) => {
 			const timer = setTimeout(() => reject(new Error(`pi: no ${what} within ${ms} ms; stderr: ${this.stderr.slice(-2000)}`)), ms);
-			this.waiters.push({ match, from, resolve: (e) => (clearTimeout(timer), resolve(e)) });
+			this.waiters.push({
+				match,
+				from,
+				resolve: (e) => (clearTimeout(timer), resolve(e)),
+				fail: (err) => (clearTimeout(timer), reject(err)),
+			});
 		});
 	}
 
@@ -143,144 +157,156 @@ function pathTo(byId, leafId) {
 	return path;
 }
 
-/**
- * What pi alone would list after this many rounds: its lists are cumulative, so they are the
- * read/write/edit calls of every message before the new first kept entry (pi's
- * `computeFileLists`: modified = written ∪ edited, read = read − modified, both sorted).
- */
-function expectedLists(path, firstKeptEntryId) {
-	const read = new Set();
-	const modified = new Set();
-	for (const e of path) {
-		if (e.id === firstKeptEntryId) break;
-		if (e.type !== "message" || e.message.role !== "assistant" || !Array.isArray(e.message.content)) continue;
-		for (const b of e.message.content) {
-			if (b.type !== "toolCall" || typeof b.arguments?.path !== "string") continue;
-			if (b.name === "read") read.add(b.arguments.path);
-			else if (b.name === "write" || b.name === "edit") modified.add(b.arguments.path);
-		}
-	}
-	return {
-		readFiles: [...read].filter((f) => !modified.has(f)).sort(),
-		modifiedFiles: [...modified].sort(),
-	};
+/** pi's own file lists for a path: what `prepareCompaction` gathers, as `computeFileLists` lists it. */
+function pisLists(path, settings) {
+	const { readFiles, modifiedFiles } = computeFileLists(prepareCompaction(path, settings).fileOps);
+	return { readFiles, modifiedFiles };
 }
 
-/** One pi, one compactd, one fake model, one workspace, with these pi compaction settings. */
-function scenario({ name, contextWindow, settings, fileChars }) {
-	describe(name, { concurrency: false }, () => {
-		let work, fake, compactd, proxy, pi, sessionFile;
-		const rounds = []; // compactd's compactions: {entry, exchange}
-
-		before(async () => {
-			work = mkdtempSync(join(tmpdir(), "compactd-pi-"));
-			const cwd = join(work, "project");
-			const agentDir = join(work, "agent");
-			mkdirSync(cwd);
-			mkdirSync(agentDir);
-			for (let i = 1; i <= 400; i++) {
-				const path = `f${String(i).padStart(3, "0")}.txt`;
-				const line = `line of ${path}: the quick brown fox jumps over the lazy dog.\n`;
-				writeFileSync(join(cwd, path), `header of ${path}\n${line.repeat(Math.ceil(fileChars / line.length))}`);
-			}
-			fake = new FakeModel();
-			const modelBase = await fake.listen();
-			compactd = await startCompactd(work, modelBase);
-			proxy = new CompactdProxy(compactd.base);
-			const proxyUrl = await proxy.listen();
-			writeFileSync(
-				join(agentDir, "models.json"),
-				JSON.stringify({
-					providers: {
-						fake: {
-							baseUrl: `${modelBase}/agent/v1`,
-							api: "openai-completions",
-							apiKey: "fake-key",
-							compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
-							models: [{ id: "fake-model", name: "Fake", reasoning: false, input: ["text"], contextWindow, maxTokens: 4096, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } }],
-						},
+/**
+ * One pi, one compactd, one fake model and one workspace, with these pi compaction settings;
+ * pi opens `session` (a copy of it) when one is given, else a new session.
+ */
+class Rig {
+	async start({ contextWindow, settings, fileChars = 1000, session }) {
+		this.settings = settings;
+		this.contextWindow = contextWindow;
+		this.work = mkdtempSync(join(tmpdir(), "compactd-pi-"));
+		const cwd = join(this.work, "project");
+		const agentDir = join(this.work, "agent");
+		mkdirSync(cwd);
+		mkdirSync(agentDir);
+		for (let i = 1; i <= 400; i++) {
+			const path = `f${String(i).padStart(3, "0")}.txt`;
+			const line = `line of ${path}: the quick brown fox jumps over the lazy dog.\n`;
+			writeFileSync(join(cwd, path), `header of ${path}\n${line.repeat(Math.ceil(fileChars / line.length))}`);
+		}
+		this.fake = new FakeModel();
+		const modelBase = await this.fake.listen();
+		this.compactd = await startCompactd(this.work, modelBase);
+		this.proxy = new CompactdProxy(this.compactd.base);
+		const proxyUrl = await this.proxy.listen();
+		writeFileSync(
+			join(agentDir, "models.json"),
+			JSON.stringify({
+				providers: {
+					fake: {
+						baseUrl: `${modelBase}/agent/v1`,
+						api: "openai-completions",
+						apiKey: "fake-key",
+						compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
+						models: [{ id: "fake-model", name: "Fake", reasoning: false, input: ["text"], contextWindow, maxTokens: 4096, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } }],
 					},
-				}),
-			);
-			writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ compaction: settings }));
-			pi = new Pi({ cwd, agentDir, sessionDir: join(work, "sessions"), compactdUrl: proxyUrl });
-			sessionFile = (await pi.command({ type: "get_state" })).sessionFile;
-		});
+				},
+			}),
+		);
+		writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ compaction: settings }));
+		let opened;
+		if (session) {
+			// pi refuses a session whose working directory is gone: the copy's is the project's.
+			opened = join(this.work, "opened.jsonl");
+			const [header, ...rest] = readFileSync(session, "utf8").split("\n");
+			writeFileSync(opened, [JSON.stringify({ ...JSON.parse(header), cwd }), ...rest].join("\n"));
+		}
+		this.pi = new Pi({ cwd, agentDir, sessionDir: join(this.work, "sessions"), session: opened, compactdUrl: proxyUrl });
+		this.sessionFile = (await this.pi.command({ type: "get_state" })).sessionFile;
+		this.fileNo = 0;
+	}
 
-		after(() => {
-			pi?.stop();
-			proxy?.close();
-			compactd?.child.kill();
-			fake?.close();
-			if (work) rmSync(work, { recursive: true, force: true });
-		});
+	stop() {
+		this.pi?.stop();
+		this.proxy?.close();
+		this.compactd?.child.kill();
+		this.fake?.close();
+		if (this.work) rmSync(this.work, { recursive: true, force: true });
+	}
 
-		let fileNo = 0;
-		/** One turn of file work: reads two files, and edits or writes one every other turn. */
-		const turn = async () => {
-			const next = () => `f${String(++fileNo).padStart(3, "0")}.txt`;
-			const a = next();
-			const b = next();
-			const extra = fileNo % 4 === 0 ? ` and edit ${a}` : ` and write new-${fileNo}.txt`;
-			const threshold = contextWindow - settings.reserveTokens;
-			const events = pi.events.length;
-			await pi.prompt(`Please read ${a} and read ${b}${extra}.`, { compacts: false });
-			// pi compacts after a turn whose last answer reported more than the threshold.
-			const compacts = fake.lastUsage.total_tokens > threshold;
-			if (compacts) await pi.waitFor((e) => e.type === "compaction_end", events, "compaction_end");
-			return compacts;
-		};
+	/** One turn of file work: reads two files, and edits one or writes a new one; whether
+	 * pi compacted after it (it does when the last answer reported more than its threshold). */
+	async turn() {
+		const next = () => `f${String(++this.fileNo).padStart(3, "0")}.txt`;
+		const a = next();
+		const b = next();
+		const extra = this.fileNo % 4 === 0 ? ` and edit ${a}` : ` and write new-${this.fileNo}.txt`;
+		const events = this.pi.events.length;
+		await this.pi.prompt(`Please read ${a} and read ${b}${extra}.`, { compacts: false });
+		const compacts = this.fake.lastUsage.total_tokens > this.contextWindow - this.settings.reserveTokens;
+		if (compacts) await this.pi.waitFor((e) => e.type === "compaction_end", events, "compaction_end");
+		return compacts;
+	}
 
-		/** The newest compaction entry and the path before it. */
-		const latestCompaction = () => {
-			const { entries, byId } = readSession(sessionFile);
-			const entry = entries.filter((e) => e.type === "compaction").at(-1);
-			return { entry, before: pathTo(byId, entry.parentId), byId };
-		};
+	/** The newest compaction entry and the path before it. */
+	latestCompaction() {
+		const { entries, byId } = readSession(this.sessionFile);
+		const entry = entries.filter((e) => e.type === "compaction").at(-1);
+		return { entry, before: pathTo(byId, entry.parentId), byId };
+	}
 
-		/** What every compaction compactd made must hold. */
-		const checkCompactdRound = (exchange) => {
-			const { entry, before, byId } = latestCompaction();
-			const answer = exchange.response;
-			assert.equal(exchange.status, 200, JSON.stringify(answer));
-			// pi stored compactd's answer as it came.
-			assert.equal(entry.fromHook, true);
-			assert.equal(entry.summary, answer.summary);
-			assert.equal(entry.firstKeptEntryId, answer.firstKeptEntryId);
-			assert.equal(entry.tokensBefore, answer.tokensBefore);
-			assert.deepEqual(entry.details, answer.details);
-			assert.match(entry.summary, /COMPACTD-SUMMARY-\d+/);
-			// The extension sent pi's own settings, and compactd cut where pi's code cuts.
-			assert.deepEqual(exchange.request.settings, settings);
-			const pis = prepareCompaction(before, settings);
-			assert.equal(entry.firstKeptEntryId, pis.firstKeptEntryId, "the cut pi makes with its settings");
-			assert.equal(entry.tokensBefore, pis.tokensBefore);
-			// The first kept entry is on the path, and the lists are pi's cumulative ones.
-			assert.ok(pathTo(byId, entry.id).some((e) => e.id === entry.firstKeptEntryId));
-			const lists = expectedLists(before, entry.firstKeptEntryId);
-			assert.deepEqual(entry.details.readFiles, lists.readFiles);
-			assert.deepEqual(entry.details.modifiedFiles, lists.modifiedFiles);
-			return entry;
-		};
+	/** What every compaction compactd made must hold; the stored entry. */
+	checkCompactdRound(exchange) {
+		const { entry, before, byId } = this.latestCompaction();
+		const answer = exchange.response;
+		assert.equal(exchange.status, 200, JSON.stringify(answer));
+		// pi stored compactd's answer as it came.
+		assert.equal(entry.fromHook, true);
+		assert.equal(entry.summary, answer.summary);
+		assert.equal(entry.firstKeptEntryId, answer.firstKeptEntryId);
+		assert.equal(entry.tokensBefore, answer.tokensBefore);
+		assert.deepEqual(entry.details, answer.details);
+		assert.match(entry.summary, /COMPACTD-SUMMARY-\d+/);
+		// The extension sent pi's own settings, and compactd cut where pi's code cuts.
+		assert.deepEqual(exchange.request.settings, this.settings);
+		const pis = prepareCompaction(before, this.settings);
+		assert.equal(entry.firstKeptEntryId, pis.firstKeptEntryId, "the cut pi makes with its settings");
+		assert.equal(entry.tokensBefore, pis.tokensBefore);
+		assert.ok(pathTo(byId, entry.id).some((e) => e.id === entry.firstKeptEntryId), "the first kept entry is on the path");
+		// The lists are what pi alone would list: pi's own code over the same path, had pi
+		// written compactd's earlier entries itself.
+		const asIfPis = before.map((e) => (e.type === "compaction" && e.fromHook ? { ...e, fromHook: undefined } : e));
+		const lists = pisLists(asIfPis, this.settings);
+		assert.deepEqual({ readFiles: entry.details.readFiles, modifiedFiles: entry.details.modifiedFiles }, lists);
+		return entry;
+	}
 
-		/** The agent's next request carries this summary, and gets an answer. */
-		const goesOn = async (summary) => {
-			const before = fake.requests.length;
-			await pi.prompt("What is next?", { compacts: false });
-			const sent = fake.requests.slice(before).find((r) => r.route === "agent");
-			assert.ok(sent, "pi asked its model again");
-			assert.ok(sent.body.messages.some((m) => textOf(m.content).includes(summary)), "the summary is in pi's context");
-		};
+	/** pi compacted by itself: its own entry and summary, with the file lists of compactd's
+	 * rounds before it, and no extension error. */
+	checkFallback(from) {
+		const { entry, before } = this.latestCompaction();
+		assert.notEqual(entry.fromHook, true, "pi's own compaction");
+		assert.match(entry.summary, /PI-OWN-SUMMARY/);
+		const asIfPis = before.map((e) => (e.type === "compaction" && e.fromHook ? { ...e, fromHook: undefined } : e));
+		assert.deepEqual(entry.details, pisLists(asIfPis, this.settings));
+		const errors = this.pi.events.slice(from).filter((e) => e.type === "extension_error" || (e.type === "compaction_end" && e.errorMessage));
+		assert.deepEqual(errors, []);
+	}
+
+	/** The agent's next request carries this summary, and gets an answer. */
+	async goesOn(summary) {
+		const before = this.fake.requests.length;
+		await this.pi.prompt("What is next?", { compacts: false });
+		const sent = this.fake.requests.slice(before).find((r) => r.route === "agent");
+		assert.ok(sent, "pi asked its model again");
+		assert.ok(sent.body.messages.some((m) => textOf(m.content).includes(summary)), "the summary is in pi's context");
+	}
+}
+
+/** Automatic and manual compactions, then compactd failing, hanging and down. */
+function scenario({ name, ...setup }) {
+	describe(name, { concurrency: false }, () => {
+		const rig = new Rig();
+		const rounds = []; // compactd's automatic compactions: {entry, exchange}
+		before(() => rig.start(setup));
+		after(() => rig.stop());
 
 		test("automatic compactions go through compactd, and their file lists carry over", async () => {
 			for (let turns = 0; rounds.length < 3; turns++) {
 				assert.ok(turns < 120, "three automatic compactions within 120 turns");
-				const exchanges = proxy.exchanges.length;
-				if (!(await turn())) continue;
-				assert.equal(proxy.exchanges.length, exchanges + 1, "the compaction went to compactd");
-				const exchange = proxy.exchanges.at(-1);
-				rounds.push({ entry: checkCompactdRound(exchange), exchange });
-				await goesOn(exchange.response.summary);
+				const exchanges = rig.proxy.exchanges.length;
+				if (!(await rig.turn())) continue;
+				assert.equal(rig.proxy.exchanges.length, exchanges + 1, "the compaction went to compactd");
+				const exchange = rig.proxy.exchanges.at(-1);
+				rounds.push({ entry: rig.checkCompactdRound(exchange), exchange });
+				await rig.goesOn(exchange.response.summary);
 			}
 			// Carried over: every round lists what the one before listed, and more.
 			for (let i = 1; i < rounds.length; i++) {
@@ -292,74 +318,65 @@ function scenario({ name, contextWindow, settings, fileChars }) {
 		});
 
 		test("a manual compaction with instructions goes through compactd", async () => {
-			await turn();
-			await turn();
-			const exchanges = proxy.exchanges.length;
-			const summaries = fake.requests.filter((r) => r.route === "compactd").length;
+			await rig.turn();
+			await rig.turn();
+			const exchanges = rig.proxy.exchanges.length;
+			const summaries = rig.fake.requests.filter((r) => r.route === "compactd").length;
 			const instructions = "Keep every file name that was edited.";
-			const result = await pi.command({ type: "compact", customInstructions: instructions });
-			assert.equal(proxy.exchanges.length, exchanges + 1);
-			const exchange = proxy.exchanges.at(-1);
+			const result = await rig.pi.command({ type: "compact", customInstructions: instructions });
+			assert.equal(rig.proxy.exchanges.length, exchanges + 1);
+			const exchange = rig.proxy.exchanges.at(-1);
 			assert.equal(exchange.request.customInstructions, instructions);
-			const entry = checkCompactdRound(exchange);
+			const entry = rig.checkCompactdRound(exchange);
 			assert.equal(result.summary, entry.summary);
-			const asked = fake.requests.filter((r) => r.route === "compactd").slice(summaries);
+			const asked = rig.fake.requests.filter((r) => r.route === "compactd").slice(summaries);
 			assert.ok(asked.some((r) => r.body.messages.some((m) => textOf(m.content).includes(instructions))), "compactd's model saw the instructions");
-			await goesOn(entry.summary);
+			await rig.goesOn(entry.summary);
 		});
 
-		/** pi compacted by itself: its own entry and summary, no extension error, and it goes on. */
-		const checkFallback = async (from) => {
-			const { entry, before } = latestCompaction();
-			assert.notEqual(entry.fromHook, true, "pi's own compaction");
-			assert.match(entry.summary, /PI-OWN-SUMMARY/);
-			// With the lists of compactd's rounds before it (the extension hands them over).
-			assert.deepEqual(entry.details, expectedLists(before, entry.firstKeptEntryId));
-			const errors = pi.events.slice(from).filter((e) => e.type === "extension_error" || (e.type === "compaction_end" && e.errorMessage));
-			assert.deepEqual(errors, []);
-			await goesOn("PI-OWN-SUMMARY");
-		};
-
 		test("compactd answering 500: pi compacts by itself, quietly", async () => {
-			await proxy.setMode("error");
-			const from = pi.events.length;
-			const attempts = proxy.attempts;
+			await rig.proxy.setMode("error");
+			const from = rig.pi.events.length;
+			const attempts = rig.proxy.attempts;
 			let compacted = false;
 			for (let turns = 0; !compacted; turns++) {
 				assert.ok(turns < 40, "an automatic compaction within 40 turns");
-				compacted = await turn();
+				compacted = await rig.turn();
 			}
-			assert.equal(proxy.attempts, attempts + 1, "the extension asked compactd first");
-			await checkFallback(from);
+			assert.equal(rig.proxy.attempts, attempts + 1, "the extension asked compactd first");
+			rig.checkFallback(from);
+			await rig.goesOn("PI-OWN-SUMMARY");
 		});
 
 		test("compactd hanging past the timeout: pi compacts by itself, quietly", async () => {
-			await proxy.setMode("hang");
-			await turn();
-			const from = pi.events.length;
-			const attempts = proxy.attempts;
+			await rig.proxy.setMode("hang");
+			await rig.turn();
+			const from = rig.pi.events.length;
+			const attempts = rig.proxy.attempts;
 			const started = Date.now();
-			await pi.command({ type: "compact" });
-			assert.equal(proxy.attempts, attempts + 1);
+			await rig.pi.command({ type: "compact" });
+			assert.equal(rig.proxy.attempts, attempts + 1);
 			assert.ok(Date.now() - started >= TIMEOUT_MS - 100, "pi waited for the extension's timeout");
-			await checkFallback(from);
+			rig.checkFallback(from);
+			await rig.goesOn("PI-OWN-SUMMARY");
 		});
 
 		test("compactd down: pi compacts by itself, quietly", async () => {
-			await proxy.setMode("down");
-			await turn();
-			const from = pi.events.length;
-			await pi.command({ type: "compact" });
-			await checkFallback(from);
+			await rig.proxy.setMode("down");
+			await rig.turn();
+			const from = rig.pi.events.length;
+			await rig.pi.command({ type: "compact" });
+			rig.checkFallback(from);
+			await rig.goesOn("PI-OWN-SUMMARY");
 			// And when compactd is back, the next compaction is compactd's again, with the lists
 			// of pi's own rounds carried on.
-			await proxy.setMode("forward");
-			await turn();
-			const exchanges = proxy.exchanges.length;
-			await pi.command({ type: "compact" });
-			assert.equal(proxy.exchanges.length, exchanges + 1);
-			checkCompactdRound(proxy.exchanges.at(-1));
-			assert.deepEqual(pi.events.filter((e) => e.type === "extension_error"), []);
+			await rig.proxy.setMode("forward");
+			await rig.turn();
+			const exchanges = rig.proxy.exchanges.length;
+			await rig.pi.command({ type: "compact" });
+			assert.equal(rig.proxy.exchanges.length, exchanges + 1);
+			rig.checkCompactdRound(rig.proxy.exchanges.at(-1));
+			assert.deepEqual(rig.pi.events.filter((e) => e.type === "extension_error"), []);
 		});
 	});
 }
@@ -379,6 +396,7 @@ test("the README's extension snippet is the extension CI loads", () => {
 	}
 });
 
+
 scenario({
 	name: "pi with a small window (keepRecentTokens 2000)",
 	contextWindow: 16000,
@@ -392,3 +410,37 @@ scenario({
 	settings: { enabled: true, reserveTokens: 6000, keepRecentTokens: 6000 },
 	fileChars: 3600,
 });
+
+// The real sessions of tests/fixtures, opened by pi (which migrates the version-1 one and
+// gives its entries ids), compacted through compactd twice with pi's settings.
+for (const [file, keepRecentTokens] of [
+	["before-compaction.jsonl", 20000],
+	["large-session.jsonl", 8000],
+]) {
+	describe(`a real session (${file}, keepRecentTokens ${keepRecentTokens})`, { concurrency: false }, () => {
+		const rig = new Rig();
+		before(() =>
+			rig.start({
+				contextWindow: 200000,
+				settings: { enabled: false, reserveTokens: 16384, keepRecentTokens },
+				session: join(HERE, "../../tests/fixtures/pi-sessions", file),
+			}),
+		);
+		after(() => rig.stop());
+
+		test("two manual compactions go through compactd, with pi's cut and file lists", async () => {
+			const first = [];
+			for (const round of [1, 2]) {
+				const exchanges = rig.proxy.exchanges.length;
+				await rig.pi.command({ type: "compact" });
+				assert.equal(rig.proxy.exchanges.length, exchanges + 1);
+				const entry = rig.checkCompactdRound(rig.proxy.exchanges.at(-1));
+				if (round === 1) first.push(...entry.details.readFiles, ...entry.details.modifiedFiles);
+				else for (const f of first) assert.ok([...entry.details.readFiles, ...entry.details.modifiedFiles].includes(f), `round 2 still lists ${f}`);
+				// Something to compact next time: new turns after the kept part.
+				for (let i = 0; i < 3; i++) await rig.turn();
+			}
+			assert.ok(first.length > 0, "the real session has file work");
+		});
+	});
+}
