@@ -19,7 +19,7 @@
 use crate::config::Checking;
 use crate::telemetry::metric;
 use compactd_core::compaction::file_ops::{format_file_lists, FileLists};
-use compactd_core::compaction::ledger::{check_summary, redact, Ledger, Retention};
+use compactd_core::compaction::ledger::{check_summary, redact, InForce, Ledger, Retention};
 
 use super::chunks::tokens_of;
 
@@ -51,13 +51,15 @@ pub fn finish(
     checking: &Checking,
     budget: RestoreBudget,
 ) -> CheckedSummary {
-    let summary = without_secrets(text + &format_file_lists(files));
     if !checking.pin {
         return CheckedSummary {
-            summary,
+            summary: without_secrets(text + &format_file_lists(files)),
             retention: None,
         };
     }
+    // Nothing withdrawn is stated as current, whoever wrote the text.
+    let text = InForce::of(ledger).resolve_lines(&text);
+    let summary = without_secrets(text + &format_file_lists(files));
     let (tokens, share) = match budget {
         RestoreBudget::ShareOf(output) => (output, checking.pin_budget_share),
         RestoreBudget::LeftOf(left) => (left.saturating_sub(tokens_of(&summary)), 1.0),

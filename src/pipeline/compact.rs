@@ -61,8 +61,13 @@ pub struct CompactPlan {
     /// Pinning, its budget share, and the saving `madeProgress` needs; `pin` is the
     /// request's, else the setting's.
     pub checking: Checking,
-    /// This round's pinned ledger; with `pin` off, the previous one as it was.
+    /// This round's pinned ledger, as the entry's `details` carry it; with `pin` off, the
+    /// previous one as it was.
     pub ledger: Ledger,
+    /// The same with what the kept messages withdraw marked withdrawn: what the summary is
+    /// written and checked against (it must not state as current what the kept part
+    /// replaced). The kept messages are summarized next round, and update the ledger then.
+    pub in_force: Ledger,
     pub first_kept_entry_id: String,
     pub tokens_before: f64,
     pub is_split_turn: bool,
@@ -110,7 +115,7 @@ impl CompactPlan {
 
     /// The ledger summaries are verified against; `None` with pinning off.
     pub fn pinned(&self) -> Option<&Ledger> {
-        self.checking.pin.then_some(&self.ledger)
+        self.checking.pin.then_some(&self.in_force)
     }
 }
 
@@ -193,7 +198,7 @@ pub fn plan_compaction(
         }
         Some(t) => {
             let price = |p: &Preparation<'_, '_>| {
-                let ledger = plan_ledger(p, checking.pin);
+                let (_, ledger) = plan_ledger(p, checking.pin);
                 let all: Vec<_> = ledger.active().collect();
                 if all.is_empty() {
                     0
@@ -227,7 +232,7 @@ pub fn plan_compaction(
             0
         };
     let details = prep.file_ops.lists();
-    let ledger = plan_ledger(&prep, checking.pin);
+    let (ledger, in_force) = plan_ledger(&prep, checking.pin);
     let kept_tokens = target::kept_tokens(&prep);
     let settings = match target {
         // The summary's whole share; the summarizer stage divides it (see `target`).
@@ -243,6 +248,7 @@ pub fn plan_compaction(
         target,
         checking,
         ledger,
+        in_force,
         first_kept_entry_id: prep.first_kept().id().unwrap_or_default().to_string(),
         tokens_before: prep.tokens_before,
         is_split_turn: prep.cut.is_split_turn,
@@ -258,13 +264,14 @@ pub fn plan_compaction(
 }
 
 /// This round's pinned ledger: the newest one on the path, carried through what `prep`
-/// summarizes and the modified files; with pinning off, that one as it was.
+/// summarizes and the modified files; with pinning off, that one as it was. Second, the
+/// same resolved by the kept messages (see [`CompactPlan::in_force`]).
 ///
 /// The newest ledger is the previous compaction's, unless that compaction has none because
 /// pi wrote it (compactd's pi extension falls back to pi's own compaction when compactd is
 /// down). Then it is an earlier compaction's, and the messages summarized since that one's
 /// boundary are read again, so an instruction given in between is not lost.
-fn plan_ledger(prep: &Preparation<'_, '_>, pin: bool) -> Ledger {
+fn plan_ledger(prep: &Preparation<'_, '_>, pin: bool) -> (Ledger, Ledger) {
     let searched = prep.previous_compaction.map_or(0, |i| i + 1);
     let newest = prep.path[..searched]
         .iter()
@@ -283,7 +290,7 @@ fn plan_ledger(prep: &Preparation<'_, '_>, pin: bool) -> Ledger {
         None => (Ledger::default(), prep.boundary_start),
     };
     if !pin {
-        return previous;
+        return (previous.clone(), previous);
     }
     let details = prep.file_ops.lists();
     let summarized = prep.path[from..prep.boundary_start]
@@ -291,7 +298,15 @@ fn plan_ledger(prep: &Preparation<'_, '_>, pin: bool) -> Ledger {
         .copied()
         .chain(prep.summarized_entries())
         .filter_map(|e| for_compaction(e).map(|m| (m, e)));
-    ledger_of(previous, &sources_of(summarized), &details.modified_files)
+    let ledger = ledger_of(previous, &sources_of(summarized), &details.modified_files);
+    // What the kept messages replace or take back is no longer current: the summary of the
+    // part before them must not state it (nor have it restored).
+    let kept = prep.path[prep.cut.first_kept..]
+        .iter()
+        .filter_map(|e| for_compaction(e).map(|m| (m, *e)));
+    let later = ledger_of(ledger.clone(), &sources_of(kept), &[]);
+    let in_force = ledger.clone().resolved_by(&later);
+    (ledger, in_force)
 }
 
 /// Tallies the calls of one compaction.

@@ -273,7 +273,7 @@ fn check(plan: &CompactPlan, prompts: &Prompts, text: String) -> CheckedSummary 
             RestoreBudget::ShareOf(prompts.history_request("", None, reserve, &opts).max_tokens)
         }
     };
-    finish(text, &plan.details, &plan.ledger, &plan.checking, budget)
+    finish(text, &plan.details, &plan.in_force, &plan.checking, budget)
 }
 
 /// The one-paragraph summary for a UI, written from the checked summary when the request

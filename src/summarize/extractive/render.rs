@@ -9,6 +9,7 @@ use super::facts::Facts;
 use super::layout::{Item, Layout, KEEP, PINNED};
 use super::sections::{checkpoint_items, turn_prefix_items, Builder};
 use super::short::compact;
+use compactd_core::compaction::ledger::InForce;
 
 const NONE: &str = "(none)";
 /// Dropped pinned statements tried again in what room is left.
@@ -129,7 +130,7 @@ pub(super) fn render(layout: Layout, items: &[Item], alive: &[bool], omit_empty:
 /// The pinned statements a summary cannot hold are restored after it, within what is
 /// left, by the verification (`compaction::ledger::check_summary`), or listed as left out.
 pub(super) fn structured(f: &Facts, layout: Layout, limit: usize) -> String {
-    let mut b = Builder::new(layout);
+    let mut b = Builder::new(layout, InForce::of(&f.ledger));
     match layout {
         Layout::Checkpoint => checkpoint_items(&mut b, f),
         Layout::TurnPrefix => turn_prefix_items(&mut b, f),

@@ -9,6 +9,7 @@ use super::layout::{Item, Layout, Sec, KEEP, PINNED};
 use super::paths::is_covered;
 use super::pinned::{decisions, open_errors, standing};
 use super::text::{code, collapse_ws, shorten, shorten_middle};
+use compactd_core::compaction::ledger::InForce;
 use compactd_core::compaction::ledger::{budget_order, is_labelled, split_label, Kind};
 
 /// The items of every section in the order they were added; an item already in its
@@ -20,16 +21,19 @@ pub(super) struct Builder {
     seq: usize,
     /// Instructions listed as pinned because they carry a pinned statement.
     quoted: Vec<String>,
+    /// The ledger's resolution, applied to every item added.
+    in_force: InForce,
 }
 
 impl Builder {
-    pub(super) fn new(layout: Layout) -> Builder {
+    pub(super) fn new(layout: Layout, in_force: InForce) -> Builder {
         Builder {
             layout,
             items: Vec::new(),
             seen: HashSet::new(),
             seq: 0,
             quoted: Vec::new(),
+            in_force,
         }
     }
 
@@ -87,9 +91,18 @@ impl Builder {
         });
     }
 
-    /// Adds `item` unless its section already says the same (its label line counted);
-    /// whether it was added.
-    fn insert(&mut self, item: Item) -> bool {
+    /// Adds `item` unless its section already says the same (its label line counted) or it
+    /// states only what was withdrawn; whether it was added. An item that also states
+    /// something withdrawn is added without it.
+    fn insert(&mut self, mut item: Item) -> bool {
+        match self.in_force.resolve(&item.text) {
+            None => return false,
+            Some(t) if t != collapse_ws(&item.text) => {
+                item.text = t;
+                item.shorter.clear();
+            }
+            Some(_) => {}
+        }
         let text = collapse_ws(&item.text).to_lowercase();
         let key = match &item.group {
             Some((_, label)) => format!("{} {text}", label.to_lowercase()),

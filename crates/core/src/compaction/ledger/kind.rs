@@ -56,7 +56,7 @@ impl Kind {
     }
 
     /// Statements a later statement on the same subject may replace.
-    pub(crate) fn is_statement(self) -> bool {
+    pub fn is_statement(self) -> bool {
         matches!(
             self,
             Kind::Rule

@@ -51,8 +51,10 @@ mod kind;
 mod labels;
 mod model;
 mod priority;
+mod resolution;
 mod restore;
 mod secrets;
+mod slots;
 mod statements;
 mod subject;
 mod supersede;
@@ -70,6 +72,7 @@ pub use kind::{Kind, Speaker};
 pub use labels::{group_label, is_labelled, split_label};
 pub use model::{Ledger, PinnedItem, Status, SupersededBy, LEDGER_VERSION};
 pub use priority::budget_order;
+pub use resolution::{InForce, REMAINDER_WORDS};
 pub use restore::{
     check_summary, estimate_tokens, render_section, strip_section, Checked, Retention,
     PINNED_HEADING,

@@ -196,6 +196,35 @@ impl Ledger {
         self.items.iter().find(|i| i.id == id)
     }
 
+    /// This ledger with what `later` (this ledger carried on through later messages) holds
+    /// withdrawn marked so here too, with what withdrew it; nothing `later` added comes
+    /// along. So a summary of the older part does not state as current what the part kept
+    /// verbatim after it replaced.
+    pub fn resolved_by(mut self, later: &Ledger) -> Ledger {
+        let gone: std::collections::HashMap<&str, &PinnedItem> =
+            later.withdrawn().map(|i| (i.id.as_str(), i)).collect();
+        for item in &mut self.items {
+            if let Some(by) = gone.get(item.id.as_str()).filter(|_| item.is_active()) {
+                item.status = by.status;
+                item.superseded_by = by.superseded_by.clone();
+            }
+        }
+        self
+    }
+
+    /// What the user said that is no longer in force, oldest first: statements a later
+    /// one replaced or withdrew, and requests withdrawn ("scratch that"). A request that a
+    /// newer request followed is not among them: it is older, not withdrawn.
+    pub fn withdrawn(&self) -> impl Iterator<Item = &PinnedItem> {
+        self.items.iter().filter(|i| {
+            !i.is_active()
+                && i.origin == Speaker::User
+                && (i.kind.is_statement()
+                    || (i.kind == Kind::Objective
+                        && i.superseded_by.as_ref().is_none_or(|b| b.item_id.is_none())))
+        })
+    }
+
     pub(super) fn items_mut(&mut self) -> &mut Vec<PinnedItem> {
         &mut self.items
     }

@@ -1,108 +1,183 @@
 //! Updates: a statement that says it changes something ("Quick update: keep spend under
-//! $300 from now on", "the launch date moved to 08-21", "we are calling the project X
-//! now", "the vault code rotated") replaces the earlier pinned statement it is about, even
-//! when the two are worded too differently for one subject (see `subject`).
+//! five hundred dollars from now on", "the launch date moved to 08-21", "we are calling the
+//! project X now", "the vault code rotated") replaces the earlier pinned statement it is
+//! about, even when the two are worded too differently for one subject (see `subject`).
 //!
 //! Decisions:
-//! * Only a statement with an update cue ([`CUES`]) looks for what it replaces; without
-//!   one, two statements on different subjects both stay ("the staging database is MySQL
-//!   8" does not replace "the production database is Postgres 16").
-//! * What it replaces is the older active user statement (decisions included: a new plan
-//!   replaces the old one) it shares the most with: content
-//!   words (labels, cue words and stop words aside), plus a value of the same shape (two
-//!   dates, two amounts, two ids, two paths under the same folder). It needs two shared
-//!   words, or one and a value of the same shape; a sentence the ledger did not pin by
-//!   itself is then pinned with the kind of what it replaces. Ties go to the newest.
-//!   ("For now" is no cue: it announces a change to come.)
+//! * A statement with an update cue ([`CUES`], or "New …:" opening it) looks for what it
+//!   replaces among the older active user statements (decisions included: a new plan
+//!   replaces the old one). A candidate qualifies by what the two share: two content
+//!   words; or one and a slot (`slots`: both set an amount, a date, a person, a time zone,
+//!   a code, a branch under one folder …); or, with no word in common at all, a narrow
+//!   slot that no other candidate sets (the only branch under `spike/`, the only time
+//!   zone), never a broad one (an amount, a code: "the code rotated" must not take the
+//!   project's codename for the access code).
+//! * Among the qualified the one sharing the rarest words wins: each shared word counts
+//!   the inverse of the number of candidates holding it, and a shared slot one more, so
+//!   "new ceiling for trip costs" replaces the trip's ceiling, not another ceiling. Ties
+//!   go to the newest.
+//! * Without a cue only an exclusive slot set to another value replaces ("show clocks in
+//!   Pacific Time" after "put every timestamp in UTC", `slots::EXCLUSIVE`), and only a
+//!   standing statement (rule, constraint, preference).
+//! * A sentence the ledger did not pin by itself is then pinned with the kind of what it
+//!   replaces. ("For now" is no cue: it announces a change to come.)
 //! * Recall first: a missed update leaves both statements (the old one shown as current
-//!   beside the new); a wrong one would hide a statement, so the thresholds are strict.
-//!
-//! Misses: updates that share one word and no value shape with what they replace ("keep
-//! project spend under three hundred dollars from now on" after "project budget cap is
-//! $800"; "I'd rather get playful answers" after "terse answers"), or none ("Ozyu now
-//! owns the pager" after "the on-call owner is Pjfh": owner and owns are different words).
+//!   beside the new); a wrong one would hide a statement, so look-alikes stay apart: two
+//!   candidates that only a common word ties ("ceiling") leave the update to the newest
+//!   only when it shares more.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use super::draft::Draft;
+use super::kind::Kind;
 use super::labels::without_label;
-use super::words::{content_words, fold, has_phrase};
+use super::slots::{conflict, share, slots};
+use super::words::{content_words, fold, has_phrase, stem, words};
 
 /// Words and phrases by which a statement says it changes an earlier one.
 #[rustfmt::skip]
 const CUES: &[&str] = &[
-    "update", "updated", "now", "from now on", "moved to", "changed to", "rotated",
+    "update", "updated", "now", "from now on", "moved to", "changed to", "changed", "rotated",
     "no longer", "instead", "rather", "anymore", "any more", "going forward", "renamed",
     "retired", "rebased", "switched", "switch to", "calling", "replaced", "replaces",
-    "change of plan", "scratch that",
+    "change of plan", "scratch that", "raise", "raised", "lower", "lowered", "bump", "bumped",
+    "increase", "increased", "reduce", "reduced", "moved", "reassigned", "handed over",
+    "takes over", "took over", "taking over", "belongs to", "postponed", "pushed back",
+    "rescheduled", "correction", "actually", "make that", "on second thought",
+];
+
+/// Words too common to say what two statements share: time words ("this week"), the
+/// verbs of any norm ("keep it under …", "stay below …"), and the words of amounts, which
+/// the slot stands for ("five hundred dollars").
+#[rustfmt::skip]
+const WEAK: &[&str] = &[
+    "week", "today", "tomorrow", "currently", "time", "new", "thing", "keep", "stay", "stick",
+    "put", "show", "set", "get", "total", "dollar", "euro", "pound", "buck", "cent", "one",
+    "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twenty", "thirty",
+    "forty", "fifty", "hundred", "thousand", "million",
 ];
 
 /// Whether a statement says it changes an earlier one.
 pub(super) fn is_update(text: &str) -> bool {
     // "For now" says the opposite: a value that will change, not one that did.
     let f = fold(text).replace("for now", "");
-    CUES.iter().any(|c| has_phrase(&f, c))
+    CUES.iter().any(|c| has_phrase(&f, c)) || opens_with_new(&f)
 }
 
-/// The shape of a value, for "a new value of the same kind".
-fn shape(v: &str) -> Option<String> {
-    let first = v.chars().next()?;
-    if "$€£¥".contains(first) {
-        return Some("money".into());
-    }
-    if let Some((dir, _)) = v.split_once('/') {
-        if !dir.is_empty() && !v.contains("://") {
-            return Some(format!("path:{}", dir.to_lowercase()));
-        }
-    }
-    let digits = v.chars().filter(char::is_ascii_digit).count();
-    let dashes = v.chars().filter(|&c| c == '-' || c == '/').count();
-    if digits >= 3 && dashes >= 1 && v.chars().all(|c| c.is_ascii_digit() || c == '-') {
-        return Some("date".into());
-    }
-    if digits > 0 && v.chars().any(|c| c.is_ascii_uppercase()) && v.contains('-') {
-        return Some("id".into());
-    }
-    None
+/// "New ceiling for trip costs: …", "New plan — …": a heading that announces a change.
+fn opens_with_new(folded: &str) -> bool {
+    let t = without_label(folded).trim_start();
+    t.strip_prefix("new ").is_some_and(|rest| {
+        rest.split_whitespace()
+            .take(5)
+            .any(|w| w.ends_with([':', '-', '\u{2014}']))
+            || rest.contains(" is ")
+    })
 }
 
-/// Content words without the label, the cue words and the values (a path's pieces, a
-/// file's extension are not what a statement is about).
+/// What an update compares: content words without the label, the cue words and the
+/// values (a path's pieces, a file's extension are not what a statement is about), by
+/// parts of hyphenated words, a role word by its stem ("owner" and "owns" compare
+/// equal); then the statement's slots, marked with `§`.
 fn words_of(text: &str, values: &[String], cues: &BTreeSet<String>) -> BTreeSet<String> {
     let mut t = without_label(text).to_string();
-    for v in values {
+    // Values made of words ("Field-trip", a name) still say what the statement is about.
+    for v in values
+        .iter()
+        .filter(|v| !v.chars().all(|c| c.is_alphabetic() || c == '-' || c == ' '))
+    {
         t = t.replace(v.as_str(), " ");
     }
-    content_words(&t)
+    // Weak words go before stemming ("hundred" stems to "hundr").
+    let kept: Vec<String> = words(&t.replace('-', " "))
+        .into_iter()
+        .filter(|w| !WEAK.contains(&stem(w).as_str()) && !WEAK.contains(&w.as_str()))
+        .collect();
+    let mut out: BTreeSet<String> = content_words(&kept.join(" "))
         .into_iter()
         .filter(|w| !cues.contains(w))
-        .collect()
+        .map(|w| match w.strip_suffix("er") {
+            Some(root) if root.chars().count() >= 3 => root.to_string(),
+            _ => w,
+        })
+        .collect();
+    out.extend(slots(text, values).into_iter().map(|s| format!("§{s}")));
+    out
+}
+
+/// The statement's words and its slots, apart.
+fn split(words: &BTreeSet<String>) -> (Vec<&String>, Vec<String>) {
+    let (marked, plain): (Vec<&String>, Vec<&String>) =
+        words.iter().partition(|w| w.starts_with('§'));
+    (
+        plain,
+        marked.into_iter().map(|w| w[2..].to_string()).collect(),
+    )
 }
 
 /// The slot in `ledger` of the statement `text` updates, if any (pinned by itself or
 /// not, it must share as much).
 pub(super) fn updated(ledger: &mut Draft, text: &str, values: &[String]) -> Option<usize> {
-    if !is_update(text) {
+    let cue = is_update(text);
+    let mine_slots = slots(text, values);
+    let exclusive = mine_slots.iter().any(|s| s.contains('='));
+    if !cue && !exclusive {
         return None;
     }
     let cues = content_words(&CUES.join(" "));
     let mine = words_of(text, values, &cues);
-    let shapes: Vec<String> = values.iter().filter_map(|v| shape(v)).collect();
-    let mut best: Option<(usize, usize)> = None;
-    // Newest first: ties go to the newest.
-    for (at, old, words) in
-        ledger.user_statements_newest_first(|old| words_of(&old.text, &old.values, &cues))
-    {
-        let shared = words.intersection(&mine).count();
-        let same_shape = old
-            .values
+    let (mine_words, _) = split(&mine);
+    let candidates: Vec<(usize, Kind, Vec<String>, Vec<String>)> = ledger
+        .user_statements_newest_first(|old| words_of(&old.text, &old.values, &cues))
+        .into_iter()
+        .map(|(at, old, words)| {
+            let (plain, marked) = split(words);
+            (at, old.kind, plain.into_iter().cloned().collect(), marked)
+        })
+        .collect();
+    if !cue {
+        // An exclusive slot set anew: the newest standing statement holding another value.
+        return candidates
             .iter()
-            .filter_map(|v| shape(v))
-            .any(|s| shapes.contains(&s));
-        let enough = shared >= 2 || (shared >= 1 && same_shape);
-        let score = shared + usize::from(same_shape);
+            .find(|(_, kind, _, old_slots)| {
+                matches!(kind, Kind::Rule | Kind::Constraint | Kind::Preference)
+                    && conflict(&mine_slots, old_slots).is_some()
+            })
+            .map(|(at, ..)| *at);
+    }
+    // How many candidates hold each word and each slot: rare ones say more.
+    let mut df: HashMap<&str, usize> = HashMap::new();
+    let mut slot_holders: HashMap<String, usize> = HashMap::new();
+    for (_, _, words, old_slots) in &candidates {
+        for w in words {
+            *df.entry(w.as_str()).or_default() += 1;
+        }
+        for s in &mine_slots {
+            if share(std::slice::from_ref(s), old_slots).is_some() {
+                *slot_holders.entry(s.clone()).or_default() += 1;
+            }
+        }
+    }
+    let mut best: Option<(usize, f64)> = None;
+    // Newest first: ties go to the newest.
+    for (at, _, words, old_slots) in &candidates {
+        let shared: Vec<&String> = words.iter().filter(|w| mine_words.contains(w)).collect();
+        let common = mine_slots
+            .iter()
+            .find(|s| share(std::slice::from_ref(*s), old_slots).is_some());
+        // With no word in common only a narrow slot names the referent: a branch under
+        // the same folder, a time zone; not any amount or any code.
+        let only_holder = common.is_some_and(|s| {
+            slot_holders.get(s) == Some(&1) && (s.starts_with("path:") || s.contains('='))
+        });
+        let enough = shared.len() >= 2 || (!shared.is_empty() && common.is_some()) || only_holder;
+        let score: f64 = shared
+            .iter()
+            .map(|w| 1.0 / df[w.as_str()] as f64)
+            .sum::<f64>()
+            + if common.is_some() { 1.0 } else { 0.0 };
         if enough && best.is_none_or(|(_, s)| score > s) {
-            best = Some((at, score));
+            best = Some((*at, score));
         }
     }
     best.map(|(at, _)| at)
