@@ -51,8 +51,9 @@
 //!   committed?", "did it pass?").
 
 use super::kind::Kind;
+use super::slots::{holds_a_role, slots};
 use super::values::values;
-use super::words::{fold, has_phrase, phrase_positions, words};
+use super::words::{self, fold, has_phrase, phrase_positions, words};
 
 #[rustfmt::skip]
 const CANCELS: &[&str] = &[
@@ -203,8 +204,13 @@ pub(super) fn classify_user(sentence: &str, vals: &[String]) -> Option<Kind> {
     if is_preference(&f, vals) {
         return Some(Kind::Preference);
     }
-    if is_fact(&f, vals) {
+    if is_fact(&f, vals) || holds_a_role(sentence) {
         return Some(Kind::Fact);
+    }
+    // "Keep your answers terse", "Show times in Eastern time": a setting that holds one
+    // value for the whole session is a standing preference.
+    if !f.trim_end().ends_with('?') && slots(sentence, vals).iter().any(|s| s.contains('=')) {
+        return Some(Kind::Preference);
     }
     None
 }
@@ -333,6 +339,44 @@ pub(super) fn imperative(f: &str, phrase: &str) -> bool {
             }
         }
         before.is_empty() || before.ends_with([',', ';', ':', '(', '-', '\u{2014}', '*'])
+    })
+}
+
+/// Phrases by which a message takes back what the user asked last, wherever they stand.
+#[rustfmt::skip]
+const RETRACTIONS: &[&str] = &[
+    "on second thought", "on second thoughts", "change of plan", "change of plans",
+    "changed my mind", "change my mind", "disregard my previous", "disregard my last",
+    "disregard the previous", "disregard the last", "ignore my previous", "ignore my last",
+    "ignore the previous instruction", "ignore the last instruction", "forget what i said",
+    "forget my previous", "forget my last", "forget the previous", "scrap that", "scrap the plan",
+    "belay that", "we're not doing that", "we are not doing that",
+];
+
+/// Openings by which a sentence replaces what was asked last: "Instead, let's …".
+#[rustfmt::skip]
+const RETRACTING_OPENINGS: &[&str] = &[
+    "instead, let's", "instead let's", "instead, lets", "actually, let's", "actually let's",
+    "actually, lets", "rather, let's", "no, let's", "let's not", "let us not", "instead, we",
+    "instead we", "actually, we'll", "actually we'll", "actually, we will",
+];
+
+/// Whether a user message takes back the request or decision before it ("on second
+/// thought, …", "disregard my previous instruction", "instead, let's …"): its own request,
+/// if any, is then the plan, and the one before is withdrawn, not merely older.
+pub(super) fn is_retraction(text: &str) -> bool {
+    let f = fold(text);
+    if RETRACTIONS.iter().any(|p| has_phrase(&f, p)) {
+        return true;
+    }
+    words::sentences(&f).into_iter().any(|s| {
+        let mut rest = s.trim_start_matches([' ', '-', '*', '>']);
+        while let Some(lead) = CANCEL_LEAD.iter().find(|w| {
+            rest.starts_with(*w) && rest[w.len()..].starts_with([' ', ',']) && **w != "actually"
+        }) {
+            rest = rest[lead.len()..].trim_start_matches([' ', ',']);
+        }
+        RETRACTING_OPENINGS.iter().any(|o| rest.starts_with(o))
     })
 }
 

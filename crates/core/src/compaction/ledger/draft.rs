@@ -139,6 +139,26 @@ impl Draft {
         ids
     }
 
+    /// Withdraws the newest open request or decision of the user: the active objective,
+    /// or a user decision stated after it. What it had replaced is in force again, as
+    /// after any cancellation.
+    pub(super) fn withdraw_open(&mut self, said: &str, entry_id: Option<&str>) {
+        let newest = self
+            .objectives
+            .iter()
+            .chain(
+                self.user_statements
+                    .iter()
+                    .filter(|&&s| self.get(s).kind == Kind::Decision),
+            )
+            .max()
+            .copied();
+        if let Some(slot) = newest {
+            let id = self.get(slot).id.clone();
+            self.cancel(&[id], said, entry_id);
+        }
+    }
+
     /// Supersedes the given active items by a cancellation, and puts back in force what
     /// they had replaced: "use port 9090" then "never mind" leaves port 8080.
     pub(super) fn cancel(&mut self, ids: &[String], said: &str, entry_id: Option<&str>) {
@@ -195,19 +215,29 @@ impl Draft {
         }
     }
 
-    /// The newest user statements first, at most [`UPDATE_WINDOW`], each with its words as
+    /// The newest user statements first, at most [`UPDATE_WINDOW`], and the open requests,
+    /// each with its words as
     /// `words_of` computes them (computed once per slot).
     pub(super) fn user_statements_newest_first(
         &mut self,
         words_of: impl Fn(&PinnedItem) -> BTreeSet<String>,
     ) -> Vec<(usize, &PinnedItem, &BTreeSet<String>)> {
-        let slots: Vec<usize> = self
+        // The open requests too: a value stated in a plain sentence ("the release ships on
+        // 2027-03-14") is what the ledger took as the request.
+        let mut slots: Vec<usize> = self
             .user_statements
             .iter()
             .rev()
             .take(UPDATE_WINDOW)
+            .chain(
+                self.objectives
+                    .iter()
+                    .filter(|&&s| self.get(s).origin == Speaker::User),
+            )
             .copied()
             .collect();
+        slots.sort_unstable_by(|a, b| b.cmp(a));
+        slots.dedup();
         for &slot in &slots {
             if !self.words.contains_key(&slot) {
                 let w = words_of(self.get(slot));

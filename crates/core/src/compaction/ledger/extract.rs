@@ -29,7 +29,7 @@
 
 use std::collections::HashSet;
 
-use super::classify::{is_assistant_decision, is_real_request};
+use super::classify::{is_assistant_decision, is_real_request, is_retraction};
 use super::draft::Draft;
 use super::errors::tool_result;
 use super::kind::{Kind, Speaker};
@@ -130,18 +130,25 @@ fn user(ledger: &mut Draft, text: &str, entry_id: Option<&str>, objective: bool)
     let pieces = pieces(&redacted);
     let (statements, mut claimed) = statements(&pieces);
 
+    // Whether the message names what it changes (a cancellation, an update that found
+    // its statement): then a retraction withdraws nothing more.
+    let mut specific = false;
     let mut pushed_here: Vec<String> = Vec::new();
     for st in statements {
         match st {
-            Statement::Cancel(said) => match pushed_here.pop() {
-                Some(id) => ledger.cancel(&[id], &said, entry_id),
-                None => {
-                    ledger.cancel_latest(&said, entry_id);
+            Statement::Cancel(said) => {
+                specific = true;
+                match pushed_here.pop() {
+                    Some(id) => ledger.cancel(&[id], &said, entry_id),
+                    None => {
+                        ledger.cancel_latest(&said, entry_id);
+                    }
                 }
-            },
+            }
             Statement::Item(kind, text) => {
                 let vals = values(&text);
                 let target = updated(ledger, &text, &vals);
+                specific |= target.is_some();
                 let at = push_update(
                     ledger,
                     PinnedItem::new(kind, Speaker::User, text, vals, None, entry_id),
@@ -158,7 +165,11 @@ fn user(ledger: &mut Draft, text: &str, entry_id: Option<&str>, objective: bool)
             continue;
         }
         if let Some(at) = updated(ledger, p.text, &p.values) {
-            let kind = ledger.get(at).kind;
+            // A new value for a request's value is a fact ("release moved to April 2").
+            let kind = match ledger.get(at).kind {
+                Kind::Objective => Kind::Fact,
+                k => k,
+            };
             let item = PinnedItem::new(
                 kind,
                 Speaker::User,
@@ -169,11 +180,22 @@ fn user(ledger: &mut Draft, text: &str, entry_id: Option<&str>, objective: bool)
             );
             push_update(ledger, item, Some(at));
             *claim = true;
+            specific = true;
         }
     }
 
     if !objective {
         return;
+    }
+    // "On second thought, …", "Instead, let's …": the request or decision before is
+    // withdrawn (not merely followed by a newer one), and this message is the plan.
+    if !specific && is_retraction(&redacted) {
+        let said = sentences(&redacted)
+            .first()
+            .copied()
+            .unwrap_or(&redacted)
+            .to_string();
+        ledger.withdraw_open(&said, entry_id);
     }
     // The objective: what is left of the message once pinned statements are taken out.
     let untouched = claimed.iter().all(|c| !c);

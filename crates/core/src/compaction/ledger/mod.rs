@@ -64,6 +64,8 @@ mod verify;
 mod words;
 
 #[cfg(test)]
+mod resolution_tests;
+#[cfg(test)]
 mod tests;
 
 pub use classify::is_real_request;

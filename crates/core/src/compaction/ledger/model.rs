@@ -213,15 +213,26 @@ impl Ledger {
     }
 
     /// What the user said that is no longer in force, oldest first: statements a later
-    /// one replaced or withdrew, and requests withdrawn ("scratch that"). A request that a
-    /// newer request followed is not among them: it is older, not withdrawn.
+    /// one replaced or withdrew, and requests withdrawn ("scratch that") or whose value an
+    /// update replaced. A request that a newer request followed is not among them: it is
+    /// older, not withdrawn.
     pub fn withdrawn(&self) -> impl Iterator<Item = &PinnedItem> {
-        self.items.iter().filter(|i| {
+        let requests: std::collections::HashSet<&str> = self
+            .items
+            .iter()
+            .filter(|i| i.kind == Kind::Objective)
+            .map(|i| i.id.as_str())
+            .collect();
+        self.items.iter().filter(move |i| {
             !i.is_active()
                 && i.origin == Speaker::User
                 && (i.kind.is_statement()
                     || (i.kind == Kind::Objective
-                        && i.superseded_by.as_ref().is_none_or(|b| b.item_id.is_none())))
+                        // Taken back, or replaced by a statement (an update), not by the
+                        // next request.
+                        && i.superseded_by.as_ref().is_none_or(|b| {
+                            b.item_id.as_deref().is_none_or(|id| !requests.contains(id))
+                        })))
         })
     }
 

@@ -277,58 +277,94 @@ fn looks_like_host(v: &str) -> bool {
         && !v.ends_with(".rs")
 }
 
-/// Whether `text` names a person (see the module's decisions).
-fn names_a_person(text: &str) -> bool {
-    let toks: Vec<&str> = text
-        .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | ':' | '(' | ')' | '"'))
+/// The words of `text` with what punctuation ends each (to find sentence starts).
+fn tokens(text: &str) -> Vec<&str> {
+    text.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | ':' | '(' | ')' | '"'))
         .filter(|t| !t.is_empty())
-        .collect();
-    let word = |t: &str| t.trim_end_matches(['.', '!', '?']).to_string();
-    let titled = |t: &str| {
-        let w = word(t);
-        let w = w
-            .strip_suffix("'s")
-            .or_else(|| w.strip_suffix("\u{2019}s"))
-            .unwrap_or(&w)
-            .to_string();
-        let mut cs = w.chars();
-        let ok = cs.next().is_some_and(|c| c.is_uppercase())
-            && w.chars().count() >= 2
-            && cs.all(|c| c.is_lowercase());
-        let lower = w.to_lowercase();
-        ok && !NOT_NAMES.contains(&lower.as_str())
-            && !MONTHS.contains(&lower.as_str())
-            && !WEEKDAYS.contains(&lower.as_str())
-            && !ZONE_NAMES.contains(&lower.as_str())
-    };
+        .collect()
+}
+
+fn bare(t: &str) -> &str {
+    t.trim_end_matches(['.', '!', '?'])
+}
+
+fn possessive(t: &str) -> bool {
+    let w = bare(t);
+    w.ends_with("'s") || w.ends_with("\u{2019}s")
+}
+
+/// A capitalized word that may be (part of) a name.
+fn titled(t: &str) -> bool {
+    let w = bare(t);
+    let w = w
+        .strip_suffix("'s")
+        .or_else(|| w.strip_suffix("\u{2019}s"))
+        .unwrap_or(w);
+    let mut cs = w.chars();
+    let shaped = cs.next().is_some_and(char::is_uppercase)
+        && w.chars().count() >= 2
+        && cs.all(char::is_lowercase);
+    let lower = w.to_lowercase();
+    shaped
+        && !NOT_NAMES.contains(&lower.as_str())
+        && !MONTHS.contains(&lower.as_str())
+        && !WEEKDAYS.contains(&lower.as_str())
+        && !ZONE_NAMES.contains(&lower.as_str())
+}
+
+fn role_verb(t: Option<&&str>) -> bool {
+    t.is_some_and(|n| ROLE_VERBS.contains(&bare(n).to_lowercase().as_str()))
+}
+
+/// Whether `text` names a person (see the module's decisions): a run of capitalized words
+/// inside a sentence, or opening it before a verb ("Fese Hmazh is the approver"); a
+/// possessive name inside a sentence ("Tomas's"); or a name opening the sentence and
+/// holding a role ([`holds_a_role`]).
+fn names_a_person(text: &str) -> bool {
+    let toks = tokens(text);
     for (i, t) in toks.iter().enumerate() {
         if !titled(t) {
             continue;
         }
-        let sentence_start = i == 0 || toks[i - 1].ends_with(['.', '!', '?']);
-        // Two titled words in a row, neither closing a sentence before the second.
-        if toks.get(i + 1).is_some_and(|n| titled(n)) && !t.ends_with(['.', '!', '?']) {
+        let start = i == 0 || toks[i - 1].ends_with(['.', '!', '?']);
+        let pair = !t.ends_with(['.', '!', '?']) && toks.get(i + 1).is_some_and(|n| titled(n));
+        if pair && !start {
             return true;
         }
-        let possessive = word(t).ends_with("'s") || word(t).ends_with("\u{2019}s");
-        if possessive && !sentence_start {
-            return true;
+        if pair && start {
+            let after = toks.get(i + 2);
+            if role_verb(after) || after.is_some_and(|a| matches!(bare(a), "now" | "will" | "was"))
+            {
+                return true;
+            }
         }
-        if sentence_start
-            && toks
-                .get(i + 1)
-                .is_some_and(|n| ROLE_VERBS.contains(&word(n).to_lowercase().as_str()))
-            && toks
-                .get(i + 2)
-                .is_some_and(|n| !matches!(word(n).to_lowercase().as_str(), "a" | "an"))
-        {
-            // "Priya runs the rotation", not "Budget is a cap": the role verb takes an object
-            // that is not an indefinite description.
-            return word(toks[i + 1]).to_lowercase() != "is"
-                && word(toks[i + 1]).to_lowercase() != "has";
+        if possessive(t) && !start {
+            return true;
         }
     }
-    false
+    holds_a_role(text)
+}
+
+/// Whether a sentence opens with a name that holds a role: "Priya runs the on-call
+/// rotation", "Omar owns the pager" (not "Budget is a cap": the role verbs take an object
+/// that is not an indefinite description, and `is`/`has` need a name of two words).
+pub(super) fn holds_a_role(text: &str) -> bool {
+    if text.trim_end().ends_with('?') {
+        return false;
+    }
+    let toks = tokens(text);
+    let Some(first) = toks.first() else {
+        return false;
+    };
+    let verb = toks.get(1).map(|v| bare(v).to_lowercase());
+    titled(first)
+        && !first.ends_with(['.', '!', '?'])
+        && verb
+            .as_deref()
+            .is_some_and(|v| ROLE_VERBS.contains(&v) && v != "is" && v != "has")
+        && toks
+            .get(2)
+            .is_some_and(|o| !matches!(bare(o).to_lowercase().as_str(), "a" | "an"))
 }
 
 #[cfg(test)]
@@ -388,6 +424,15 @@ mod tests {
         ] {
             assert!(!of(t).contains(&"person".into()), "{t}");
         }
+    }
+
+    #[test]
+    fn a_name_opening_a_sentence_holds_a_role_only_before_a_role_verb() {
+        assert!(holds_a_role("Priya runs the on-call rotation."));
+        assert!(holds_a_role("Omar owns the pager this week."));
+        assert!(!holds_a_role("Budget is a cap."));
+        assert!(!holds_a_role("Priya runs the tests?"));
+        assert!(!holds_a_role("Please runs a thing."));
     }
 
     #[test]

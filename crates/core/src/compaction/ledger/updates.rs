@@ -10,7 +10,7 @@
 //!   words; or one and a slot (`slots`: both set an amount, a date, a person, a time zone,
 //!   a code, a branch under one folder …); or, with no word in common at all, a narrow
 //!   slot that no other candidate sets (the only branch under `spike/`, the only time
-//!   zone), never a broad one (an amount, a code: "the code rotated" must not take the
+//!   zone, the only request rate, the only port), never a broad one (an amount, a code: "the code rotated" must not take the
 //!   project's codename for the access code).
 //! * Among the qualified the one sharing the rarest words wins: each shared word counts
 //!   the inverse of the number of candidates holding it, and a shared slot one more, so
@@ -44,6 +44,7 @@ const CUES: &[&str] = &[
     "increase", "increased", "reduce", "reduced", "moved", "reassigned", "handed over",
     "takes over", "took over", "taking over", "belongs to", "postponed", "pushed back",
     "rescheduled", "correction", "actually", "make that", "on second thought",
+    "from here on", "from here", "these days",
 ];
 
 /// Words too common to say what two statements share: time words ("this week"), the
@@ -91,11 +92,12 @@ fn words_of(text: &str, values: &[String], cues: &BTreeSet<String>) -> BTreeSet<
     // Weak words go before stemming ("hundred" stems to "hundr").
     let kept: Vec<String> = words(&t.replace('-', " "))
         .into_iter()
-        .filter(|w| !WEAK.contains(&stem(w).as_str()) && !WEAK.contains(&w.as_str()))
+        .filter(|w| {
+            !WEAK.contains(&stem(w).as_str()) && !WEAK.contains(&w.as_str()) && !cues.contains(w)
+        })
         .collect();
     let mut out: BTreeSet<String> = content_words(&kept.join(" "))
         .into_iter()
-        .filter(|w| !cues.contains(w))
         .map(|w| match w.strip_suffix("er") {
             Some(root) if root.chars().count() >= 3 => root.to_string(),
             _ => w,
@@ -124,7 +126,8 @@ pub(super) fn updated(ledger: &mut Draft, text: &str, values: &[String]) -> Opti
     if !cue && !exclusive {
         return None;
     }
-    let cues = content_words(&CUES.join(" "));
+    // Cue words as written: "calling" is a cue, "call" (on-call) is a subject.
+    let cues: BTreeSet<String> = words(&CUES.join(" ")).into_iter().collect();
     let mine = words_of(text, values, &cues);
     let (mine_words, _) = split(&mine);
     let candidates: Vec<(usize, Kind, Vec<String>, Vec<String>)> = ledger
@@ -160,7 +163,7 @@ pub(super) fn updated(ledger: &mut Draft, text: &str, values: &[String]) -> Opti
     }
     let mut best: Option<(usize, f64)> = None;
     // Newest first: ties go to the newest.
-    for (at, _, words, old_slots) in &candidates {
+    for (at, kind, words, old_slots) in &candidates {
         let shared: Vec<&String> = words.iter().filter(|w| mine_words.contains(w)).collect();
         let common = mine_slots
             .iter()
@@ -168,9 +171,15 @@ pub(super) fn updated(ledger: &mut Draft, text: &str, values: &[String]) -> Opti
         // With no word in common only a narrow slot names the referent: a branch under
         // the same folder, a time zone; not any amount or any code.
         let only_holder = common.is_some_and(|s| {
-            slot_holders.get(s) == Some(&1) && (s.starts_with("path:") || s.contains('='))
+            slot_holders.get(s) == Some(&1)
+                && (s.starts_with("path:") || s.contains('=') || s == "rate" || s == "port")
         });
-        let enough = shared.len() >= 2 || (!shared.is_empty() && common.is_some()) || only_holder;
+        let enough = if *kind == Kind::Objective {
+            // A request is replaced only by a new value for a word it names.
+            !shared.is_empty() && common.is_some()
+        } else {
+            shared.len() >= 2 || (!shared.is_empty() && common.is_some()) || only_holder
+        };
         let score: f64 = shared
             .iter()
             .map(|w| 1.0 / df[w.as_str()] as f64)
