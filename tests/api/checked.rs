@@ -10,7 +10,7 @@ use compactd::summarize::{answer_plainly, Answering, Mode, ProgressSink, Strateg
 use compactd::summarize::{RequestKind, Summarize, SummaryRequest};
 use serde_json::{json, Value};
 
-use crate::helpers::{entries_of, spawn_app_custom, spawn_app_with_summarizer};
+use crate::helpers::{entries_of, spawn_app_custom, spawn_app_with_summarizer, SessionWriter};
 
 const HEADING: &str = "## Pinned (restored verbatim)";
 
@@ -54,59 +54,6 @@ impl Summarize for DropAll {
 
     fn describe(&self) -> Value {
         json!({"summarizer": "drop-all"})
-    }
-}
-
-/// Writes JSONL entries: each `(id, message)` a `message` entry child of the one before.
-struct SessionWriter {
-    lines: Vec<String>,
-    parent: Option<String>,
-    n: usize,
-}
-
-impl SessionWriter {
-    fn new() -> Self {
-        SessionWriter {
-            lines: vec![json!({"type": "session", "version": 3, "id": "checked-1",
-                "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/repo"})
-            .to_string()],
-            parent: None,
-            n: 0,
-        }
-    }
-
-    fn push(&mut self, message: Value) -> String {
-        self.n += 1;
-        let id = format!("m{:03}", self.n);
-        self.lines.push(
-            json!({"type": "message", "id": id, "parentId": self.parent,
-                "timestamp": format!("2026-01-01T00:{:02}:{:02}.000Z", self.n / 60, self.n % 60),
-                "message": message})
-            .to_string(),
-        );
-        self.parent = Some(id.clone());
-        id
-    }
-
-    fn user(&mut self, text: &str) -> String {
-        self.push(json!({"role": "user", "content": [{"type": "text", "text": text}]}))
-    }
-
-    fn assistant(&mut self, text: &str) -> String {
-        self.push(
-            json!({"role": "assistant", "content": [{"type": "text", "text": text}],
-            "stopReason": "stop"}),
-        )
-    }
-
-    /// An entry as an answer gives it (`parentId` already set), appended as is.
-    fn append_entry(&mut self, entry: &Value) {
-        self.lines.push(entry.to_string());
-        self.parent = entry["id"].as_str().map(str::to_string);
-    }
-
-    fn text(&self) -> String {
-        self.lines.join("\n") + "\n"
     }
 }
 

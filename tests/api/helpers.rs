@@ -3,6 +3,7 @@ use std::sync::Arc;
 use compactd::config::Config;
 use compactd::startup::Application;
 use compactd::summarize::{Prompts, Summarize};
+use serde_json::{json, Value};
 
 pub struct TestApp {
     pub address: String,
@@ -280,4 +281,63 @@ pub async fn spawn_process(env: &[(&str, String)]) -> Process {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     panic!("compactd did not start");
+}
+
+/// Writes JSONL entries: each `(id, message)` a `message` entry child of the one before.
+pub struct SessionWriter {
+    lines: Vec<String>,
+    pub parent: Option<String>,
+    n: usize,
+}
+
+impl Default for SessionWriter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SessionWriter {
+    pub fn new() -> Self {
+        SessionWriter {
+            lines: vec![json!({"type": "session", "version": 3, "id": "checked-1",
+                "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/repo"})
+            .to_string()],
+            parent: None,
+            n: 0,
+        }
+    }
+
+    pub fn push(&mut self, message: Value) -> String {
+        self.n += 1;
+        let id = format!("m{:03}", self.n);
+        self.lines.push(
+            json!({"type": "message", "id": id, "parentId": self.parent,
+                "timestamp": format!("2026-01-01T00:{:02}:{:02}.000Z", self.n / 60, self.n % 60),
+                "message": message})
+            .to_string(),
+        );
+        self.parent = Some(id.clone());
+        id
+    }
+
+    pub fn user(&mut self, text: &str) -> String {
+        self.push(json!({"role": "user", "content": [{"type": "text", "text": text}]}))
+    }
+
+    pub fn assistant(&mut self, text: &str) -> String {
+        self.push(
+            json!({"role": "assistant", "content": [{"type": "text", "text": text}],
+            "stopReason": "stop"}),
+        )
+    }
+
+    /// An entry as an answer gives it (`parentId` already set), appended as is.
+    pub fn append_entry(&mut self, entry: &Value) {
+        self.lines.push(entry.to_string());
+        self.parent = entry["id"].as_str().map(str::to_string);
+    }
+
+    pub fn text(&self) -> String {
+        self.lines.join("\n") + "\n"
+    }
 }

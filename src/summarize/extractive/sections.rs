@@ -11,6 +11,7 @@ use super::pinned::{decisions, open_errors, standing};
 use super::text::{code, collapse_ws, shorten, shorten_middle};
 use compactd_core::compaction::ledger::InForce;
 use compactd_core::compaction::ledger::{budget_order, is_labelled, split_label, Kind};
+use compactd_core::session::text::utf16_len;
 
 /// The items of every section in the order they were added; an item already in its
 /// section is not added twice.
@@ -148,15 +149,6 @@ fn request_items(b: &mut Builder, f: &Facts, lead_kept: bool) {
     } else {
         real.first().copied()
     };
-    if let Some(first) = first {
-        let tier = if lead_kept { KEEP } else { 6 };
-        let shorter = [300, 160, 80, 40]
-            .iter()
-            .map(|&n| shorten(first, n))
-            .collect();
-        b.add_item(Sec::Goal, shorten(first, 800), false, tier, false, shorter);
-    }
-    let latest = (real.len() > 1).then(|| real[real.len() - 1]);
     // An instruction that carries a pinned statement is pinned itself: it says the
     // statement in the user's words, with its context, and the statement is not repeated
     // (see `standing_items`).
@@ -165,11 +157,27 @@ fn request_items(b: &mut Builder, f: &Facts, lead_kept: bool) {
         .filter(|i| !is_labelled(&i.text))
         .map(|i| collapse_ws(&i.text))
         .collect();
+    if let Some(first) = first {
+        let tier = if lead_kept { KEEP } else { 6 };
+        let shorter = [300, 160, 80, 40]
+            .iter()
+            .map(|&n| quote(first, n, &statements))
+            .collect();
+        b.add_item(
+            Sec::Goal,
+            quote(first, 800, &statements),
+            false,
+            tier,
+            false,
+            shorter,
+        );
+    }
+    let latest = (real.len() > 1).then(|| real[real.len() - 1]);
     for (n, r) in f.instructions().enumerate() {
         if Some(&r) == first || Some(&r) == latest {
             continue;
         }
-        let text = shorten(&r, REQUEST_CHARS);
+        let text = quote(&r, REQUEST_CHARS, &statements);
         if statements.iter().any(|st| text.contains(st.as_str())) {
             b.quoted.push(text.clone());
             b.add_ordered(Sec::Goal, text, PINNED, usize::MAX / 2 + n, None);
@@ -181,11 +189,60 @@ fn request_items(b: &mut Builder, f: &Facts, lead_kept: bool) {
         let latest = real[real.len() - 1];
         let shorter = [300, 160, 80]
             .iter()
-            .map(|&n| format!("Latest request: {}", shorten(latest, n)))
+            .map(|&n| format!("Latest request: {}", quote(latest, n, &statements)))
             .collect();
-        let text = format!("Latest request: {}", shorten(latest, 600));
+        let text = format!("Latest request: {}", quote(latest, 600, &statements));
         b.add_item(Sec::Goal, text, false, KEEP, false, shorter);
     }
+}
+
+/// A user message quoted within `max` units: whole when it fits; else its opening and
+/// then the pinned statements it holds, wherever they stand in it, so a rule at the end
+/// of a long message is not what the cut takes.
+fn quote(message: &str, max: usize, statements: &[String]) -> String {
+    let text = collapse_ws(message);
+    if utf16_len(&text) <= max {
+        return text;
+    }
+    let mut held: Vec<(usize, &str)> = statements
+        .iter()
+        .filter_map(|st| text.find(st.as_str()).map(|at| (at, st.as_str())))
+        .collect();
+    held.sort_unstable();
+    // Statements the opening already shows are not repeated.
+    let head_len = max / 3;
+    let head = shorten(&text, head_len.max(40));
+    let head_core = head.trim_end_matches('…');
+    let rest: Vec<&str> = held
+        .into_iter()
+        .filter(|(at, st)| at + st.len() > head_core.len())
+        .map(|(_, st)| st)
+        .collect();
+    if rest.is_empty() {
+        return shorten(&text, max);
+    }
+    let mut out = head.clone();
+    for st in rest {
+        let next = format!("{out} {st}");
+        if utf16_len(&next) > max {
+            break;
+        }
+        out = next;
+    }
+    if out == head {
+        // Not even one fits beside the opening: the statement alone, cut.
+        return shorten(rest_first(&text, statements, head_core.len()), max);
+    }
+    out
+}
+
+/// The first pinned statement of `text` that starts at or after `from`.
+fn rest_first<'a>(text: &'a str, statements: &[String], from: usize) -> &'a str {
+    statements
+        .iter()
+        .filter_map(|st| text.find(st.as_str()).filter(|&at| at + st.len() > from))
+        .min()
+        .map_or(text, |at| &text[at..])
 }
 
 fn error_text(e: &Failure, line_max: usize) -> String {

@@ -342,6 +342,25 @@ pub(super) fn imperative(f: &str, phrase: &str) -> bool {
     })
 }
 
+/// Scope phrases that bind an instruction forward ("From now on:", "Until I say otherwise.").
+#[rustfmt::skip]
+const SCOPES: &[&str] = &[
+    "from now on", "from here on", "from here on out", "going forward", "until i say otherwise",
+    "until further notice", "until i tell you otherwise", "for the rest of this session",
+    "for the rest of the session", "for the rest of this project", "for the rest of the project",
+    "henceforth", "from this point on", "from this point forward", "as a standing rule",
+    "for all future work", "in all future work", "for every future change", "always",
+    "important", "remember",
+];
+
+/// Whether a sentence is only a scope phrase ("Until I say otherwise.", "From now on:",
+/// "Going forward —"): it binds the sentence after it.
+pub(super) fn is_scope_only(sentence: &str) -> bool {
+    let f = fold(sentence);
+    let core = f.trim().trim_matches(|c: char| !c.is_alphanumeric()).trim();
+    SCOPES.contains(&core)
+}
+
 /// Phrases by which a message takes back what the user asked last, wherever they stand.
 #[rustfmt::skip]
 const RETRACTIONS: &[&str] = &[

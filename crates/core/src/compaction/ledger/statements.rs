@@ -15,7 +15,9 @@
 //! * The joined text is the sentences joined by one space: verbatim sentences, not the
 //!   line layout between them.
 
-use super::classify::{cancellation, classify_user, refers_back, starts_with_reference};
+use super::classify::{
+    cancellation, classify_user, is_scope_only, refers_back, starts_with_reference,
+};
 use super::kind::Kind;
 use super::labels::{spans, Span};
 use super::values::values;
@@ -113,6 +115,23 @@ pub(super) fn statements(pieces: &[Piece<'_>]) -> (Vec<Statement>, Vec<bool>) {
             claimed[i] = true;
             i += 1;
             continue;
+        }
+        // "Until I say otherwise." standing alone scopes the instruction after it: the two
+        // are one standing rule, pinned whole (the scope alone says nothing).
+        if is_scope_only(p.text) {
+            if let Some(n) = pieces.get(i + 1).filter(|n| !n.cancel && !n.labelled) {
+                let kind = match n.kind {
+                    Some(k @ (Kind::Constraint | Kind::Preference)) => k,
+                    _ => Kind::Rule,
+                };
+                out.push(Statement::Item(kind, format!("{} {}", p.text, n.text)));
+                for k in [i, i + 1] {
+                    claimed[k] = true;
+                    owner[k] = Some(out.len() - 1);
+                }
+                i += 2;
+                continue;
+            }
         }
         let Some(kind) = p.kind else {
             i += 1;
@@ -275,5 +294,30 @@ mod tests {
     fn sentences_too_long_to_be_statements_are_not_pinned() {
         let long = format!("Never {}.", "x ".repeat(SENTENCE_CHARS));
         assert!(grouped(&long).is_empty());
+    }
+
+    #[test]
+    fn a_scope_standing_alone_binds_the_instruction_after_it() {
+        assert_eq!(
+            grouped("Until I say otherwise.\nRun the full test suite before every commit."),
+            ["rule: Until I say otherwise. Run the full test suite before every commit."]
+        );
+        assert_eq!(
+            grouped("From now on:\nthe docs use British spelling."),
+            ["rule: From now on: the docs use British spelling."]
+        );
+        assert_eq!(
+            grouped("Going forward —\nkeep every migration reversible. Thanks!"),
+            ["rule: Going forward — keep every migration reversible."]
+        );
+        // A scope inside its sentence is the sentence's own business.
+        assert_eq!(
+            grouped("For the rest of this session, answer in British English."),
+            ["rule: For the rest of this session, answer in British English."]
+        );
+        // A scope with nothing after it binds nothing.
+        assert!(grouped("Until further notice.")
+            .iter()
+            .all(|g| !g.contains("Until further notice. ")));
     }
 }
