@@ -19,7 +19,9 @@
 use crate::config::Checking;
 use crate::telemetry::metric;
 use compactd_core::compaction::file_ops::{format_file_lists, FileLists};
-use compactd_core::compaction::ledger::{check_summary, redact, InForce, Ledger, Retention};
+use compactd_core::compaction::ledger::{
+    check_summary, check_summary_within, redact, InForce, Ledger, Retention, STANDING_TOKENS,
+};
 
 use super::chunks::tokens_of;
 
@@ -60,11 +62,20 @@ pub fn finish(
     // Nothing withdrawn is stated as current, whoever wrote the text.
     let text = InForce::of(ledger).resolve_lines(&text);
     let summary = without_secrets(text + &format_file_lists(files));
-    let (tokens, share) = match budget {
-        RestoreBudget::ShareOf(output) => (output, checking.pin_budget_share),
-        RestoreBudget::LeftOf(left) => (left.saturating_sub(tokens_of(&summary)), 1.0),
+    let v = match budget {
+        RestoreBudget::ShareOf(output) => {
+            verify(&summary, ledger, output, checking.pin_budget_share)
+        }
+        // A target governs the whole: no room beyond what the summary left of it.
+        RestoreBudget::LeftOf(left) => {
+            let left = left.saturating_sub(tokens_of(&summary)) as usize;
+            let c = check_summary(&summary, ledger, left);
+            Verified {
+                summary: c.summary,
+                retention: c.retention,
+            }
+        }
     };
-    let v = verify(&summary, ledger, tokens, share);
     record(&v.retention);
     CheckedSummary {
         summary: v.summary,
@@ -97,7 +108,9 @@ pub fn verify(summary: &str, ledger: &Ledger, output_tokens: u64, share: f64) ->
     } else {
         usize::MAX
     };
-    let checked = check_summary(summary, ledger, budget);
+    // Standing statements in force are the user's words beside the narrative: they get
+    // their own room, not only a share of the narrative's.
+    let checked = check_summary_within(summary, ledger, budget, STANDING_TOKENS);
     Verified {
         summary: checked.summary,
         retention: checked.retention,
@@ -184,9 +197,14 @@ mod tests {
         let all = verify("Nothing.", &ledger, 10_000, 0.25);
         assert_eq!(all.retention.left_out, Vec::<String>::new());
         assert!(all.retention.reinserted > 0);
+        // No share at all: the standing statements still stand beside the narrative, the
+        // modified file (no statement of the user's) is left out.
         let none = verify("Nothing.", &ledger, 10_000, 0.0);
-        assert_eq!(none.retention.reinserted, 0);
-        assert_eq!(none.retention.left_out.len(), none.retention.pinned);
+        let summary = &none.summary;
+        assert!(summary.contains("Never push to main."), "{summary}");
+        assert!(summary.contains("$500"), "{summary}");
+        assert!(!summary.contains("src/a.rs"), "{summary}");
+        assert_eq!(none.retention.left_out.len(), 1);
     }
 
     #[test]

@@ -76,8 +76,8 @@ pub use model::{Ledger, PinnedItem, Status, SupersededBy, LEDGER_VERSION};
 pub use priority::budget_order;
 pub use resolution::{InForce, REMAINDER_WORDS};
 pub use restore::{
-    check_summary, estimate_tokens, render_section, strip_section, Checked, Retention,
-    PINNED_HEADING,
+    check_summary, check_summary_within, estimate_tokens, render_section, strip_section, Checked,
+    Retention, PINNED_HEADING, STANDING_TOKENS,
 };
 pub use secrets::{looks_like_secret, redact, REDACTED};
 pub use verify::{is_present, SummaryText, WORD_OVERLAP};

@@ -74,9 +74,26 @@ pub fn estimate_tokens(s: &str) -> usize {
     s.encode_utf16().count().div_ceil(4)
 }
 
+/// Standing statements in force (rules, constraints, preferences, goal states, facts) are
+/// restored within at least this many tokens, whatever the summary's own output budget:
+/// the user's words stand beside the narrative, they are not part of it. A bound all the
+/// same, so a ledger of thousands of statements cannot blow up a summary.
+pub const STANDING_TOKENS: usize = 4096;
+
 /// Checks `summary` against the ledger's active items and restores the missing ones
 /// within `budget_tokens` (see the module docs).
 pub fn check_summary(summary: &str, ledger: &Ledger, budget_tokens: usize) -> Checked {
+    check_summary_within(summary, ledger, budget_tokens, budget_tokens)
+}
+
+/// [`check_summary`], standing statements restored within `standing_tokens` instead when
+/// that is more (see [`STANDING_TOKENS`]).
+pub fn check_summary_within(
+    summary: &str,
+    ledger: &Ledger,
+    budget_tokens: usize,
+    standing_tokens: usize,
+) -> Checked {
     let base = strip_section(summary);
     let text = SummaryText::new(&base);
     let active: Vec<&PinnedItem> = ledger.active().collect();
@@ -85,7 +102,7 @@ pub fn check_summary(summary: &str, ledger: &Ledger, budget_tokens: usize) -> Ch
         .copied()
         .filter(|i| !text.carries(i))
         .collect();
-    let chosen = select(&missing, budget_tokens);
+    let chosen = select(&missing, budget_tokens, standing_tokens.max(budget_tokens));
     let restored: Vec<&PinnedItem> = missing
         .iter()
         .copied()
@@ -172,8 +189,13 @@ fn units(s: &str) -> usize {
 
 /// The ids chosen within the budget. The rendered size is additive (heading, one
 /// heading per kind present, one line per item), so it is tracked without re-rendering.
-fn select<'a>(missing: &[&'a PinnedItem], budget_tokens: usize) -> Vec<&'a str> {
+fn select<'a>(
+    missing: &[&'a PinnedItem],
+    budget_tokens: usize,
+    standing_tokens: usize,
+) -> Vec<&'a str> {
     let budget_units = budget_tokens.saturating_mul(4);
+    let standing_units = standing_tokens.saturating_mul(4);
     let order = budget_order(missing).into_iter().map(|p| (p, missing[p]));
     let fixed = units(SEPARATOR) + units(PINNED_HEADING) + units(PINNED_NOTE) + 2;
     let mut used = fixed;
@@ -186,7 +208,16 @@ fn select<'a>(missing: &[&'a PinnedItem], budget_tokens: usize) -> Vec<&'a str> 
             units(&group_heading(item.kind))
         };
         let cost = heading + units(&item_line(item));
-        if used + cost <= budget_units {
+        let standing = matches!(
+            item.kind,
+            Kind::Rule | Kind::Constraint | Kind::Preference | Kind::Goal | Kind::Fact
+        );
+        let limit = if standing {
+            standing_units
+        } else {
+            budget_units
+        };
+        if used + cost <= limit {
             used += cost;
             if heading > 0 {
                 kinds.push(item.kind);
