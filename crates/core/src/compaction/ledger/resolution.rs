@@ -63,15 +63,16 @@ impl InForce {
         if self.withdrawn.is_empty() {
             return Some(kept);
         }
-        let core = kept
-            .trim_end_matches('\u{2026}')
-            .trim_end()
-            .to_ascii_lowercase();
+        // A quote cut short (it ends in "…") of a withdrawn statement is that statement.
+        let cut = kept
+            .strip_suffix('\u{2026}')
+            .map(|c| c.trim_end().to_ascii_lowercase());
         let mut changed = false;
         for w in &self.withdrawn {
-            // A quote cut short of a withdrawn statement is that statement.
-            if core.len() >= 12 && w.starts_with(&core) {
-                return None;
+            if let Some(core) = cut.as_deref().filter(|c| c.len() >= 12) {
+                if w.starts_with(core) || w.starts_with(core.trim_start_matches(['-', '*', ' '])) {
+                    return None;
+                }
             }
             let lower = kept.to_ascii_lowercase();
             let Some(at) = lower.find(w.as_str()) else {
@@ -110,11 +111,15 @@ impl InForce {
         for line in summary.split_inclusive('\n') {
             let body = line.trim_end_matches(['\n', '\r']);
             let lower = collapse_ws(body).to_ascii_lowercase();
-            if !self.withdrawn.iter().any(|w| {
-                lower.contains(w.as_str())
-                    || (lower.len() >= 12
-                        && w.starts_with(lower.trim_start_matches(['-', '*', ' '])))
-            }) {
+            let cut = lower
+                .strip_suffix('\u{2026}')
+                .map(|c| c.trim_end().trim_start_matches(['-', '*', ' ']))
+                .filter(|c| c.len() >= 12);
+            let touched = self
+                .withdrawn
+                .iter()
+                .any(|w| lower.contains(w.as_str()) || cut.is_some_and(|c| w.starts_with(c)));
+            if !touched {
                 out.push_str(line);
                 continue;
             }
@@ -168,6 +173,22 @@ mod tests {
         );
         // A quote cut short of it goes with it.
         assert_eq!(f.resolve("HARD CONSTRAINT: Report all times…"), None);
+    }
+
+    #[test]
+    fn a_label_line_is_no_quote_of_what_was_withdrawn() {
+        let l = ledger(&[
+            "HARD CONSTRAINT: Budget cap is $201 total.",
+            "HARD CONSTRAINT: Budget cap is $956 total.",
+            "HARD CONSTRAINT: Only Python 3.11.",
+        ]);
+        let f = InForce::of(&l);
+        let s = "HARD CONSTRAINT:\n- Budget cap is $956 total.\n- Only Python 3.11.\n";
+        assert_eq!(f.resolve_lines(s), s);
+        assert_eq!(
+            f.resolve_lines("- HARD CONSTRAINT: Budget cap is $201 to\u{2026}\n"),
+            ""
+        );
     }
 
     #[test]
