@@ -126,6 +126,8 @@ impl Builder {
 /// The longest a request between the first and the latest is quoted (pasted material
 /// after an instruction is what gets cut).
 const REQUEST_CHARS: usize = 240;
+/// The longest an earlier request is listed with the progress: one line.
+const DONE_CHARS: usize = 160;
 /// Distinct errors met, listed in the critical context (the newest).
 const ERRORS_MET: usize = 24;
 /// Commands named in the critical context.
@@ -135,11 +137,13 @@ const MENTIONED: usize = 8;
 /// Notes on what changed, per file.
 const NOTES: usize = 2;
 
-/// The goal: the first real request (unless an earlier summary states the goal), the
-/// latest one, and every one in between, verbatim (long ones cut): the user's
-/// instructions are what a continuing agent can least reconstruct, so they go last of all
-/// but the pinned statements, the oldest first. Chit-chat and pasted output are not
-/// requests.
+/// The goal: the first real request (unless an earlier summary states the goal) and the
+/// latest one; every request in between is listed with the progress (a task of the
+/// checklist), or with
+/// the standing statements when it carries one, verbatim (long ones cut to their opening
+/// and their pinned statements): the user's instructions are what a continuing agent can
+/// least reconstruct, so they go last of all but the pinned statements, the oldest first.
+/// Chit-chat and pasted output are not requests.
 fn request_items(b: &mut Builder, f: &Facts, lead_kept: bool) {
     let real: Vec<&String> = f.real_requests().collect();
     let all_first = f.requests.first();
@@ -177,12 +181,15 @@ fn request_items(b: &mut Builder, f: &Facts, lead_kept: bool) {
         if Some(&r) == first || Some(&r) == latest {
             continue;
         }
+        // The goal is the objective in force, not a log: a request between the first and
+        // the latest is progress (done, or replaced by the latest), and one that carries a
+        // standing statement is that statement in the user's words.
         let text = quote(&r, REQUEST_CHARS, &statements);
         if statements.iter().any(|st| text.contains(st.as_str())) {
             b.quoted.push(text.clone());
-            b.add_ordered(Sec::Goal, text, PINNED, usize::MAX / 2 + n, None);
+            b.add_ordered(Sec::Constraints, text, PINNED, usize::MAX / 2 + n, None);
         } else {
-            b.add(Sec::Goal, text, 9, false);
+            b.add(Sec::Done, quote(&r, DONE_CHARS, &statements), 9, false);
         }
     }
     if real.len() > 1 {
