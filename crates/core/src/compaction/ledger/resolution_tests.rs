@@ -30,6 +30,17 @@ fn withdrawn(l: &Ledger, needle: &str) -> bool {
     l.withdrawn().any(|w| w.id == item.id)
 }
 
+/// The ledger of `said` holds the statement `old` withdrawn (the last message replaced it).
+fn assert_replaces(said: &[&str], old: &str) {
+    let l = ledger(said);
+    let new = said.last().expect("a message");
+    assert!(
+        withdrawn(&l, old),
+        "{new:?} left {old:?} in force: {:#?}",
+        l.items()
+    );
+}
+
 /// Whether some statement in force holds `needle`.
 fn in_force(l: &Ledger, needle: &str) -> bool {
     l.active().any(|i| i.text.contains(needle))
@@ -141,20 +152,10 @@ fn a_limit_changed_in_other_words() {
             "Heads up, the demo got postponed to Tuesday the 9th.",
         ),
     ] {
+        assert_replaces(&[old, "Never force-push.", new], old);
+        let said = new.trim_end_matches('.').split(':').next_back().unwrap();
         let l = ledger(&[old, "Never force-push.", new]);
-        assert!(
-            withdrawn(&l, old),
-            "{new:?} left {old:?} in force: {:#?}",
-            l.items()
-        );
-        assert!(in_force(
-            &l,
-            new.trim_end_matches('.')
-                .split(':')
-                .next_back()
-                .unwrap()
-                .trim()
-        ));
+        assert!(in_force(&l, said.trim()), "{new:?}");
     }
 }
 
@@ -174,12 +175,7 @@ fn an_owner_changed_in_other_words() {
             "The billing service is owned by Jun Park now.",
         ),
     ] {
-        let l = ledger(&[old, new]);
-        assert!(
-            withdrawn(&l, old),
-            "{new:?} left {old:?} in force: {:#?}",
-            l.items()
-        );
+        assert_replaces(&[old, new], old);
     }
 }
 
@@ -199,12 +195,7 @@ fn a_time_zone_or_unit_system_set_anew_replaces_without_a_cue() {
             "Give me detailed answers from here.",
         ),
     ] {
-        let l = ledger(&[old, new]);
-        assert!(
-            withdrawn(&l, old),
-            "{new:?} left {old:?} in force: {:#?}",
-            l.items()
-        );
+        assert_replaces(&[old, new], old);
     }
 }
 
