@@ -53,7 +53,7 @@
 use super::kind::Kind;
 use super::slots::{holds_a_role, slots};
 use super::values::values;
-use super::words::{self, fold, has_phrase, phrase_positions, words};
+use super::words::{fold, has_phrase, phrase_positions, words};
 
 #[rustfmt::skip]
 const CANCELS: &[&str] = &[
@@ -64,7 +64,7 @@ const CANCELS: &[&str] = &[
 
 /// Words that may stand before a cancellation: "oh, never mind", "no, scratch that".
 #[rustfmt::skip]
-const CANCEL_LEAD: &[&str] = &[
+pub(super) const CANCEL_LEAD: &[&str] = &[
     "oh", "ah", "no", "wait", "actually", "ok", "okay", "hmm", "please", "sorry",
 ];
 
@@ -339,63 +339,6 @@ pub(super) fn imperative(f: &str, phrase: &str) -> bool {
             }
         }
         before.is_empty() || before.ends_with([',', ';', ':', '(', '-', '\u{2014}', '*'])
-    })
-}
-
-/// Scope phrases that bind an instruction forward ("From now on:", "Until I say otherwise.").
-#[rustfmt::skip]
-const SCOPES: &[&str] = &[
-    "from now on", "from here on", "from here on out", "going forward", "until i say otherwise",
-    "until further notice", "until i tell you otherwise", "for the rest of this session",
-    "for the rest of the session", "for the rest of this project", "for the rest of the project",
-    "henceforth", "from this point on", "from this point forward", "as a standing rule",
-    "for all future work", "in all future work", "for every future change", "always",
-    "important", "remember",
-];
-
-/// Whether a sentence is only a scope phrase ("Until I say otherwise.", "From now on:",
-/// "Going forward —"): it binds the sentence after it.
-pub(super) fn is_scope_only(sentence: &str) -> bool {
-    let f = fold(sentence);
-    let core = f.trim().trim_matches(|c: char| !c.is_alphanumeric()).trim();
-    SCOPES.contains(&core)
-}
-
-/// Phrases by which a message takes back what the user asked last, wherever they stand.
-#[rustfmt::skip]
-const RETRACTIONS: &[&str] = &[
-    "on second thought", "on second thoughts", "change of plan", "change of plans",
-    "changed my mind", "change my mind", "disregard my previous", "disregard my last",
-    "disregard the previous", "disregard the last", "ignore my previous", "ignore my last",
-    "ignore the previous instruction", "ignore the last instruction", "forget what i said",
-    "forget my previous", "forget my last", "forget the previous", "scrap that", "scrap the plan",
-    "belay that", "we're not doing that", "we are not doing that",
-];
-
-/// Openings by which a sentence replaces what was asked last: "Instead, let's …".
-#[rustfmt::skip]
-const RETRACTING_OPENINGS: &[&str] = &[
-    "instead, let's", "instead let's", "instead, lets", "actually, let's", "actually let's",
-    "actually, lets", "rather, let's", "no, let's", "let's not", "let us not", "instead, we",
-    "instead we", "actually, we'll", "actually we'll", "actually, we will",
-];
-
-/// Whether a user message takes back the request or decision before it ("on second
-/// thought, …", "disregard my previous instruction", "instead, let's …"): its own request,
-/// if any, is then the plan, and the one before is withdrawn, not merely older.
-pub(super) fn is_retraction(text: &str) -> bool {
-    let f = fold(text);
-    if RETRACTIONS.iter().any(|p| has_phrase(&f, p)) {
-        return true;
-    }
-    words::sentences(&f).into_iter().any(|s| {
-        let mut rest = s.trim_start_matches([' ', '-', '*', '>']);
-        while let Some(lead) = CANCEL_LEAD.iter().find(|w| {
-            rest.starts_with(*w) && rest[w.len()..].starts_with([' ', ',']) && **w != "actually"
-        }) {
-            rest = rest[lead.len()..].trim_start_matches([' ', ',']);
-        }
-        RETRACTING_OPENINGS.iter().any(|o| rest.starts_with(o))
     })
 }
 

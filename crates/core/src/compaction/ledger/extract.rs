@@ -29,11 +29,12 @@
 
 use std::collections::HashSet;
 
-use super::classify::{is_assistant_decision, is_real_request, is_retraction};
+use super::classify::{is_assistant_decision, is_real_request};
 use super::draft::Draft;
 use super::errors::tool_result;
 use super::kind::{Kind, Speaker};
 use super::model::{Ledger, PinnedItem};
+use super::reach::is_retraction;
 use super::secrets::redact;
 use super::statements::{pieces, statements, Statement, SENTENCE_CHARS};
 use super::updates::updated;

@@ -51,6 +51,7 @@ mod kind;
 mod labels;
 mod model;
 mod priority;
+mod reach;
 mod resolution;
 mod restore;
 mod secrets;

@@ -15,11 +15,10 @@
 //! * The joined text is the sentences joined by one space: verbatim sentences, not the
 //!   line layout between them.
 
-use super::classify::{
-    cancellation, classify_user, is_scope_only, refers_back, starts_with_reference,
-};
+use super::classify::{cancellation, classify_user, refers_back, starts_with_reference};
 use super::kind::Kind;
 use super::labels::{spans, Span};
+use super::reach::is_scope_only;
 use super::values::values;
 use super::words::sentences;
 
