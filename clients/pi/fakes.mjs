@@ -6,6 +6,19 @@ import http from "node:http";
 /** pi's own summarization prompt opens with this (pi-coding-agent 0.73.1, compaction/utils). */
 const PI_SUMMARIZER = "You are a context summarization assistant";
 
+/** A request's whole body, as text. */
+async function readBody(req) {
+	let raw = "";
+	for await (const chunk of req) raw += chunk;
+	return raw;
+}
+
+/** Stops a server and drops the connections it still holds (a hung request among them). */
+function closeServer(server) {
+	server.closeAllConnections?.();
+	server.close();
+}
+
 /** The text of a chat-completions message (a string, or an array of text parts). */
 export function textOf(content) {
 	if (typeof content === "string") return content;
@@ -46,14 +59,11 @@ export class FakeModel {
 	}
 
 	close() {
-		this.server.closeAllConnections?.();
-		this.server.close();
+		closeServer(this.server);
 	}
 
 	async #handle(req, res) {
-		let raw = "";
-		for await (const chunk of req) raw += chunk;
-		const body = JSON.parse(raw);
+		const body = JSON.parse(await readBody(req));
 		const route = req.url.startsWith("/compactd/") ? "compactd" : "agent";
 		this.requests.push({ route, body });
 		const messages = body.messages;
@@ -151,13 +161,11 @@ export class CompactdProxy {
 	}
 
 	close() {
-		this.server.closeAllConnections?.();
-		this.server.close();
+		closeServer(this.server);
 	}
 
 	async #handle(req, res) {
-		let raw = "";
-		for await (const chunk of req) raw += chunk;
+		const raw = await readBody(req);
 		this.attempts += 1;
 		if (this.mode === "hang") return; // the socket stays open and silent
 		if (this.mode === "error") {

@@ -51,7 +51,7 @@
 //!   committed?", "did it pass?").
 
 use super::kind::Kind;
-use super::slots::{holds_a_role, slots};
+use super::slots::{exclusive, holds_a_role};
 use super::values::values;
 use super::words::{fold, has_phrase, phrase_positions, words};
 
@@ -209,7 +209,7 @@ pub(super) fn classify_user(sentence: &str, vals: &[String]) -> Option<Kind> {
     }
     // "Keep your answers terse", "Show times in Eastern time": a setting that holds one
     // value for the whole session is a standing preference.
-    if !f.trim_end().ends_with('?') && slots(sentence, vals).iter().any(|s| s.contains('=')) {
+    if !f.trim_end().ends_with('?') && !exclusive(sentence).is_empty() {
         return Some(Kind::Preference);
     }
     None

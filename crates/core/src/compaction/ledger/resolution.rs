@@ -138,19 +138,7 @@ impl InForce {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compaction::ledger::{extract, Source, SourceRole};
-
-    fn ledger(said: &[&str]) -> Ledger {
-        let sources: Vec<Source> = said
-            .iter()
-            .map(|t| Source {
-                entry_id: None,
-                role: SourceRole::User,
-                text: t,
-            })
-            .collect();
-        extract(&sources, &[] as &[&str])
-    }
+    use crate::compaction::ledger::resolution_tests::ledger;
 
     #[test]
     fn a_replaced_statement_leaves_every_line_and_the_rest_stays() {

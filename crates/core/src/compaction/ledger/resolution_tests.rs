@@ -6,7 +6,7 @@
 use super::*;
 
 /// The ledger of these user messages, one entry each (`u1`, `u2`, …).
-fn ledger(said: &[&str]) -> Ledger {
+pub(super) fn ledger(said: &[&str]) -> Ledger {
     let ids: Vec<String> = (1..=said.len()).map(|i| format!("u{i}")).collect();
     let sources: Vec<Source> = said
         .iter()

@@ -116,31 +116,8 @@ pub(super) fn slots(text: &str, values: &[String]) -> Vec<String> {
     if month_day || has(WEEKDAYS) || has(&MONTHS[..11]) || values.iter().any(|v| is_date(v)) {
         add("date".into());
     }
-    for (i, w) in ws.iter().enumerate() {
-        let next = ws.get(i + 1).map(String::as_str);
-        let zone = ZONES
-            .iter()
-            .find(|(z, _)| *z == w.as_str() && (w.len() > 2 || next == Some("time")))
-            .map(|(_, family)| *family)
-            .or_else(|| {
-                (ZONE_NAMES.contains(&w.as_str()) && matches!(next, Some("time" | "timezone")))
-                    .then_some(w.as_str())
-            });
-        if let Some(z) = zone {
-            add(format!("tz={z}"));
-        }
-    }
-    for system in ["metric", "imperial"] {
-        if ws.iter().any(|w| w == system) {
-            add(format!("units={system}"));
-        }
-    }
-    if has(TONE_OBJECTS) {
-        for (word, tone) in TONES {
-            if ws.iter().any(|w| w == word) {
-                add(format!("tone={tone}"));
-            }
-        }
+    for s in exclusive_of(&ws) {
+        add(s);
     }
     if names_a_person(text) {
         add("person".into());
@@ -176,6 +153,44 @@ pub(super) fn slots(text: &str, values: &[String]) -> Vec<String> {
     if digits && has_phrase(&folded, "port") {
         add("port".into());
     }
+    out
+}
+
+/// The exclusive slots `text` sets (`tz=…`, `units=…`, `tone=…`): the cheap part of
+/// [`slots`], enough to tell whether a sentence without an update cue may replace anything.
+pub(super) fn exclusive(text: &str) -> Vec<String> {
+    exclusive_of(&words(text))
+}
+
+fn exclusive_of(ws: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (i, w) in ws.iter().enumerate() {
+        let next = ws.get(i + 1).map(String::as_str);
+        let zone = ZONES
+            .iter()
+            .find(|(z, _)| *z == w.as_str() && (w.len() > 2 || next == Some("time")))
+            .map(|(_, family)| *family)
+            .or_else(|| {
+                (ZONE_NAMES.contains(&w.as_str()) && matches!(next, Some("time" | "timezone")))
+                    .then_some(w.as_str())
+            });
+        if let Some(z) = zone {
+            out.push(format!("tz={z}"));
+        }
+    }
+    for system in ["metric", "imperial"] {
+        if ws.iter().any(|w| w == system) {
+            out.push(format!("units={system}"));
+        }
+    }
+    if ws.iter().any(|w| TONE_OBJECTS.contains(&w.as_str())) {
+        for (word, tone) in TONES {
+            if ws.iter().any(|w| w == word) {
+                out.push(format!("tone={tone}"));
+            }
+        }
+    }
+    out.dedup();
     out
 }
 

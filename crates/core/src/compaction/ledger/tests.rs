@@ -475,15 +475,7 @@ fn a_labelled_statement_is_replaced_only_on_its_own_subject() {
 
 /// The active statements (objectives aside) after these user messages.
 fn active_statements(messages: &[&str]) -> Vec<String> {
-    let sources: Vec<Source<'_>> = messages
-        .iter()
-        .map(|t| Source {
-            entry_id: None,
-            role: SourceRole::User,
-            text: t,
-        })
-        .collect();
-    extract(&sources, &[] as &[&str])
+    super::resolution_tests::ledger(messages)
         .active()
         .filter(|i| i.kind != Kind::Objective)
         .map(|i| i.text.clone())

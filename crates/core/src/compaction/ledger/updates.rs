@@ -27,11 +27,12 @@
 //!   only when it shares more.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::LazyLock;
 
 use super::draft::Draft;
 use super::kind::Kind;
 use super::labels::without_label;
-use super::slots::{conflict, share, slots};
+use super::slots::{conflict, exclusive, share, slots};
 use super::words::{content_words, fold, has_phrase, stem, words};
 
 /// Words and phrases by which a statement says it changes an earlier one.
@@ -46,6 +47,10 @@ const CUES: &[&str] = &[
     "rescheduled", "correction", "actually", "make that", "on second thought",
     "from here on", "from here", "these days",
 ];
+
+/// The cue words as written: "calling" is a cue, "call" (on-call) is a subject.
+static CUE_WORDS: LazyLock<BTreeSet<String>> =
+    LazyLock::new(|| words(&CUES.join(" ")).into_iter().collect());
 
 /// Words too common to say what two statements share: time words ("this week"), the
 /// verbs of any norm ("keep it under …", "stay below …"), and the words of amounts, which
@@ -121,21 +126,18 @@ fn split(words: &BTreeSet<String>) -> (Vec<&String>, Vec<String>) {
 /// not, it must share as much).
 pub(super) fn updated(ledger: &mut Draft, text: &str, values: &[String]) -> Option<usize> {
     let cue = is_update(text);
-    let mine_slots = slots(text, values);
-    let exclusive = mine_slots.iter().any(|s| s.contains('='));
-    if !cue && !exclusive {
+    // Most sentences have no cue: only an exclusive setting makes them look further.
+    if !cue && exclusive(text).is_empty() {
         return None;
     }
-    // Cue words as written: "calling" is a cue, "call" (on-call) is a subject.
-    let cues: BTreeSet<String> = words(&CUES.join(" ")).into_iter().collect();
-    let mine = words_of(text, values, &cues);
-    let (mine_words, _) = split(&mine);
-    let candidates: Vec<(usize, Kind, Vec<String>, Vec<String>)> = ledger
-        .user_statements_newest_first(|old| words_of(&old.text, &old.values, &cues))
+    let mine = words_of(text, values, &CUE_WORDS);
+    let (mine_words, mine_slots) = split(&mine);
+    let candidates: Vec<(usize, Kind, Vec<&String>, Vec<String>)> = ledger
+        .user_statements_newest_first(|old| words_of(&old.text, &old.values, &CUE_WORDS))
         .into_iter()
         .map(|(at, old, words)| {
             let (plain, marked) = split(words);
-            (at, old.kind, plain.into_iter().cloned().collect(), marked)
+            (at, old.kind, plain, marked)
         })
         .collect();
     if !cue {
@@ -164,7 +166,11 @@ pub(super) fn updated(ledger: &mut Draft, text: &str, values: &[String]) -> Opti
     let mut best: Option<(usize, f64)> = None;
     // Newest first: ties go to the newest.
     for (at, kind, words, old_slots) in &candidates {
-        let shared: Vec<&String> = words.iter().filter(|w| mine_words.contains(w)).collect();
+        let shared: Vec<&String> = words
+            .iter()
+            .copied()
+            .filter(|w| mine_words.contains(w))
+            .collect();
         let common = mine_slots
             .iter()
             .find(|s| share(std::slice::from_ref(*s), old_slots).is_some());
