@@ -18,7 +18,9 @@ use crate::summarize::{
 };
 use compactd_core::compaction::branch::{collect_branch, prepare_branch};
 use compactd_core::compaction::file_ops::FileLists;
-use compactd_core::compaction::ledger::{Ledger, Retention};
+use compactd_core::compaction::ledger::{
+    split_trailer, Ledger, Retention, Standing, NAMED_BY_SUMMARIZER, STANDING_TOKENS,
+};
 use compactd_core::compaction::serialize_conversation;
 use compactd_core::session::{
     fresh_id, iso_timestamp, truncate_for_message, BranchSummaryEntry, InputError, Violation,
@@ -46,6 +48,8 @@ pub struct BranchPlan {
     pub details: FileLists,
     /// The pinned ledger of the selected messages; empty when `pin` is off.
     pub ledger: Ledger,
+    /// Its standing statements in force, numbered for the model (see `CompactPlan`).
+    pub standing: Standing,
     /// Pinning and its budget share; `pin` is the request's, else the setting's.
     pub checking: Checking,
     /// None when there is nothing to summarize; it names the request's model and
@@ -134,13 +138,6 @@ pub fn plan_branch_summary(
         selection.messages.iter().map(|(m, _)| *m),
         &prompts.wrappers,
     );
-    let request = (!selection.messages.is_empty()).then(|| {
-        prompts.branch_request(
-            &conversation,
-            o.custom_instructions.as_deref(),
-            o.replace_instructions.unwrap_or(false),
-        )
-    });
     let details = selection.file_ops.lists();
     let checking = Checking {
         pin: o.pin.unwrap_or(checking.pin),
@@ -161,6 +158,15 @@ pub fn plan_branch_summary(
         let sources = sources_of(selection.messages.iter().copied());
         ledger_of(previous, &sources, &details.modified_files)
     };
+    let standing = Standing::of(&ledger, STANDING_TOKENS * 4);
+    let request = (!selection.messages.is_empty()).then(|| {
+        prompts.branch_request(
+            &conversation,
+            o.custom_instructions.as_deref(),
+            o.replace_instructions.unwrap_or(false),
+            (!standing.is_empty()).then(|| standing.block()),
+        )
+    });
     Ok(BranchPlan {
         old_leaf_id: old_leaf_id.to_string(),
         target_id: target_id.to_string(),
@@ -177,6 +183,7 @@ pub fn plan_branch_summary(
         conversation,
         details,
         ledger,
+        standing,
         checking,
         request: request.map(|r| r.for_model(o.model.as_deref(), o.strategy)),
         taken_ids: session.owned_ids(),
@@ -309,10 +316,17 @@ pub async fn run_branch_summary(
                 super::fold::summarize_fitting(summarizer, prompts, req, sink, PartName::Branch)
                     .await?
                     .summary;
+            // The statements the model named as replaced leave the summary.
+            let answered = split_trailer(&s.text);
+            let mut ledger = std::borrow::Cow::Borrowed(&plan.ledger);
+            let named = plan.standing.ids_named(&answered.named);
+            if !named.is_empty() {
+                ledger.to_mut().withdraw_named(&named, NAMED_BY_SUMMARIZER);
+            }
             let checked = finish(
-                format!("{}{}", prompts.branch_preamble, s.text),
+                format!("{}{}", prompts.branch_preamble, answered.text),
                 &plan.details,
-                &plan.ledger,
+                &ledger,
                 &plan.checking,
                 RestoreBudget::ShareOf(req.max_tokens),
             );

@@ -23,7 +23,9 @@ use crate::summarize::{
     MoaReport, PromptOptions, Prompts, Strategy, SummarizerKind, Summary, Usage,
 };
 use compactd_core::compaction::file_ops::FileLists;
-use compactd_core::compaction::ledger::{estimate_tokens, render_section, Ledger};
+use compactd_core::compaction::ledger::{
+    estimate_tokens, render_section, Ledger, Standing, STANDING_TOKENS,
+};
 use compactd_core::compaction::message::for_compaction;
 use compactd_core::compaction::prepare::{boundary, prepare_compaction, Preparation};
 use compactd_core::compaction::{serialize_conversation, NotCompactable, Settings};
@@ -68,6 +70,9 @@ pub struct CompactPlan {
     /// written and checked against (it must not state as current what the kept part
     /// replaced). The kept messages are summarized next round, and update the ledger then.
     pub in_force: Ledger,
+    /// The user's standing statements in force, numbered for the model (empty with
+    /// pinning off): listed in the history prompt, named back in its `Replaced:` trailer.
+    pub standing: Standing,
     pub first_kept_entry_id: String,
     pub tokens_before: f64,
     pub is_split_turn: bool,
@@ -105,6 +110,7 @@ impl CompactPlan {
             custom_instructions: o.custom_instructions.as_deref(),
             prompt_override: o.prompt_override.as_deref(),
             additional_context: &o.additional_context,
+            standing: (!self.standing.is_empty()).then(|| self.standing.block()),
         }
     }
 
@@ -233,6 +239,11 @@ pub fn plan_compaction(
         };
     let details = prep.file_ops.lists();
     let (ledger, in_force) = plan_ledger(&prep, checking.pin);
+    let standing = if checking.pin {
+        Standing::of(&in_force, STANDING_TOKENS * 4)
+    } else {
+        Standing::default()
+    };
     let kept_tokens = target::kept_tokens(&prep);
     let settings = match target {
         // The summary's whole share; the summarizer stage divides it (see `target`).
@@ -249,6 +260,7 @@ pub fn plan_compaction(
         checking,
         ledger,
         in_force,
+        standing,
         first_kept_entry_id: prep.first_kept().id().unwrap_or_default().to_string(),
         tokens_before: prep.tokens_before,
         is_split_turn: prep.cut.is_split_turn,

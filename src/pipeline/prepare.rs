@@ -430,6 +430,8 @@ pub fn prompt_options(options: &PrepareOptions) -> PromptOptions<'_> {
         custom_instructions: options.custom_instructions.as_deref(),
         prompt_override: options.prompt_override.as_deref(),
         additional_context: &options.additional_context,
+        // A client that calls its own model reads no trailer: no numbered statements.
+        standing: None,
     }
 }
 

@@ -22,6 +22,7 @@ mod builtin {
     pub const SHORT_SUMMARY: &str = include_str!("../../prompts/short-summary.md");
     pub const BRANCH: &str = include_str!("../../prompts/branch.md");
     pub const BRANCH_PREAMBLE: &str = include_str!("../../prompts/branch-preamble.md");
+    pub const STANDING: &str = include_str!("../../prompts/standing.md");
     pub const WRAPPERS: &str = include_str!("../../prompts/wrappers.toml");
 }
 
@@ -36,6 +37,9 @@ pub struct Prompts {
     pub branch: String,
     /// Ends with exactly one blank line, ready to prepend to a model's output.
     pub branch_preamble: String,
+    /// What a model is told about the `<standing-statements>` block and its `Replaced:`
+    /// trailer; appended to the instructions of a request that lists statements.
+    pub standing: String,
     pub wrappers: Wrappers,
     /// The fixed texts of hermes compactions (`prompts/hermes/`, overridable in
     /// `COMPACTD_PROMPTS_DIR/hermes/`).
@@ -127,6 +131,7 @@ impl Prompts {
                 "{}\n\n",
                 md("branch-preamble.md", builtin::BRANCH_PREAMBLE)?
             ),
+            standing: md("standing.md", builtin::STANDING)?,
             wrappers: parse_wrappers(&wrappers_src)?,
             hermes,
         })
@@ -245,6 +250,9 @@ pub struct PromptOptions<'o> {
     pub prompt_override: Option<&'o str>,
     /// Rendered as an `<additional-context>` list.
     pub additional_context: &'o [String],
+    /// The user's standing statements in force, numbered (`Standing::block`): rendered
+    /// as a `<standing-statements>` block, with the instructions about it after the rest.
+    pub standing: Option<&'o str>,
 }
 
 /// `floor(0.8 × n)` for every `u64`: a client may send any `reserveTokens` up to
@@ -341,16 +349,25 @@ impl Prompts {
         conversation: &str,
         custom: Option<&str>,
         replace: bool,
+        standing: Option<&str>,
     ) -> SummaryRequest {
-        let instructions = match custom.filter(|c| !c.is_empty()) {
+        let mut instructions = match custom.filter(|c| !c.is_empty()) {
             Some(c) if replace => c.to_string(),
             Some(c) => format!("{}\n\nAdditional focus: {c}", self.branch),
             None => self.branch.clone(),
         };
+        let mut block = String::new();
+        if let Some(list) = standing.filter(|s| !s.is_empty()) {
+            block = format!("<standing-statements>\n{list}\n</standing-statements>\n\n");
+            instructions.push_str("\n\n");
+            instructions.push_str(&self.standing);
+        }
         SummaryRequest {
             kind: RequestKind::Branch,
             system_prompt: self.system.clone(),
-            prompt: format!("<conversation>\n{conversation}\n</conversation>\n\n{instructions}"),
+            prompt: format!(
+                "<conversation>\n{conversation}\n</conversation>\n\n{block}{instructions}"
+            ),
             max_tokens: 2048,
             strategy: None,
             model: None,
@@ -394,10 +411,20 @@ impl Prompts {
             }
             p.push_str("</additional-context>\n\n");
         }
+        let standing = opts.standing.filter(|s| !s.is_empty());
+        if let Some(list) = standing {
+            p.push_str("<standing-statements>\n");
+            p.push_str(list);
+            p.push_str("\n</standing-statements>\n\n");
+        }
         p.push_str(base);
         if let Some(focus) = opts.custom_instructions.filter(|s| !s.is_empty()) {
             p.push_str("\n\nAdditional focus: ");
             p.push_str(focus);
+        }
+        if standing.is_some() {
+            p.push_str("\n\n");
+            p.push_str(&self.standing);
         }
     }
 }
@@ -409,6 +436,8 @@ pub(crate) struct PromptParts<'a> {
     pub(crate) conversation: &'a str,
     pub(crate) previous: Option<&'a str>,
     pub(crate) additional: Vec<String>,
+    /// The numbered standing statements a compaction listed for the model.
+    pub(crate) standing: Option<&'a str>,
     pub(crate) instructions: &'a str,
     pub(crate) has_conversation: bool,
 }
@@ -420,6 +449,7 @@ pub(crate) fn split_prompt(prompt: &str) -> PromptParts<'_> {
             conversation: prompt,
             previous: None,
             additional: Vec::new(),
+            standing: None,
             instructions: "",
             has_conversation: false,
         };
@@ -434,10 +464,16 @@ pub(crate) fn split_prompt(prompt: &str) -> PromptParts<'_> {
         additional = list_items(inner);
         rest = after;
     }
+    let mut standing = None;
+    if let Some((inner, after)) = leading_block(rest, "standing-statements") {
+        standing = Some(inner);
+        rest = after;
+    }
     PromptParts {
         conversation,
         previous,
         additional,
+        standing,
         instructions: rest.trim(),
         has_conversation: true,
     }

@@ -39,6 +39,7 @@ mod short_summary;
 mod shutdown;
 #[path = "../support/sse.rs"]
 mod sse;
+mod standing;
 mod strategy_cli;
 mod upstream;
 #[path = "../support/upstreams.rs"]

@@ -22,6 +22,9 @@ use wiremock::{Request, Respond, ResponseTemplate};
 mod streaming;
 pub use streaming::*;
 
+/// A fake model's way of writing its answer from its prompt.
+pub type Author = Arc<dyn Fn(&str) -> String + Send + Sync>;
+
 /// Characters per token of the fakes' tokenizer (compactd estimates 4).
 pub const CHARS_PER_TOKEN: u64 = 3;
 
@@ -52,6 +55,9 @@ pub struct OpenAiServer {
     /// An older server (or Azure api-version) that does not know `max_completion_tokens`.
     pub legacy: bool,
     pub answer: String,
+    /// Writes the answer from the request's last message instead (a model that reads
+    /// its prompt); `answer` when `None`.
+    pub author: Option<Author>,
     /// The `finish_reason` of an answer (`length`: cut at the output cap).
     pub finish_reason: &'static str,
     /// Answers given (200s).
@@ -70,11 +76,18 @@ impl OpenAiServer {
             reasoning: false,
             legacy: false,
             answer: "## Goal\nSummarized.".into(),
+            author: None,
             finish_reason: "stop",
             answered: Arc::new(AtomicUsize::new(0)),
             stream: StreamScript::default(),
             refuses_stream_options: false,
         }
+    }
+
+    /// Answers what `author` writes from the prompt (the last message's text).
+    pub fn writing(mut self, author: impl Fn(&str) -> String + Send + Sync + 'static) -> Self {
+        self.author = Some(Arc::new(author));
+        self
     }
 
     pub fn refusing_stream_options(mut self) -> Self {
@@ -218,6 +231,10 @@ impl Fake for OpenAiServer {
             }
         }
         self.answered.fetch_add(1, Ordering::SeqCst);
+        let answer = match &self.author {
+            Some(write) => write(texts.last().copied().unwrap_or_default()),
+            None => self.answer.clone(),
+        };
         let reasoning = if self.reasoning { 64 } else { 0 };
         let usage = json!({"prompt_tokens": prompt, "completion_tokens": 20 + reasoning,
                            "total_tokens": prompt + 20 + reasoning,
@@ -226,7 +243,7 @@ impl Fake for OpenAiServer {
             let include_usage = body["stream_options"]["include_usage"] == true;
             return self.stream.events(openai_stream(
                 &body["model"],
-                &self.answer,
+                &answer,
                 self.finish_reason,
                 include_usage.then_some(usage),
             ));
@@ -238,7 +255,7 @@ impl Fake for OpenAiServer {
                 "object": "chat.completion",
                 "model": body["model"],
                 "choices": [{"index": 0, "finish_reason": self.finish_reason,
-                             "message": {"role": "assistant", "content": self.answer}}],
+                             "message": {"role": "assistant", "content": answer}}],
                 "usage": usage
             }),
         )

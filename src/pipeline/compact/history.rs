@@ -6,17 +6,28 @@ use crate::summarize::{
     Mode, ProgressSink, PromptOptions, Prompts, Scoped, Summarize, SummarizeError, Summary,
     SummaryRequest,
 };
-use compactd_core::compaction::ledger::Ledger;
+use compactd_core::compaction::ledger::{split_trailer, Ledger, NAMED_BY_SUMMARIZER};
 
 use super::super::checked::verify;
 use super::super::chunks::{next_chunk, passes, request_tokens, room_units, Replanner};
 use super::{CompactPlan, Tally};
 
+/// The history summary of a compaction and how it was written.
+pub(super) struct History {
+    /// Without the model's `Replaced:` trailer.
+    pub text: String,
+    /// Passes over the history.
+    pub passes: u32,
+    /// The numbered standing statements the model named as replaced (numbers as the
+    /// prompt listed them, possibly ones that do not exist), over every pass.
+    pub named: Vec<usize>,
+}
+
 /// The history summary, in chunks when one request would not fit the summarizer's
 /// context window: oldest first, each pass folding into the previous pass's summary
 /// with the update prompt (the first pass into the previous compaction's summary).
 /// With a ledger, each intermediate pass is verified too, so the next pass reads the
-/// pinned items. Returns the summary and the number of passes.
+/// pinned items (less those a pass named as replaced).
 ///
 /// A pass the model refuses as larger than its window is planned again, and the rest of
 /// the history is chunked for the smaller window (`chunks::Replanner`).
@@ -28,7 +39,7 @@ pub(super) async fn summarize_history(
     pin: Option<&Ledger>,
     tally: &mut Tally,
     sink: &dyn ProgressSink,
-) -> Result<(String, u32), SummarizeError> {
+) -> Result<History, SummarizeError> {
     let (model, strategy) = (plan.model(), plan.strategy());
     let reserve = plan.settings.reserve_tokens;
     let mut planner = Replanner::new(summarizer, model, strategy);
@@ -43,9 +54,16 @@ pub(super) async fn summarize_history(
         let scoped = Scoped::new(sink, PartName::History, None);
         if let Some(s) = call(summarizer, &single, &mut planner, &scoped).await? {
             tally.add(&s);
-            return Ok((s.text, 1));
+            let a = split_trailer(&s.text);
+            return Ok(History {
+                text: a.text.to_string(),
+                passes: 1,
+                named: a.named,
+            });
         }
     }
+    let mut named: Vec<usize> = Vec::new();
+    let mut pinned = pin.cloned();
     let mut previous = plan.previous_summary.clone();
     let mut rest: &[String] = &plan.history_parts;
     let mut passes = 0u32;
@@ -63,21 +81,35 @@ pub(super) async fn summarize_history(
         tally.add(&s);
         rest = &rest[take..];
         passes += 1;
-        previous = Some(match pin {
+        let a = split_trailer(&s.text);
+        let text = a.text.to_string();
+        if let Some(ledger) = pinned.as_mut().filter(|_| !a.named.is_empty()) {
+            ledger.withdraw_named(&plan.standing.ids_named(&a.named), NAMED_BY_SUMMARIZER);
+        }
+        for n in a.named {
+            if !named.contains(&n) {
+                named.push(n);
+            }
+        }
+        previous = Some(match &pinned {
             // The final pass is verified with the whole summary.
             Some(ledger) if !rest.is_empty() => {
                 verify(
-                    &s.text,
+                    &text,
                     ledger,
                     req.max_tokens,
                     plan.checking.pin_budget_share,
                 )
                 .summary
             }
-            _ => s.text,
+            _ => text,
         });
     }
-    Ok((previous.unwrap_or_default(), passes))
+    Ok(History {
+        text: previous.unwrap_or_default(),
+        passes,
+        named,
+    })
 }
 
 /// The history passes `prepared` announces: 1 when the history fits the window the

@@ -14,7 +14,9 @@ use crate::summarize::{
     SummarizeError, SummarizerKind, Usage,
 };
 use compactd_core::compaction::file_ops::{FileLists, PRODUCER};
-use compactd_core::compaction::ledger::{strip_section, Retention};
+use compactd_core::compaction::ledger::{
+    split_trailer, strip_section, Retention, NAMED_BY_SUMMARIZER,
+};
 use compactd_core::session::{fresh_id, iso_timestamp, CompactionEntry};
 
 use super::super::checked::{finish, progress, without_secrets, CheckedSummary, RestoreBudget};
@@ -147,6 +149,7 @@ pub async fn run_compaction(
     let mut plan = plan;
     let prefix_reserve = divide_target(&mut plan, summarizer);
     let mut draft = summarize(&plan, prompts, summarizer, prefix_reserve, sink).await?;
+    withdraw_named(&mut plan, &draft.named);
     let checked = check(&plan, prompts, std::mem::take(&mut draft.text));
     let short = short_summary(&plan, prompts, summarizer, &checked.summary, sink).await?;
     let short = short.map(|s| {
@@ -171,6 +174,18 @@ fn divide_target(plan: &mut CompactPlan, summarizer: &dyn Summarize) -> u64 {
     prefix
 }
 
+/// The standing statements the model named as replaced (numbers it invented name
+/// nothing) leave the summary: withdrawn in the ledger it is checked against and in the
+/// one `details` carries, with what judged them.
+fn withdraw_named(plan: &mut CompactPlan, named: &[usize]) {
+    let ids = plan.standing.ids_named(named);
+    if ids.is_empty() {
+        return;
+    }
+    plan.in_force.withdraw_named(&ids, NAMED_BY_SUMMARIZER);
+    plan.ledger.withdraw_named(&ids, NAMED_BY_SUMMARIZER);
+}
+
 /// A split turn with no history before it: the previous summary is carried as the
 /// history part (D6), and no history call is made.
 fn carries_previous(plan: &CompactPlan) -> bool {
@@ -183,6 +198,8 @@ struct Draft {
     tally: Tally,
     /// History passes.
     chunks: u32,
+    /// The numbered standing statements the model named as replaced.
+    named: Vec<usize>,
 }
 
 /// The summarize step: announces `prepared`, then writes the history summary and, for a
@@ -228,20 +245,20 @@ async fn summarize(
                 .map(carried_summary)
                 .filter(|s| !s.is_empty())
                 .unwrap_or_else(|| String::from("No prior history."));
-            return Ok((text, Tally::default(), 0));
+            return Ok((text, Tally::default(), 0, Vec::new()));
         }
         let mut t = Tally::default();
         let pin = plan.pinned();
-        let (text, n) =
-            summarize_history(plan, prompts, summarizer, &opts, pin, &mut t, sink).await?;
-        Ok::<_, SummarizeError>((text, t, n))
+        let h = summarize_history(plan, prompts, summarizer, &opts, pin, &mut t, sink).await?;
+        Ok::<_, SummarizeError>((h.text, t, h.passes, h.named))
     };
     let Some(prefix) = &plan.turn_prefix else {
-        let (text, tally, chunks) = history.await?;
+        let (text, tally, chunks, named) = history.await?;
         return Ok(Draft {
             text,
             tally,
             chunks,
+            named,
         });
     };
     let req = prompts
@@ -251,13 +268,18 @@ async fn summarize(
     let prefix_call = summarizer.summarize(&req, Mode::WithFallback, &scoped);
     // pi generates both concurrently.
     let (h, p) = tokio::join!(history, prefix_call);
-    let (history_text, mut tally, chunks) = h?;
+    let (history_text, mut tally, chunks, named) = h?;
     let p = p?;
     tally.add(&p);
     Ok(Draft {
-        text: format!("{history_text}{SPLIT_TURN_HEADING}{}", p.text),
+        // No statements were listed for the prefix; a trailer there names nothing.
+        text: format!(
+            "{history_text}{SPLIT_TURN_HEADING}{}",
+            split_trailer(&p.text).text
+        ),
         tally,
         chunks,
+        named,
     })
 }
 

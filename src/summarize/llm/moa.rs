@@ -61,10 +61,18 @@ pub(super) fn aggregate_request(
     window: u64,
 ) -> SummaryRequest {
     let parts = split_prompt(&req.prompt);
-    let task = if parts.has_conversation && !parts.instructions.is_empty() {
-        parts.instructions
-    } else {
-        req.prompt.as_str()
+    let task: std::borrow::Cow<'_, str> = match (
+        parts.has_conversation && !parts.instructions.is_empty(),
+        parts.standing,
+    ) {
+        // The instructions speak of the numbered statements: they come along.
+        (true, Some(list)) => format!(
+            "<standing-statements>\n{list}\n</standing-statements>\n\n{}",
+            parts.instructions
+        )
+        .into(),
+        (true, None) => parts.instructions.into(),
+        (false, _) => req.prompt.as_str().into(),
     };
     let units = |s: &str| s.encode_utf16().count() as u64;
     let fixed = units(INTRO)
@@ -76,7 +84,7 @@ pub(super) fn aggregate_request(
         .saturating_sub(req.max_tokens)
         .saturating_mul(4)
         .saturating_sub(fixed);
-    let task = middle_left_out(task, room as usize);
+    let task = middle_left_out(&task, room as usize);
     let mut prompt = format!("{INTRO}\n\n<task>\n{task}\n</task>\n\n");
     for (i, d) in drafts.iter().enumerate() {
         prompt.push_str(&format!(
@@ -353,6 +361,22 @@ mod tests {
         assert!(aggregate_request(&hermes, &["d"], 64_000)
             .prompt
             .contains("<task>\nTURNS: a b c\n</task>"));
+    }
+
+    #[test]
+    fn the_aggregator_sees_the_numbered_statements_the_task_speaks_of() {
+        let req = SummaryRequest {
+            kind: RequestKind::History,
+            system_prompt: "sys".into(),
+            prompt: "<conversation>\nC\n</conversation>\n\n<standing-statements>\nS1. Never push to main.\n</standing-statements>\n\n## Goal format\nReplaced: S2, S5".into(),
+            max_tokens: 100,
+            strategy: None,
+            model: None,
+        };
+        let agg = aggregate_request(&req, &["draft\nReplaced: S1"], 64_000);
+        assert!(agg.prompt.contains(
+            "<task>\n<standing-statements>\nS1. Never push to main.\n</standing-statements>\n\n## Goal format\nReplaced: S2, S5\n</task>"
+        ));
     }
 
     #[test]

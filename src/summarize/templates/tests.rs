@@ -48,6 +48,7 @@ fn history_prompt_layout() {
             custom_instructions: Some("tests"),
             prompt_override: None,
             additional_context: &extra,
+            standing: None,
         },
     );
     assert_eq!(r.max_tokens, 13107);
@@ -67,6 +68,44 @@ fn history_prompt_layout() {
     ));
     assert!(r.prompt.ends_with("\n\nAdditional focus: tests"));
     assert!(r.prompt.contains(&p.update));
+}
+
+#[test]
+fn standing_statements_go_between_the_context_and_the_instructions() {
+    let p = Prompts::builtin();
+    let extra = vec!["repo uses pnpm".to_string()];
+    let list = "S1. Never push to main.\nS2. Keep replies short.";
+    let opts = PromptOptions {
+        custom_instructions: Some("tests"),
+        additional_context: &extra,
+        standing: Some(list),
+        ..PromptOptions::default()
+    };
+    let r = p.history_request("[User]: hi", Some("old"), 100, &opts);
+    assert!(r.prompt.contains(
+        "</additional-context>\n\n<standing-statements>\nS1. Never push to main.\nS2. Keep replies short.\n</standing-statements>\n\n"
+    ));
+    // The instructions about the block come last, after the caller's focus.
+    assert!(r
+        .prompt
+        .ends_with(&format!("Additional focus: tests\n\n{}", p.standing)));
+    assert!(p.standing.contains("Replaced: S2, S5"));
+    // Read back: the block is its own part, the kind is still a history summary.
+    let parts = split_prompt(&r.prompt);
+    assert_eq!(parts.conversation, "[User]: hi");
+    assert_eq!(parts.previous, Some("old"));
+    assert_eq!(parts.additional, ["repo uses pnpm"]);
+    assert_eq!(parts.standing, Some(list));
+    assert!(parts.instructions.starts_with(&p.update));
+    assert_eq!(RequestKind::detect(&r.prompt), RequestKind::History);
+    // A branch summary lists them the same way.
+    let b = p.branch_request("[User]: hi", None, false, Some(list));
+    assert_eq!(split_prompt(&b.prompt).standing, Some(list));
+    assert!(b.prompt.ends_with(&p.standing));
+    assert_eq!(RequestKind::detect(&b.prompt), RequestKind::Branch);
+    // Nothing to list, nothing said about it.
+    let none = p.branch_request("[User]: hi", None, false, Some(""));
+    assert!(!none.prompt.contains("standing-statements"));
 }
 
 #[test]

@@ -55,6 +55,15 @@ impl Kind {
         }
     }
 
+    /// The user's standing statements: what stays in force until the user says otherwise,
+    /// and what the summary states verbatim beside its narrative.
+    pub fn is_standing(self) -> bool {
+        matches!(
+            self,
+            Kind::Rule | Kind::Constraint | Kind::Preference | Kind::Goal | Kind::Fact
+        )
+    }
+
     /// Statements a later statement on the same subject may replace.
     pub fn is_statement(self) -> bool {
         matches!(

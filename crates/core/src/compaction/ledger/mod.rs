@@ -25,7 +25,8 @@
 //! · `subject` (what a statement is about) · `model` (items, ledger, JSON) · `classify`
 //! (sentence kinds, chit-chat, cancellations) · `supersede` (push, cancel, resolve,
 //! merge) · `statements` (a user message as statements) · `errors` (open
-//! errors) · `extract` · `verify` · `restore` (re-insertion and retention).
+//! errors) · `extract` · `verify` · `restore` (re-insertion and retention) ·
+//! `standing` (the numbered statements a model sees, and its `Replaced:` trailer).
 //!
 //! Design decisions shared by all of them:
 //! * Heuristics are hand-written phrase lists and token shapes, not regular expressions.
@@ -56,6 +57,7 @@ mod resolution;
 mod restore;
 mod secrets;
 mod slots;
+mod standing;
 mod statements;
 mod subject;
 mod supersede;
@@ -81,4 +83,5 @@ pub use restore::{
     Retention, PINNED_HEADING, STANDING_TOKENS,
 };
 pub use secrets::{looks_like_secret, redact, REDACTED};
+pub use standing::{split_trailer, Answered, Standing, NAMED_BY_SUMMARIZER, TRAILER_KEYWORD};
 pub use verify::{is_present, SummaryText, WORD_OVERLAP};

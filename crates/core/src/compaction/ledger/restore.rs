@@ -208,11 +208,7 @@ fn select<'a>(
             units(&group_heading(item.kind))
         };
         let cost = heading + units(&item_line(item));
-        let standing = matches!(
-            item.kind,
-            Kind::Rule | Kind::Constraint | Kind::Preference | Kind::Goal | Kind::Fact
-        );
-        let limit = if standing {
+        let limit = if item.kind.is_standing() {
             standing_units
         } else {
             budget_units
