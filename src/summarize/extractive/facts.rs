@@ -56,6 +56,9 @@ pub(super) struct Failure {
     pub(super) resolved: bool,
 }
 
+/// The longest the assistant's report of what came of a request is kept.
+pub(super) const OUTCOME_CHARS: usize = 140;
+
 #[derive(Default)]
 pub(super) struct Facts {
     /// Distinct user requests, whitespace collapsed.
@@ -73,6 +76,11 @@ pub(super) struct Facts {
     /// Every distinct failure, in order (by its error line).
     pub(super) errors: Vec<Failure>,
     pub(super) last_assistant: Option<String>,
+    /// Per request (by position in `requests`), the opening of the assistant's last text
+    /// after it, before the next request: what came of it, as the assistant reported it.
+    outcomes: Vec<Option<String>>,
+    /// The request the assistant is answering (its position in `requests`).
+    answering: Option<usize>,
     /// The conversation ends with assistant text: the turn ended, the user is next.
     pub(super) waiting: bool,
     pub(super) earlier: Vec<Earlier>,
@@ -89,7 +97,8 @@ pub(super) struct Facts {
 /// Lookups into the lists of [`Facts`].
 #[derive(Default)]
 struct Seen {
-    requests: HashSet<String>,
+    /// Request → its position in `requests`.
+    requests: HashMap<String, usize>,
     /// Path → position in `modified`.
     modified: HashMap<String, usize>,
     /// (position in `modified`, note).
@@ -177,9 +186,20 @@ impl Facts {
                     self.met("pasted".into(), "a run the user pasted".into(), line);
                 }
                 let request = collapse_ws(text);
-                if !request.is_empty() && self.seen.requests.insert(request.clone()) {
-                    self.requests.push(request);
+                if request.is_empty() {
+                    return;
                 }
+                let at = match self.seen.requests.get(&request) {
+                    Some(&at) => at,
+                    None => {
+                        let at = self.requests.len();
+                        self.seen.requests.insert(request.clone(), at);
+                        self.requests.push(request);
+                        self.outcomes.push(None);
+                        at
+                    }
+                };
+                self.answering = Some(at);
             }
         }
     }
@@ -190,7 +210,11 @@ impl Facts {
             self.intent = Some(first);
         }
         if !text.trim().is_empty() {
-            self.last_assistant = Some(collapse_ws(text));
+            let text = collapse_ws(text);
+            if let Some(at) = self.answering {
+                self.outcomes[at] = Some(shorten(&text, OUTCOME_CHARS));
+            }
+            self.last_assistant = Some(text);
         }
     }
 
@@ -339,6 +363,13 @@ impl Facts {
                 resolved: false,
             });
         }
+    }
+
+    /// What the assistant last said after `request` (one of `requests`), cut to
+    /// [`OUTCOME_CHARS`].
+    pub(super) fn outcome_of(&self, request: &str) -> Option<&str> {
+        let at = *self.seen.requests.get(request)?;
+        self.outcomes[at].as_deref()
     }
 
     pub(super) fn blocker(&self) -> Option<&Failure> {

@@ -94,6 +94,8 @@ pub(super) struct Item {
     pub(super) order: usize,
     /// Shorter versions of a kept item, longest first, for tight budgets.
     pub(super) shorter: Vec<String>,
+    /// The text without the detail it can do without, taken before any item is dropped.
+    pub(super) brief: Option<String>,
     /// The label line it is listed under (`SAFETY RULE:`), shared by the items of one
     /// group, which follow each other at the end of their section: `(id, label)`.
     pub(super) group: Option<(usize, String)>,

@@ -121,6 +121,7 @@ pub(super) fn render(layout: Layout, items: &[Item], alive: &[bool], omit_empty:
 
 /// The structured summary within `limit` UTF-16 units. When everything does not fit,
 /// what goes is, in this order (the budget goes to what matters first):
+/// 0. the details items can do without (a done request's outcome);
 /// 1. the ordinary items, least important tier first (empty sections are then left out
 ///    rather than saying "(none)");
 /// 2. the must-keep items (the first and latest request, the blocker) are shortened;
@@ -146,6 +147,27 @@ pub(super) fn structured(f: &Facts, layout: Layout, limit: usize) -> String {
     let mut lens = lens_of(&items, &alive, false);
     if total(&lens) <= limit {
         return render(layout, &items, &alive, false);
+    }
+    // Details an item can do without (a done request's outcome) go before any item does,
+    // least important first.
+    let mut order: Vec<usize> = (0..items.len())
+        .filter(|&i| items[i].brief.is_some())
+        .collect();
+    order.sort_by_key(|&i| (items[i].tier, items[i].order));
+    for i in order {
+        let s = items[i].section;
+        let before = item_len(layout, &items[i]);
+        if let Some(brief) = items[i].brief.take() {
+            items[i].text = brief;
+        }
+        lens[s] = if layout.numbered(s) {
+            section_len(layout, s, &items, &alive, false)
+        } else {
+            lens[s] - before + item_len(layout, &items[i])
+        };
+        if total(&lens) <= limit {
+            return render(layout, &items, &alive, false);
+        }
     }
     // The budget binds: empty sections go first.
     lens = lens_of(&items, &alive, true);

@@ -57,6 +57,7 @@ impl Builder {
             tier,
             order: 0,
             shorter,
+            brief: None,
             group: None,
         };
         if self.insert(item) {
@@ -87,8 +88,21 @@ impl Builder {
             tier,
             order,
             shorter: Vec::new(),
+            brief: None,
             group,
         });
+    }
+
+    /// An item whose text ends in a detail it can do without: `brief` is the text without
+    /// it, taken when room is short before any item is dropped.
+    fn add_detailed(&mut self, sec: Sec, text: String, brief: String, tier: u8) {
+        self.add(sec, text, tier, false);
+        let section = self.layout.section(sec);
+        if let Some(last) = self.items.last_mut().filter(|i| i.section == section) {
+            if last.shorter.is_empty() && last.text.starts_with(brief.as_str()) {
+                last.brief = Some(brief);
+            }
+        }
     }
 
     /// Adds `item` unless its section already says the same (its label line counted) or it
@@ -100,6 +114,7 @@ impl Builder {
             Some(t) if t != collapse_ws(&item.text) => {
                 item.text = t;
                 item.shorter.clear();
+                item.brief = None;
             }
             Some(_) => {}
         }

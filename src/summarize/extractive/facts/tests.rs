@@ -1,6 +1,7 @@
 use super::*;
 use crate::summarize::extractive::summarize;
 use crate::summarize::extractive::tests::{history, padding};
+use compactd_core::session::text::utf16_len;
 
 #[test]
 fn chit_chat_is_not_a_goal() {
@@ -63,4 +64,41 @@ fn notes_say_what_changed_not_that_the_assistant_agrees() {
     ] {
         assert!(!is_note(noise), "{noise}");
     }
+}
+
+#[test]
+fn a_done_request_says_what_came_of_it_and_gives_that_up_first() {
+    let conv = "[User]: Port the parser in src/parse.ts to a streaming API.{pad}\n\n[Assistant]: Reading it first.\n\n[Assistant]: Done: the parser streams now and all 41 tests pass.\n\n[User]: Rename the helper in src/lex.ts, it reads badly.\n\n[Assistant]: Renamed `lexOne` to `nextToken` everywhere.\n\n[User]: Add a changelog entry for the streaming parser.\n\n[User]: Now add a benchmark for the streaming parser in bench/parse.ts.";
+    let conv = conv.replace("{pad}", &padding());
+    let t = summarize(&history(&conv, None, 13107)).text;
+    let done = t
+        .split("### Done\n")
+        .nth(1)
+        .unwrap()
+        .split("\n\n")
+        .next()
+        .unwrap();
+    // The assistant's last word on each request, after it and before the next one.
+    assert!(
+        done.contains(
+            "- [x] Rename the helper in src/lex.ts, it reads badly. → Renamed `lexOne` to `nextToken` everywhere."
+        ),
+        "{done}"
+    );
+    // A request nothing was said about is listed as asked.
+    assert!(
+        done.contains("- [x] Add a changelog entry for the streaming parser.\n")
+            || done.ends_with("- [x] Add a changelog entry for the streaming parser."),
+        "{done}"
+    );
+    // Tight: the outcomes go before any request does.
+    let full = utf16_len(&t);
+    let outcome = utf16_len(" → Renamed `lexOne` to `nextToken` everywhere.");
+    let tight = summarize(&history(&conv, None, ((full - outcome) / 4) as u64)).text;
+    assert!(
+        tight.contains("- [x] Rename the helper in src/lex.ts, it reads badly.\n"),
+        "{tight}"
+    );
+    assert!(!tight.contains("badly. → Renamed"), "{tight}");
+    assert!(tight.contains("Add a changelog entry"), "{tight}");
 }

@@ -68,7 +68,14 @@ pub(super) fn request_items(b: &mut Builder, f: &Facts, lead_kept: bool) {
             b.quoted.push(text.clone());
             b.add_ordered(Sec::Constraints, text, PINNED, usize::MAX / 2 + n, None);
         } else {
-            b.add(Sec::Done, quote(&r, DONE_CHARS, &statements), 9, false);
+            let asked = quote(&r, DONE_CHARS, &statements);
+            match f.outcome_of(&r) {
+                // The outcome is the first thing to go when room is short.
+                Some(outcome) => {
+                    b.add_detailed(Sec::Done, format!("{asked} → {outcome}"), asked, 9)
+                }
+                None => b.add(Sec::Done, asked, 9, false),
+            }
         }
     }
     if real.len() > 1 {
