@@ -211,6 +211,10 @@ fn the_real_summaries_keep_every_instruction_and_error() {
         let (result, conversations) = compact(file);
         let summary = &result.summary;
         assert!(summary.len() <= 12_000, "{file}: {} bytes", summary.len());
+        // The goal is the objective in force, not a log of requests.
+        let goal = summary.split("\n\n## ").next().unwrap();
+        let goals = goal.lines().filter(|l| l.starts_with("- ")).count();
+        assert!((1..=3).contains(&goals), "{file}: {goal}");
         let flat: String = summary.split_whitespace().collect::<Vec<_>>().join(" ");
         for user in conversations.iter().flat_map(|c| user_parts(c)) {
             let words: Vec<&str> = user.split_whitespace().collect();

@@ -441,7 +441,7 @@ fn earlier_state(b: &mut Builder, f: &Facts, secs: &[Sec], tier: u8, tail_first:
 
 pub(super) fn checkpoint_items(b: &mut Builder, f: &Facts) {
     let earlier_goal = f.earlier.iter().any(|e| e.sec == Sec::Goal);
-    b.earlier(f, &[Sec::Goal], 9, true);
+    earlier_goal_items(b, f);
     request_items(b, f, !earlier_goal);
     b.earlier(f, &[Sec::Constraints], 9, true);
     standing_items(b, f, Sec::Constraints);
@@ -535,7 +535,7 @@ fn next_steps(f: &Facts) -> Vec<(String, u8)> {
 }
 
 mod requests;
-use requests::request_items;
+use requests::{earlier_goal_items, request_items};
 
 #[cfg(test)]
 mod tests;

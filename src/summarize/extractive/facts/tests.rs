@@ -102,3 +102,37 @@ fn a_done_request_says_what_came_of_it_and_gives_that_up_first() {
     assert!(!tight.contains("badly. → Renamed"), "{tight}");
     assert!(tight.contains("Add a changelog entry"), "{tight}");
 }
+
+#[test]
+fn under_an_earlier_goal_the_goal_stays_the_objective_in_force() {
+    let previous = "## Goal\n- Port the parser to a streaming API.\n- Keep the old parser as a fallback.\n- Write the migration notes.\n- Latest request: Add a --stream flag to the CLI.\n\n## Progress\n### Done\n- [x] Lexer ported.";
+    let conv = "[User]: Rename the helper in src/lex.ts, it reads badly.{pad}\n\n[Assistant]: Renamed it to `nextToken`.\n\n[User]: Now add a benchmark for the streaming parser in bench/parse.ts.";
+    let conv = conv.replace("{pad}", &padding());
+    let t = summarize(&history(&conv, Some(previous), 13107)).text;
+    let goal = t.split("\n\n## ").next().unwrap();
+    assert_eq!(
+        goal,
+        "## Goal\n- Port the parser to a streaming API.\n- Keep the old parser as a fallback.\n- Latest request: Now add a benchmark for the streaming parser in bench/parse.ts.",
+        "{t}"
+    );
+    let done = t
+        .split("### Done\n")
+        .nth(1)
+        .unwrap()
+        .split("\n\n")
+        .next()
+        .unwrap();
+    // The earlier latest request and this span's first are progress now.
+    assert!(
+        done.contains("- [x] Add a --stream flag to the CLI."),
+        "{done}"
+    );
+    assert!(
+        done.contains("- [x] Rename the helper in src/lex.ts, it reads badly. → Renamed it"),
+        "{done}"
+    );
+    assert!(
+        t.contains("- Earlier goal: Write the migration notes."),
+        "{t}"
+    );
+}

@@ -15,6 +15,28 @@ use compactd_core::session::text::utf16_len;
 const REQUEST_CHARS: usize = 240;
 /// The longest an earlier request is listed with the progress: one line.
 const DONE_CHARS: usize = 160;
+/// Goals an earlier summary stated that stay under the goal (the rest is context).
+const EARLIER_GOALS: usize = 2;
+/// How a summary of ours names the latest request.
+const LATEST: &str = "Latest request: ";
+
+/// An earlier summary's goal, as the objective in force: its first goals stay (at most
+/// [`EARLIER_GOALS`]), further ones are context; its latest request is an earlier request
+/// once this span has one of its own.
+pub(super) fn earlier_goal_items(b: &mut Builder, f: &Facts) {
+    let newer_request = f.real_requests().next().is_some();
+    let mut kept = 0;
+    for e in f.earlier.iter().filter(|e| e.sec == Sec::Goal) {
+        if let Some(request) = e.text.strip_prefix(LATEST).filter(|_| newer_request) {
+            b.add(Sec::Done, shorten(request, DONE_CHARS), 9, false);
+        } else if kept < EARLIER_GOALS || e.raw {
+            kept += usize::from(!e.raw);
+            b.add_item(Sec::Goal, e.text.clone(), e.raw, 9, true, Vec::new());
+        } else {
+            b.add(Sec::Critical, format!("Earlier goal: {}", e.text), 7, true);
+        }
+    }
+}
 
 /// The goal: the first real request (unless an earlier summary states the goal) and the
 /// latest one; every request in between is listed with the progress (a task of the
@@ -27,10 +49,18 @@ pub(super) fn request_items(b: &mut Builder, f: &Facts, lead_kept: bool) {
     let real: Vec<&String> = f.real_requests().collect();
     let all_first = f.requests.first();
     // With no real request at all, the first message is still what the session is about.
+    // Under an earlier summary's goal, this span's first request is no goal of its own:
+    // it is progress, like the requests after it, and only its latest request is the
+    // objective in force.
     let first = if lead_kept {
         real.first().copied().or(all_first)
     } else {
-        real.first().copied()
+        None
+    };
+    let latest = if lead_kept {
+        (real.len() > 1).then(|| real[real.len() - 1])
+    } else {
+        real.last().copied()
     };
     // An instruction that carries a pinned statement is pinned itself: it says the
     // statement in the user's words, with its context, and the statement is not repeated
@@ -41,7 +71,7 @@ pub(super) fn request_items(b: &mut Builder, f: &Facts, lead_kept: bool) {
         .map(|i| collapse_ws(&i.text))
         .collect();
     if let Some(first) = first {
-        let tier = if lead_kept { KEEP } else { 6 };
+        let tier = KEEP;
         let shorter = [300, 160, 80, 40]
             .iter()
             .map(|&n| quote(first, n, &statements))
@@ -55,7 +85,6 @@ pub(super) fn request_items(b: &mut Builder, f: &Facts, lead_kept: bool) {
             shorter,
         );
     }
-    let latest = (real.len() > 1).then(|| real[real.len() - 1]);
     for (n, r) in f.instructions().enumerate() {
         if Some(&r) == first || Some(&r) == latest {
             continue;
@@ -78,13 +107,12 @@ pub(super) fn request_items(b: &mut Builder, f: &Facts, lead_kept: bool) {
             }
         }
     }
-    if real.len() > 1 {
-        let latest = real[real.len() - 1];
+    if let Some(latest) = latest {
         let shorter = [300, 160, 80]
             .iter()
-            .map(|&n| format!("Latest request: {}", quote(latest, n, &statements)))
+            .map(|&n| format!("{LATEST}{}", quote(latest, n, &statements)))
             .collect();
-        let text = format!("Latest request: {}", quote(latest, 600, &statements));
+        let text = format!("{LATEST}{}", quote(latest, 600, &statements));
         b.add_item(Sec::Goal, text, false, KEEP, false, shorter);
     }
 }
