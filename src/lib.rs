@@ -18,5 +18,5 @@ pub mod telemetry;
 
 // The cores, for this crate's users (its tests, benchmarks and fuzz targets) under the
 // names they have always had; the service's own code names the crates themselves.
-pub use compactd_core::{compaction, json, session};
+pub use compactd_core::{compaction, json, recall, session};
 pub use compactd_hermes as hermes;

@@ -18,6 +18,7 @@ mod input;
 mod inspect;
 mod prepare;
 mod prune;
+mod recall;
 mod serve;
 
 use std::path::PathBuf;
@@ -64,6 +65,9 @@ pub enum Command {
     /// Prune old tool outputs of a session file, like POST /v1/prune: prints the changed
     /// entries, or with -o writes the whole file with them replaced.
     Prune(prune::PruneArgs),
+    /// Search what a compaction took out of the context of a session file, like
+    /// POST /v1/recall: the matching entries, best first, each with its best passage.
+    Recall(recall::RecallArgs),
     /// Compact a hermes-agent conversation, like POST /v1/hermes/compress. FILE holds
     /// the request object (`{"messages": [...], "contextLength": N, ...}`) or a bare
     /// message list (then --context-length is needed).
@@ -105,6 +109,7 @@ fn execute(cli: Cli) -> Result<(), CliError> {
         Command::Compact(args) => compact::run(args, &config, &prompts),
         Command::BranchSummary(args) => branch_summary::run(args, &config, &prompts),
         Command::Prune(args) => prune::run(args),
+        Command::Recall(args) => recall::run(args, &config),
         Command::HermesCompress(args) => hermes::run(args, &config, &prompts),
         Command::Inspect(args) => inspect::run(args, &config, &prompts),
     }

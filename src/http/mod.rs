@@ -24,6 +24,7 @@ pub mod openapi;
 mod prepare;
 pub mod problem;
 mod prune;
+mod recall;
 mod respond;
 mod responses;
 mod schemas;
@@ -93,6 +94,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/compact", post(compact::post_compact))
         .route("/v1/branch-summary", post(branch::post_branch_summary))
         .route("/v1/prune", post(prune::post_prune))
+        .route("/v1/recall", post(recall::post_recall))
         .route("/v1/summarize", post(compact::post_summarize))
         .route("/v1/hermes/compress", post(hermes::post_hermes_compress))
         .route("/v1/hermes/prepare", post(hermes::post_hermes_prepare))

@@ -14,12 +14,13 @@ use crate::pipeline::core_schemas::{FileListsSchema, RetentionSchema};
 use crate::pipeline::include::IncludePart;
 use crate::pipeline::messages::{CompactionConfig, InputMessage, MessageRole, MessagesRequest};
 use crate::pipeline::numbers::JsNumber;
-use crate::pipeline::options::{CompactReason, SettingsRequest};
+use crate::pipeline::options::{CompactReason, RecallScope, SettingsRequest};
 use crate::pipeline::outline::Outline;
 use crate::pipeline::prepare::{
     Compactable, Conversation, NotCompactableResponse, PrepareResponse, SettingsJson,
 };
 use crate::pipeline::prune::PruneResponse;
+use crate::pipeline::recall::{RecallAnswer, RecallMatch};
 use crate::pipeline::responses::{
     CompactedResponse, InputTokensDetails, OutputTokensDetails, ResponseUsage,
 };
@@ -34,7 +35,7 @@ use super::problem::{Problem, ProblemItem};
 use super::schemas::{
     BranchAnswer, BranchSummaryRequest, CompactAnswer, CompactRequest, CompactSessionRequest,
     HermesAnswer, HermesBoundaries, HermesRequestSchema, HermesSettingsSchema, HermesStateSchema,
-    PrepareRequest, PruneRequest, SessionEntry,
+    PrepareRequest, PruneRequest, RecallRequest, SessionEntry,
 };
 use super::vendor_errors::{AnthropicError, AnthropicErrorBody};
 use super::vendor_errors::{Dialect, OpenAiError, OpenAiErrorBody};
@@ -52,6 +53,7 @@ use super::vendor_errors::{Dialect, OpenAiError, OpenAiErrorBody};
         super::compact::post_summarize,
         super::branch::post_branch_summary,
         super::prune::post_prune,
+        super::recall::post_recall,
         super::hermes::post_hermes_compress,
         super::hermes::post_hermes_prepare,
         super::chat::post_chat_completions,
@@ -73,6 +75,10 @@ use super::vendor_errors::{Dialect, OpenAiError, OpenAiErrorBody};
         CompactSessionRequest,
         BranchSummaryRequest,
         PruneRequest,
+        RecallRequest,
+        RecallAnswer,
+        RecallMatch,
+        RecallScope,
         SessionEntry,
         SettingsRequest,
         CompactReason,

@@ -9,7 +9,9 @@ use utoipa::openapi::schema::{
 use utoipa::openapi::{Ref, RefOr};
 use utoipa::{PartialSchema, ToSchema};
 
-use crate::pipeline::{BranchSummaryOptions, CompactOptions, PrepareOptions, PruneOptions};
+use crate::pipeline::{
+    BranchSummaryOptions, CompactOptions, PrepareOptions, PruneOptions, RecallOptions,
+};
 
 /// One entry as pi writes it (documentation only): the fields every entry shares. The
 /// rest depends on `type` and passes through untouched, as do unknown types.
@@ -106,6 +108,12 @@ session_request!(
     PruneRequest = "PruneRequest",
     "A session and the options of /v1/prune.",
     [PruneOptions]
+);
+session_request!(
+    /// `/v1/recall`'s JSON body.
+    RecallRequest = "RecallRequest",
+    "A session and the options of /v1/recall.",
+    [RecallOptions]
 );
 
 /// `anyOf` the named component schemas. `anyOf`, not `oneOf`: the shapes are open objects,

@@ -30,12 +30,15 @@ mod pi_writer;
 pub mod prepare;
 mod prepare_json;
 pub mod prune;
+pub mod recall;
 pub mod remote;
 pub mod responses;
 pub mod sources;
 
 pub use input::{BodyFormat, SessionInput};
-pub use options::{BranchSummaryOptions, CompactOptions, PrepareOptions, PruneOptions};
+pub use options::{
+    BranchSummaryOptions, CompactOptions, PrepareOptions, PruneOptions, RecallOptions,
+};
 pub use prepare::{prepare_response, PrepareResponse};
 
 /// A request decided: an answer that needs no model (`dryRun`), or a plan to run.

@@ -498,3 +498,35 @@ mod tests {
         );
     }
 }
+
+options! {
+    /// Options of `POST /v1/recall`.
+    pub struct RecallOptions {
+        /// The search text (required): words, identifiers, paths, error codes.
+        pub q: Option<String> = "q";
+        /// Matches to return, best first [5, at most 50].
+        pub limit: Option<u64> = "limit";
+        /// `compacted`: the entries the latest compaction took out of the context (with
+        /// none, those a compaction with these settings would summarize) [default];
+        /// `all`: the whole path.
+        pub scope: Option<RecallScope> = "scope";
+        /// Entry whose path is searched (default: the last entry).
+        pub leaf_id: Option<String> = "leafId";
+        /// Without a compaction on the path: the cut that decides the compacted part
+        /// [20000].
+        pub keep_recent_tokens: Option<u64> = "keepRecentTokens", settings;
+        /// Without a compaction on the path: the reserve of that cut [16384].
+        pub reserve_tokens: Option<u64> = "reserveTokens", settings;
+    }
+}
+
+/// What a recall searches.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize, utoipa::ToSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum RecallScope {
+    #[default]
+    Compacted,
+    All,
+}

@@ -31,6 +31,7 @@ mod prepare_cli;
 mod prune;
 mod prune_cli;
 mod real_servers;
+mod recall;
 mod resolution;
 mod responses;
 mod robustness;

@@ -8,9 +8,11 @@
 //! * [`session`]: session files parsed, migrated and walked as a tree of entries, and
 //!   the entries compactd writes into them;
 //! * [`compaction`]: tokens, cut point, preparation, pruning, serialization, file
-//!   operations, branch selection and the pinned ledger (`docs/algorithm.md`).
+//!   operations, branch selection and the pinned ledger (`docs/algorithm.md`);
+//! * [`recall`]: searching the entries a compaction took out of the context.
 
 pub mod cancel;
 pub mod compaction;
 pub mod json;
+pub mod recall;
 pub mod session;
