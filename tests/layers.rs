@@ -44,7 +44,7 @@ struct Crate {
 
 const CORE: Crate = Crate {
     src: "crates/core/src",
-    layers: &["cancel", "json", "session", "compaction"],
+    layers: &["cancel", "json", "session", "compaction", "recall"],
 };
 
 const HERMES: Crate = Crate {

@@ -23,13 +23,16 @@ use crate::summarize::{
     MoaReport, PromptOptions, Prompts, Strategy, SummarizerKind, Summary, Usage,
 };
 use compactd_core::compaction::file_ops::FileLists;
+use compactd_core::compaction::ledger::Speaker;
 use compactd_core::compaction::ledger::{
     estimate_tokens, render_section, Ledger, Standing, STANDING_TOKENS,
 };
 use compactd_core::compaction::message::for_compaction;
 use compactd_core::compaction::prepare::{boundary, prepare_compaction, Preparation};
 use compactd_core::compaction::{serialize_conversation, NotCompactable, Settings};
-use compactd_core::session::{Entry, InputError, Violation};
+use compactd_core::session::{
+    truncate_for_message, Block, Content, Entry, InputError, Role, Violation,
+};
 
 use super::chunks::Cost;
 use super::input::SessionInput;
@@ -238,7 +241,14 @@ pub fn plan_compaction(
             0
         };
     let details = prep.file_ops.lists();
-    let (ledger, in_force) = plan_ledger(&prep, checking.pin);
+    let (mut ledger, mut in_force) = plan_ledger(&prep, checking.pin);
+    let pins = pinned_entries(&path, o.pin_entries.as_deref().unwrap_or_default(), input)?;
+    if checking.pin {
+        for (id, origin, text) in &pins {
+            ledger.pin_entry(id, *origin, text);
+            in_force.pin_entry(id, *origin, text);
+        }
+    }
     let standing = if checking.pin {
         Standing::of(&in_force, STANDING_TOKENS * 4)
     } else {
@@ -273,6 +283,70 @@ pub fn plan_compaction(
         leaf_id: path.last().and_then(|e| e.id()).map(str::to_string),
         taken_ids: session.owned_ids(),
     })
+}
+
+/// The entries `pinEntries` names, with who said them and their text: each must be a
+/// user or assistant message with text on the path (else 422, naming it).
+fn pinned_entries(
+    path: &[&Entry],
+    ids: &[String],
+    input: &SessionInput<CompactOptions>,
+) -> Result<Vec<(String, Speaker, String)>, InputError> {
+    let mut out = Vec::with_capacity(ids.len());
+    for (n, id) in ids.iter().enumerate() {
+        let refuse = |message: String| {
+            InputError::invalid(Violation {
+                // JSON bodies name a pointer; JSONL bodies carry it in the query string.
+                pointer: if input.leaf_pointer.starts_with('/') {
+                    format!("/pinEntries/{n}")
+                } else {
+                    "pinEntries".into()
+                },
+                message,
+                line: None,
+            })
+        };
+        let shown = truncate_for_message(id);
+        let entry = path
+            .iter()
+            .find(|e| e.id() == Some(id.as_str()))
+            .ok_or_else(|| refuse(format!("no entry on the path has the id {shown:?}")))?;
+        let (origin, text) = match entry.message() {
+            Some(m) if m.role == Role::User => (Speaker::User, message_text(&m.content)),
+            Some(m) if m.role == Role::Assistant => (Speaker::Assistant, message_text(&m.content)),
+            _ => (Speaker::User, String::new()),
+        };
+        if text.trim().is_empty() {
+            return Err(refuse(format!(
+                "entry {shown:?} is not a user or assistant message with text; only those can be pinned"
+            )));
+        }
+        out.push((id.clone(), origin, text));
+    }
+    Ok(out)
+}
+
+/// The text blocks of a message, one per line.
+fn message_text(content: &Content) -> String {
+    let mut out = String::new();
+    let mut add = |t: &compactd_core::session::Text| {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        t.push_to(&mut out);
+    };
+    match content {
+        Content::Text(t) => add(t),
+        Content::Blocks(blocks) => {
+            for b in blocks {
+                if let Block::Text(t) = b {
+                    add(t);
+                }
+            }
+        }
+        Content::Absent => {}
+    }
+    out
 }
 
 /// This round's pinned ledger: the newest one on the path, carried through what `prep`

@@ -49,7 +49,7 @@ pub trait Options: Default {
 }
 
 /// `settings` of a JSON body.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SettingsRequest {
     /// Tokens of recent messages kept verbatim [20000].
@@ -60,6 +60,9 @@ pub struct SettingsRequest {
     /// counted as `tokensAfter`); compactd then picks the kept tail and the summary budget
     /// itself, and `keepRecentTokens` / `reserveTokens` are not used.
     pub target_tokens: Option<u64>,
+    /// `/v1/compact`: ids of entries whose text (user or assistant) every later summary
+    /// carries verbatim.
+    pub pin_entries: Option<Vec<String>>,
 }
 
 impl SettingsRequest {
@@ -68,6 +71,13 @@ impl SettingsRequest {
             "keepRecentTokens" => self.keep_recent_tokens,
             "reserveTokens" => self.reserve_tokens,
             "targetTokens" => self.target_tokens,
+            _ => None,
+        }
+    }
+
+    fn list(&self, key: &str) -> Option<&Vec<String>> {
+        match key {
+            "pinEntries" => self.pin_entries.as_ref(),
             _ => None,
         }
     }
@@ -165,6 +175,7 @@ fn unknown<O: Options, E: Error>(key: &str) -> E {
 ///         pub field: Option<T> = "jsonKey", settings;  // + inside a JSON `settings`
 ///         pub field: T = "jsonKey", json_only;         // refused in a query string
 ///         pub field: Option<Vec<String>> = "jsonKey", comma_list; // a,b in a query
+///         pub field: Option<Vec<String>> = "jsonKey", settings_list; // both of the above
 ///     }
 /// }
 /// ```
@@ -262,6 +273,9 @@ macro_rules! option_kind {
     (json_only? $($kind:ident)?) => {
         false
     };
+    (read $map:ident, $query:ident, settings_list) => {
+        option_kind!(read $map, $query, comma_list)
+    };
     (read $map:ident, $query:ident, comma_list) => {
         if $query {
             $map.next_value::<Option<String>>()?
@@ -276,6 +290,11 @@ macro_rules! option_kind {
     (settings $target:expr, $settings:ident, $key:literal, settings) => {
         if let Some(v) = $settings.get($key) {
             $target = Some(v);
+        }
+    };
+    (settings $target:expr, $settings:ident, $key:literal, settings_list) => {
+        if let Some(v) = $settings.list($key) {
+            $target = Some(v.clone());
         }
     };
     (settings $target:expr, $settings:ident, $key:literal, $($kind:ident)?) => {};
@@ -349,6 +368,11 @@ options! {
         /// `single` (one model) or `moa` (Mixture-of-Agents: the `[moa]` proposers
         /// draft, the aggregator merges) [the `[moa]` default, else `single`].
         pub strategy: Option<crate::config::Strategy> = "strategy";
+        /// Ids of entries on the path whose text (user or assistant, not tool results)
+        /// this and every later summary carries verbatim, restored if a model drops it;
+        /// comma-separated in a query string, also `settings.pinEntries` in JSON.
+        #[param(value_type = Option<String>)]
+        pub pin_entries: Option<Vec<String>> = "pinEntries", settings_list;
     }
 }
 

@@ -494,3 +494,108 @@ async fn a_zero_target_is_refused() {
     let body: Value = res.json().await.unwrap();
     assert_eq!(body["errors"][0]["pointer"], "/targetTokens", "{body}");
 }
+
+/// An assistant's explanation worth keeping word for word: no rule, nothing the ledger pins.
+const EXPLANATION: &str = "The importer reads the CSV in 64 KiB chunks because the vendor's files reach 9 GB; the chunk size is tuned to the page cache.";
+
+fn session_with_an_explanation() -> (SessionWriter, String) {
+    let mut s = SessionWriter::new();
+    s.user("Why is the importer so slow on the vendor files?");
+    let id = s.assistant(EXPLANATION);
+    for n in 0..8 {
+        s.user(&format!("Continue with part {n} of the importer."));
+        s.assistant(&format!(
+            "Part {n}: {}",
+            "Reading through the module. ".repeat(40)
+        ));
+    }
+    (s, id)
+}
+
+#[tokio::test]
+async fn a_pinned_entry_stays_verbatim_round_after_round_and_is_restored_when_dropped() {
+    let drop_all = DropAll::new();
+    let app = spawn_app_with_summarizer(drop_all.clone()).await;
+    let (mut s, id) = session_with_an_explanation();
+    let res = app
+        .post_jsonl(
+            &format!("/v1/compact?keepRecentTokens=300&pinEntries={id}"),
+            s.text(),
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 200);
+    let first: Value = res.json().await.unwrap();
+    let summary = first["summary"].as_str().unwrap();
+    // The model dropped it; the check restored it, verbatim, under its own heading.
+    assert!(summary.starts_with("Work happened."), "{summary}");
+    assert!(
+        summary.contains(&format!("### Pinned entries\n- {EXPLANATION}")),
+        "{summary}"
+    );
+    let item = first["details"]["pinned"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["kind"] == "entry")
+        .expect("the pinned entry is in details");
+    assert_eq!(item["text"], EXPLANATION);
+    assert_eq!(item["origin"], "assistant");
+    assert_eq!(item["sourceIds"], json!([id]));
+    // Another round with a small keep window, no pinEntries this time: still there.
+    s.append_entry(&first["entry"]);
+    for n in 8..14 {
+        s.user(&format!("Continue with part {n} of the importer."));
+        s.assistant(&format!(
+            "Part {n}: {}",
+            "Reading through the module. ".repeat(40)
+        ));
+    }
+    let res = app
+        .post_jsonl("/v1/compact?keepRecentTokens=300", s.text())
+        .await;
+    let second: Value = res.json().await.unwrap();
+    let summary = second["summary"].as_str().unwrap();
+    assert_eq!(summary.matches(EXPLANATION).count(), 1, "{summary}");
+}
+
+#[tokio::test]
+async fn the_extractive_summary_carries_a_pinned_entry_from_json_settings() {
+    let app = crate::helpers::spawn_app().await;
+    let (s, id) = session_with_an_explanation();
+    let body = json!({"entries": entries_of(&s.text()),
+                      "settings": {"keepRecentTokens": 300, "pinEntries": [id]}});
+    let res = app.post_json("/v1/compact", &body).await;
+    assert_eq!(res.status().as_u16(), 200);
+    let answer: Value = res.json().await.unwrap();
+    let summary = answer["summary"].as_str().unwrap();
+    assert_eq!(summary.matches(EXPLANATION).count(), 1, "{summary}");
+    assert_eq!(answer["retention"]["leftOut"], json!([]));
+}
+
+#[tokio::test]
+async fn an_entry_that_cannot_be_pinned_is_refused_by_name() {
+    let app = crate::helpers::spawn_app().await;
+    let (s, _) = session_with_an_explanation();
+    let p = crate::helpers::problem(
+        app.post_jsonl(
+            "/v1/compact?keepRecentTokens=300&pinEntries=nope-42",
+            s.text(),
+        )
+        .await,
+        422,
+        "invalid-session",
+    )
+    .await;
+    assert_eq!(p["errors"][0]["pointer"], "pinEntries");
+    assert!(p["detail"].as_str().unwrap().contains("nope-42"), "{p:#}");
+    // Not on the path of the leaf asked for.
+    let body = json!({"entries": entries_of(&s.text()), "leafId": "m012",
+                      "keepRecentTokens": 300, "pinEntries": ["m001", "m016"]});
+    let p = crate::helpers::problem(
+        app.post_json("/v1/compact", &body).await,
+        422,
+        "invalid-session",
+    )
+    .await;
+    assert_eq!(p["errors"][0]["pointer"], "/pinEntries/1", "{p:#}");
+}

@@ -6,6 +6,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Kind {
+    /// An entry the user pinned (`pinEntries`): its text verbatim in every later summary;
+    /// nothing replaces it.
+    Entry,
     /// A standing instruction: "never …", "always …", "must …", "don't …".
     Rule,
     /// A hard limit with its value: budgets, caps, maxima, "only …", "do not exceed …".
@@ -29,7 +32,8 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in the order the re-inserted section lists them.
-    pub const ALL: [Kind; 9] = [
+    pub const ALL: [Kind; 10] = [
+        Kind::Entry,
         Kind::Rule,
         Kind::Constraint,
         Kind::Preference,
@@ -43,6 +47,7 @@ impl Kind {
 
     pub fn as_str(self) -> &'static str {
         match self {
+            Kind::Entry => "entry",
             Kind::Rule => "rule",
             Kind::Constraint => "constraint",
             Kind::Preference => "preference",
@@ -60,7 +65,12 @@ impl Kind {
     pub fn is_standing(self) -> bool {
         matches!(
             self,
-            Kind::Rule | Kind::Constraint | Kind::Preference | Kind::Goal | Kind::Fact
+            Kind::Entry
+                | Kind::Rule
+                | Kind::Constraint
+                | Kind::Preference
+                | Kind::Goal
+                | Kind::Fact
         )
     }
 

@@ -236,6 +236,32 @@ impl Ledger {
         })
     }
 
+    /// Pins the text of entry `entry_id` (the user's `pinEntries`), secrets redacted: an
+    /// active item that no later statement replaces, carried verbatim. Pinning the same
+    /// entry again changes nothing.
+    pub fn pin_entry(&mut self, entry_id: &str, origin: Speaker, text: &str) {
+        let pinned =
+            |i: &PinnedItem| i.kind == Kind::Entry && i.source_ids.iter().any(|s| s == entry_id);
+        if self.items.iter().any(pinned) {
+            return;
+        }
+        let text = super::secrets::redact(text.trim()).into_owned();
+        let mut item = PinnedItem::new(
+            Kind::Entry,
+            origin,
+            text,
+            Vec::new(),
+            Some(format!("entry:{entry_id}")),
+            Some(entry_id),
+        );
+        let mut salt = 0;
+        while self.items.iter().any(|i| i.id == item.id) {
+            salt += 1;
+            item.id = item_id(Kind::Entry, &item.text, salt);
+        }
+        self.items.push(item);
+    }
+
     pub(super) fn items_mut(&mut self) -> &mut Vec<PinnedItem> {
         &mut self.items
     }

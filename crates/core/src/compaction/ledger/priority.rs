@@ -17,15 +17,16 @@ use super::model::PinnedItem;
 
 fn kind_rank(kind: Kind) -> u8 {
     match kind {
-        Kind::Rule => 0,
-        Kind::Constraint => 1,
-        Kind::Preference => 2,
-        Kind::Goal => 3,
-        Kind::Fact => 4,
-        Kind::Objective => 5,
-        Kind::Error => 6,
-        Kind::Decision => 7,
-        Kind::File => 8,
+        Kind::Entry => 0,
+        Kind::Rule => 1,
+        Kind::Constraint => 2,
+        Kind::Preference => 3,
+        Kind::Goal => 4,
+        Kind::Fact => 5,
+        Kind::Objective => 6,
+        Kind::Error => 7,
+        Kind::Decision => 8,
+        Kind::File => 9,
     }
 }
 

@@ -158,6 +158,7 @@ pub fn render_section(items: &[&PinnedItem]) -> String {
 
 fn group_heading(kind: Kind) -> String {
     let name = match kind {
+        Kind::Entry => "Pinned entries",
         Kind::Rule => "Rules",
         Kind::Constraint => "Constraints",
         Kind::Preference => "Preferences",

@@ -29,7 +29,7 @@
 
 use super::model::{Ledger, SupersededBy};
 use super::words::collapse_ws;
-use super::Speaker;
+use super::{Kind, Speaker};
 
 /// The word the trailer starts with.
 pub const TRAILER_KEYWORD: &str = "Replaced";
@@ -54,7 +54,8 @@ impl Standing {
         let mut used = 0usize;
         for item in ledger
             .active()
-            .filter(|i| i.kind.is_standing() && i.origin == Speaker::User)
+            // A pinned entry is the user's choice: no model withdraws it.
+            .filter(|i| i.kind.is_standing() && i.kind != Kind::Entry && i.origin == Speaker::User)
         {
             let line = numbered_line(out.ids.len() + 1, &item.text);
             let cost = line.encode_utf16().count();

@@ -29,6 +29,10 @@ const MAX_SUBJECT_WORDS: usize = 8;
 pub(super) fn subject_of(kind: Kind, text: &str, values: &[String]) -> String {
     match kind {
         Kind::File => format!("file:{}", text.trim()),
+        Kind::Entry => format!(
+            "entry:{}",
+            text.split_whitespace().collect::<Vec<_>>().join(" ")
+        ),
         Kind::Objective => "objective".to_string(),
         Kind::Error => {
             let t = text.split(" failed").next().unwrap_or(text);

@@ -21,6 +21,7 @@
 
 use std::collections::BTreeSet;
 
+use super::kind::Kind;
 use super::model::PinnedItem;
 use super::words::{collapse_ws, distinctive_words, word_set};
 
@@ -46,6 +47,10 @@ impl SummaryText {
 
     /// Whether the item is carried by this summary (see the module docs).
     pub fn carries(&self, item: &PinnedItem) -> bool {
+        if item.kind == Kind::Entry {
+            // Pinned by the user: verbatim, white space aside.
+            return self.collapsed.contains(&collapse_ws(&item.text));
+        }
         if item.values.is_empty() {
             self.carries_words(&item.text)
         } else {
