@@ -6,7 +6,8 @@
 //! 0. `cancel`: the cancellation token and the checkpoints every step calls (std only);
 //! 1. `json`: the JSON lexer the session reader and the `JSON.stringify` reader share;
 //! 2. `session`: session files parsed, migrated and walked as a tree of entries;
-//! 3. `compaction`: tokens, cut point, preparation, pruning, serialization, the ledger.
+//! 3. `compaction`: tokens, cut point, preparation, pruning, serialization, the ledger;
+//! 4. `recall`: searching the entries a compaction took out of the context.
 //!
 //! `compactd-hermes` (`crates/hermes/src`): one layer; its files import each other one way.
 //!
