@@ -11,7 +11,10 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use axum::Extension;
 
-use crate::pipeline::compact::{plan_compaction, run_compaction_or_default, CompactPlan};
+use crate::pipeline::compact::{
+    plan_compaction, run_compaction_or_default, CompactPlan, PlanError,
+};
+use crate::pipeline::responses::on_request::{keep_from_newest_user, AS_IT_CAME, KEPT_FROM_NEWEST};
 use crate::pipeline::responses::{
     convert, output, summary_wrapper, CompactedResponse, Converted, SummaryWrapper,
 };
@@ -41,9 +44,8 @@ use super::{blocking, AppState};
     ),
     params(CompactOptions),
     responses(
-        (status = 200, description = "A `response.compaction` object that OpenAI's SDKs parse: `output` holds the summary as one user message (pi's compaction wrapper around it) followed by the kept items byte for byte; a provider's encrypted `compaction` items come first, as sent. `usage` counts the summarizer's tokens", body = CompactedResponse),
+        (status = 200, description = "A `response.compaction` object that OpenAI's SDKs parse: `output` holds the summary as one user message (pi's compaction wrapper around it) followed by the kept items byte for byte; a provider's encrypted `compaction` items come first, as sent. `usage` counts the summarizer's tokens. A conversation that fits the kept part is still compacted, up to its newest user message (or returned as it came, with an empty summary, when nothing comes before that message); `metadata.note` says so", body = CompactedResponse),
         (status = 400, description = "Not JSON, `previous_response_id`, or a bad option", body = OpenAiError),
-        (status = 409, description = "Nothing to compact (`nothing_to_compact`): everything fits the kept part", body = OpenAiError),
         (status = 413, description = "Body or entries over the configured limits", body = OpenAiError),
         (status = 415, description = "Not `application/json`", body = OpenAiError),
         (status = 422, description = "An input item of no known shape (`param` names it)", body = OpenAiError),
@@ -68,7 +70,7 @@ pub async fn post_responses_compact(
     let wrapper = summary_wrapper(&state.prompts.wrappers);
     let st = state.clone();
     let w = wrapper.clone();
-    let (conv, plan) = blocking(move || {
+    let (conv, planned) = blocking(move || {
         let text = std::str::from_utf8(&bytes).map_err(|e| {
             ApiError::Input(InputError::Malformed {
                 message: "the body is not valid UTF-8".into(),
@@ -87,18 +89,63 @@ pub async fn post_responses_compact(
         if conv.model.is_some() {
             input.options.model.clone_from(&conv.model);
         }
-        let plan = plan_compaction(
-            &input,
-            &st.prompts,
-            st.config.settings(),
-            st.config.checking(),
-        )?;
-        Ok((conv, plan))
+        let plan = |input: &SessionInput<CompactOptions>| {
+            plan_compaction(
+                input,
+                &st.prompts,
+                st.config.settings(),
+                st.config.checking(),
+            )
+        };
+        let planned = match plan(&input) {
+            Ok(p) => OnRequest::Compact(Box::new(p), None),
+            // Compaction on request always compacts: up to the newest user message.
+            Err(PlanError::NothingToCompact(_)) => match keep_from_newest_user(&input)? {
+                Some(keep) => {
+                    input.options.prepare.keep_recent_tokens = Some(keep);
+                    input.options.target_tokens = None;
+                    match plan(&input) {
+                        Ok(p) => OnRequest::Compact(Box::new(p), Some(KEPT_FROM_NEWEST)),
+                        Err(PlanError::NothingToCompact(n)) => OnRequest::AsItCame(n.tokens_before),
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                None => OnRequest::AsItCame(match plan(&input) {
+                    Err(PlanError::NothingToCompact(n)) => n.tokens_before,
+                    _ => 0.0,
+                }),
+            },
+            Err(e) => return Err(e.into()),
+        };
+        Ok((conv, planned))
     })
     .await?;
+    let (plan, note) = match planned {
+        OnRequest::Compact(plan, note) => (*plan, note),
+        OnRequest::AsItCame(tokens) => {
+            let first = conv.first_entry_id().unwrap_or_default().to_string();
+            let tokens = tokens.max(0.0) as u64;
+            let answer = CompactedResponse {
+                id: format!("cmp_{}", super::chat::random_id()),
+                object: "response.compaction",
+                created_at: time::OffsetDateTime::now_utc().unix_timestamp(),
+                output: output(&conv, &wrapper, &first, ""),
+                usage: crate::summarize::Usage::default().into(),
+                model: "none".into(),
+                tokens_before: tokens,
+                tokens_after: tokens,
+                warnings: Vec::new(),
+                metadata: Some(serde_json::json!({ "note": AS_IT_CAME })),
+            };
+            let work = move |_sink: Arc<dyn ProgressSink>| -> super::stream::Work {
+                Box::pin(async move { json_bytes(&answer) })
+            };
+            return Ok(super::respond::deliver(&state, intent, permit.map(|p| p.0), work).await);
+        }
+    };
     let st = state.clone();
     let work = move |sink: Arc<dyn ProgressSink>| -> super::stream::Work {
-        Box::pin(async move { compact_items(st, conv, plan, &wrapper, &*sink).await })
+        Box::pin(async move { compact_items(st, conv, plan, &wrapper, note, &*sink).await })
     };
     Ok(super::respond::deliver(&state, intent, permit.map(|p| p.0), work).await)
 }
@@ -110,6 +157,7 @@ async fn compact_items(
     conv: Converted,
     plan: CompactPlan,
     wrapper: &SummaryWrapper,
+    note: Option<&'static str>,
     sink: &dyn ProgressSink,
 ) -> Result<Vec<u8>, ApiError> {
     let result = run_compaction_or_default(
@@ -131,5 +179,14 @@ async fn compact_items(
         tokens_before: result.tokens_before.0 as u64,
         tokens_after: result.tokens_after,
         warnings: result.warnings,
+        metadata: note.map(|n| serde_json::json!({ "note": n })),
     })
+}
+
+/// What a compaction on request does.
+enum OnRequest {
+    /// Compact with this plan; the note when it compacted more than the settings asked.
+    Compact(Box<CompactPlan>, Option<&'static str>),
+    /// Nothing comes before the newest user message: the input as it came (its tokens).
+    AsItCame(f64),
 }

@@ -202,11 +202,28 @@ async fn errors_come_in_openai_shape() {
         assert_eq!(e["error"]["type"], "invalid_request_error", "{e}");
         assert_eq!(e["error"]["param"], param, "{e}");
     }
-    // A short conversation fits the kept part: nothing to compact.
+    // Nothing before the newest user message: returned as it came, with a note.
     let res = compact(&app, &json!({"model": "m", "input": "hello"})).await;
-    assert_eq!(res.status().as_u16(), 409);
-    let e: Value = res.json().await.unwrap();
-    assert_eq!(e["error"]["code"], "nothing_to_compact", "{e}");
+    assert_eq!(res.status().as_u16(), 200);
+    let a: Value = res.json().await.unwrap();
+    assert_eq!(a["object"], "response.compaction");
+    assert!(
+        summary_text(&a).starts_with(&format!("{WRAPPER_START}\n</compaction-summary>")),
+        "{a:#}"
+    );
+    assert_eq!(
+        a["output"][1],
+        json!({"role": "user", "content": "hello"}),
+        "{a:#}"
+    );
+    assert_eq!(a["output"].as_array().unwrap().len(), 2);
+    assert!(
+        a["metadata"]["note"]
+            .as_str()
+            .unwrap()
+            .contains("as it came"),
+        "{a:#}"
+    );
     let res = app
         .post("/v1/responses/compact", "application/json", "{\"input\": [")
         .await;
@@ -283,4 +300,41 @@ async fn a_preamble_before_a_fed_back_summary_stays_in_front() {
     assert_eq!(second["output"][0], preamble);
     assert!(summary_text(&json!({"output": [second["output"][1]]})).starts_with(WRAPPER_START));
     assert_calls_paired(second["output"].as_array().unwrap());
+}
+
+/// A compaction on request always compacts: a short conversation that fits the kept part
+/// keeps its newest user message and what follows, and the rest is summarized.
+#[tokio::test]
+async fn a_short_conversation_is_compacted_up_to_its_newest_user_message() {
+    let app = spawn_app_with(|_| {}).await;
+    let items = vec![
+        json!({"role": "user", "content": "Rename the helper in src/lex.ts. Never push to main."}),
+        json!({"type": "message", "role": "assistant",
+               "content": [{"type": "output_text", "text": "Renamed it to nextToken."}]}),
+        json!({"role": "user", "content": "Now run the tests."}),
+        json!({"type": "message", "role": "assistant",
+               "content": [{"type": "output_text", "text": "All 41 pass."}]}),
+    ];
+    let res = compact(&app, &json!({"model": "m", "input": items})).await;
+    assert_eq!(res.status().as_u16(), 200);
+    let a: Value = res.json().await.unwrap();
+    let output = a["output"].as_array().unwrap();
+    assert_eq!(output[1..], items[2..], "{a:#}");
+    let summary = summary_text(&a);
+    assert!(summary.contains("Never push to main."), "{summary}");
+    assert!(
+        a["metadata"]["note"]
+            .as_str()
+            .unwrap()
+            .contains("newest user message"),
+        "{a:#}"
+    );
+    // A conversation that does not fit says nothing of the kind.
+    let res = compact(
+        &app,
+        &json!({"model": "m", "input": conversation(6), "keepRecentTokens": 300}),
+    )
+    .await;
+    let a: Value = res.json().await.unwrap();
+    assert!(a.get("metadata").is_none(), "{a:#}");
 }

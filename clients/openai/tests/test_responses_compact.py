@@ -106,9 +106,24 @@ class ResponsesCompact(unittest.TestCase):
         with self.assertRaises(openai.UnprocessableEntityError) as caught:
             self.client.responses.compact(model="x", previous_response_id="resp_123")
         self.assertEqual(caught.exception.param, "previous_response_id")
-        with self.assertRaises(openai.ConflictError) as caught:
-            self.client.responses.compact(model="x", input="just one line")
-        self.assertEqual(caught.exception.code, "nothing_to_compact")
+
+    def test_a_short_conversation_is_compacted_all_the_same(self):
+        sent = [
+            {"role": "user", "content": "Rename the helper in src/lex.ts. Never push to main."},
+            {"type": "message", "id": "msg_a", "role": "assistant", "status": "completed",
+             "content": [{"type": "output_text", "text": "Renamed it to nextToken.", "annotations": []}]},
+            {"role": "user", "content": "Now run the tests."},
+            {"type": "message", "id": "msg_b", "role": "assistant", "status": "completed",
+             "content": [{"type": "output_text", "text": "All 41 pass.", "annotations": []}]},
+        ]
+        r = self.client.responses.compact(model="gpt-5.1-codex", input=sent)
+        items = self.assert_readable(r)
+        self.assertEqual(items[1:], sent[2:], "the newest user message and what follows, as sent")
+        self.assertIn("newest user message", r.model_extra["metadata"]["note"])
+        # Nothing before the newest user message: as it came, with an empty summary.
+        r = self.client.responses.compact(model="x", input="just one line")
+        self.assertEqual(r.object, "response.compaction")
+        self.assertIn("as it came", r.model_extra["metadata"]["note"])
 
 
 if __name__ == "__main__":

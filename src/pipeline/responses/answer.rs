@@ -28,6 +28,12 @@ pub struct CompactedResponse {
     /// compactd's extension: what the caller should know (absent when nothing).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// `{"note": …}` when the answer is not what the settings alone would give: the
+    /// whole conversation fit the kept part, so it was compacted up to the newest user
+    /// message, or returned as it came when nothing comes before that message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<serde_json::Value>,
 }
 
 /// OpenAI's usage of a Responses call: the summarizer's tokens.

@@ -18,6 +18,7 @@
 
 mod answer;
 mod items;
+pub mod on_request;
 mod session;
 #[cfg(test)]
 mod tests;
@@ -207,6 +208,14 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for RawFields<'a> {
 }
 
 impl Converted {
+    /// The id of the entry holding the first item (none for an empty input).
+    pub fn first_entry_id(&self) -> Option<&str> {
+        self.entry_items
+            .iter()
+            .min_by_key(|(_, &item)| item)
+            .map(|(id, _)| id.as_str())
+    }
+
     /// The session as a JSON body: `entries` and the request's options, which
     /// [`SessionInput`](crate::pipeline::SessionInput) reads as `/v1/compact` reads a body.
     pub fn session_json(&self) -> String {
