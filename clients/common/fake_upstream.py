@@ -32,12 +32,16 @@ class FakeModel:
 
     def __init__(self, answer: str) -> None:
         self.requests: list[dict] = []
+        # Seconds to wait before answering, as a slow model does.
+        self.delay = 0.0
         fake = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802 (http.server's naming)
                 body = self.rfile.read(int(self.headers.get("content-length") or 0))
                 fake.requests.append(json.loads(body))
+                if fake.delay:
+                    time.sleep(fake.delay)
                 data = json.dumps({
                     "id": "chatcmpl-fake", "object": "chat.completion", "created": 1,
                     "model": "fake-model",

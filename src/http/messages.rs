@@ -14,12 +14,15 @@
 //!   Anthropic's signature: compactd does not check it when the block comes back. Its
 //!   `encrypted_content`, which clients send back verbatim, holds the compaction's
 //!   `details` (file lists, pinned ledger) as `/v1/compact`'s entry does.
-//! * `stream: true` is answered once the summary is complete, as Anthropic's events
-//!   (`message_start`, the block's start, one `compaction_delta` with the whole content,
-//!   its stop, `message_delta` with the stop reason, `message_stop`): the summarizer has no
-//!   partial output to pass on (retries, fallback and the secret scrub work on the whole
-//!   text), and a failure still has its HTTP status. The SDK needs a stream for a large
-//!   `max_tokens` unless the client sets a timeout.
+//! * `stream: true` is answered as Anthropic streams: `message_start` at once, a `ping`
+//!   then and every `COMPACTD_HEARTBEAT_MS` while the summary is written (proxies cut a
+//!   silent stream), then the block's start, one `compaction_delta` with the whole content,
+//!   its stop, `message_delta` with the stop reason and usage, `message_stop`. The
+//!   summarizer has no partial output to pass on (retries, fallback and the secret scrub
+//!   work on the whole text). Errors found before the summary starts (the body, the plan)
+//!   keep their HTTP status; a summary that fails afterwards is an `error` event, as
+//!   Anthropic sends one. The SDK needs a stream for a large `max_tokens` unless the client
+//!   sets a timeout.
 //! * Errors are problem documents inside the service; `vendor_errors` rewrites them
 //!   into Anthropic's `{"type": "error", "error": {...}}` on this route.
 
@@ -103,7 +106,7 @@ pub struct MessagesUsage {
         "compaction": {"type": "summarize"}
     })),
     responses(
-        (status = 200, description = "A `message` whose content is one `compaction` block, `stop_reason: \"compaction\"`; with `stream: true` a `text/event-stream` of Anthropic's events (`message_start`, `content_block_start`, one `compaction_delta`, `content_block_stop`, `message_delta`, `message_stop`)", content(
+        (status = 200, description = "A `message` whose content is one `compaction` block, `stop_reason: \"compaction\"`; with `stream: true` a `text/event-stream` of Anthropic's events (`message_start`, `ping` at once and every COMPACTD_HEARTBEAT_MS while the summary is written, `content_block_start`, one `compaction_delta`, `content_block_stop`, `message_delta`, `message_stop`; an `error` event when the summary fails after the stream began)", content(
             (CompactionMessage = "application/json"),
             (String = "text/event-stream")
         )),
@@ -123,6 +126,7 @@ pub async fn post_messages(
     let bytes = read_json_body(request, &state, "a Messages request").await?;
     let req = parse(&bytes)?;
     let streams = req.stream == Some(true);
+    let requested_model = req.model.clone().unwrap_or_default();
     let body = messages::compact_body(&req, state.config.reserve_tokens)?;
     drop(req);
     let st = state.clone();
@@ -140,40 +144,110 @@ pub async fn post_messages(
     )
     .await?;
     let summarized = plan.history_messages;
-    let result = run_compaction_or_default(
-        plan,
-        &state.prompts,
-        &*state.summarizer,
-        time::OffsetDateTime::now_utc(),
-        &Silent,
-    )
-    .await?;
-    tracing::info!(
-        summarized_messages = summarized,
-        tokens_after = result.tokens_after,
-        summarizer = ?result.summarizer,
-        model = %result.model,
-        calls = result.calls,
-        "compacted an Anthropic conversation"
-    );
-    let message = answer(result);
+    let st = state.clone();
+    let summarize = async move {
+        let result = run_compaction_or_default(
+            plan,
+            &st.prompts,
+            &*st.summarizer,
+            time::OffsetDateTime::now_utc(),
+            &Silent,
+        )
+        .await?;
+        tracing::info!(
+            summarized_messages = summarized,
+            tokens_after = result.tokens_after,
+            summarizer = ?result.summarizer,
+            model = %result.model,
+            calls = result.calls,
+            "compacted an Anthropic conversation"
+        );
+        Ok::<_, ApiError>(answer(result))
+    };
     if streams {
-        return Ok(stream(message));
+        return Ok(stream(summarize, requested_model, state.config.heartbeat));
     }
-    Ok(Json(message).into_response())
+    Ok(Json(summarize.await?).into_response())
 }
 
-/// The whole answer as Anthropic's stream events (see the module documentation).
-fn stream(message: CompactionMessage) -> Response {
+/// Anthropic's stream events: `message_start` at once, a `ping` every `heartbeat` while
+/// the summary is written (proxies cut a silent stream), then the compaction block
+/// (start, one `compaction_delta` with the whole content, stop), `message_delta` with the
+/// stop reason and usage, and `message_stop`; or an `error` event, as Anthropic sends one
+/// after a stream began. A client that leaves stops the summary.
+fn stream(
+    summarize: impl std::future::Future<Output = Result<CompactionMessage, ApiError>> + Send + 'static,
+    model: String,
+    heartbeat: std::time::Duration,
+) -> Response {
+    let id = message_id();
+    let start = json!({"type": "message_start", "message": {
+        "id": id, "type": "message", "role": "assistant", "model": model,
+        "content": [], "stop_reason": null, "stop_sequence": null,
+        "usage": {"input_tokens": 0, "output_tokens": 0}}});
+    let task = AbortOnDrop(tokio::spawn(summarize));
+    let period = heartbeat.max(std::time::Duration::from_millis(10));
+    // Anthropic pings right after `message_start`; the next ping one period later.
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let events = futures_util::stream::unfold(
+        (Some(start), Some(task), ticks),
+        |(first, task, mut ticks)| async move {
+            if let Some(start) = first {
+                return Some((vec![start, json!({"type": "ping"})], (None, task, ticks)));
+            }
+            let mut task = task?;
+            tokio::select! {
+                biased;
+                done = &mut task.0 => {
+                    let events = match done {
+                        Ok(Ok(message)) => answer_events(&message),
+                        Ok(Err(e)) => vec![error_document(&e)],
+                        Err(_) => vec![error_document(&ApiError::Internal(
+                            "the summary ended without an answer".into(),
+                        ))],
+                    };
+                    Some((events, (None, None, ticks)))
+                }
+                _ = ticks.tick() => Some((vec![json!({"type": "ping"})], (None, Some(task), ticks))),
+            }
+        },
+    );
+    let body = futures_util::StreamExt::map(events, |events| {
+        let mut out = String::new();
+        for e in &events {
+            out.push_str("event: ");
+            out.push_str(e["type"].as_str().unwrap_or_default());
+            out.push_str("\ndata: ");
+            out.push_str(&e.to_string());
+            out.push_str("\n\n");
+        }
+        Ok::<_, std::convert::Infallible>(out)
+    });
+    (
+        [
+            (CONTENT_TYPE, "text/event-stream"),
+            (CACHE_CONTROL, "no-cache"),
+        ],
+        Body::from_stream(body),
+    )
+        .into_response()
+}
+
+/// Stops the summary when the stream is dropped (the client left).
+struct AbortOnDrop(tokio::task::JoinHandle<Result<CompactionMessage, ApiError>>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// The events after `message_start` for a finished summary.
+fn answer_events(message: &CompactionMessage) -> Vec<serde_json::Value> {
     let block = &message.content[0];
     let usage = &message.usage;
-    let events = [
-        json!({"type": "message_start", "message": {
-            "id": message.id, "type": "message", "role": "assistant", "model": message.model,
-            "content": [], "stop_reason": null, "stop_sequence": null,
-            "usage": {"input_tokens": usage.input_tokens, "output_tokens": 0,
-                      "cache_creation_input_tokens": usage.cache_creation_input_tokens,
-                      "cache_read_input_tokens": usage.cache_read_input_tokens}}}),
+    vec![
         json!({"type": "content_block_start", "index": 0, "content_block": {
             "type": "compaction", "content": null, "signature": block.signature}}),
         json!({"type": "content_block_delta", "index": 0, "delta": {
@@ -182,25 +256,30 @@ fn stream(message: CompactionMessage) -> Response {
         json!({"type": "content_block_stop", "index": 0}),
         json!({"type": "message_delta",
                "delta": {"stop_reason": message.stop_reason, "stop_sequence": null},
-               "usage": {"output_tokens": usage.output_tokens}}),
+               "usage": {"input_tokens": usage.input_tokens,
+                         "output_tokens": usage.output_tokens,
+                         "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+                         "cache_read_input_tokens": usage.cache_read_input_tokens}}),
         json!({"type": "message_stop"}),
-    ];
-    let mut body = String::new();
-    for e in &events {
-        body.push_str("event: ");
-        body.push_str(e["type"].as_str().unwrap_or_default());
-        body.push_str("\ndata: ");
-        body.push_str(&e.to_string());
-        body.push_str("\n\n");
+    ]
+}
+
+/// An `error` event's data: Anthropic's error document.
+fn error_document(e: &ApiError) -> serde_json::Value {
+    if let ApiError::Internal(msg) = e {
+        tracing::error!(error = %msg, "internal error");
     }
-    (
-        [
-            (CONTENT_TYPE, "text/event-stream"),
-            (CACHE_CONTROL, "no-cache"),
-        ],
-        Body::from(body),
+    serde_json::to_value(super::vendor_errors::anthropic_document(e))
+        .unwrap_or_else(|_| json!({"type": "error"}))
+}
+
+fn message_id() -> String {
+    format!(
+        "msg_{}",
+        std::iter::repeat_with(fastrand::alphanumeric)
+            .take(24)
+            .collect::<String>()
     )
-        .into_response()
 }
 
 fn answer(result: CompactionResult) -> CompactionMessage {
@@ -209,12 +288,7 @@ fn answer(result: CompactionResult) -> CompactionMessage {
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     let u = result.usage;
     CompactionMessage {
-        id: format!(
-            "msg_{}",
-            std::iter::repeat_with(fastrand::alphanumeric)
-                .take(24)
-                .collect::<String>()
-        ),
+        id: message_id(),
         kind: "message",
         role: "assistant",
         model: result.model,

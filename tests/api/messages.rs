@@ -344,6 +344,9 @@ async fn stream_true_answers_anthropics_events_once_the_summary_is_complete() {
             )
         })
         .collect();
+    // Anthropic pings at once, and then while the summary is written.
+    assert_eq!(events[1].0, "ping");
+    let events: Vec<(&str, Value)> = events.into_iter().filter(|(n, _)| *n != "ping").collect();
     let names: Vec<&str> = events.iter().map(|(n, _)| *n).collect();
     assert_eq!(
         names,
@@ -357,7 +360,7 @@ async fn stream_true_answers_anthropics_events_once_the_summary_is_complete() {
         ]
     );
     assert!(events.iter().all(|(n, d)| d["type"] == *n));
-    assert_eq!(events[0].1["message"]["usage"]["input_tokens"], 100);
+    assert_eq!(events[4].1["usage"]["input_tokens"], 100);
     assert_eq!(events[1].1["content_block"]["type"], "compaction");
     let delta = &events[2].1["delta"];
     assert_eq!(delta["type"], "compaction_delta");
@@ -407,4 +410,83 @@ async fn a_lone_surrogate_reads_as_a_replacement_character() {
         seen.contains("half an emoji \u{fffd} then the request"),
         "{seen}"
     );
+}
+
+/// The events of an Anthropic stream, in order: `(name, data)`.
+fn stream_events(text: &str) -> Vec<(String, Value)> {
+    text.split("\n\n")
+        .filter(|e| !e.is_empty())
+        .map(|e| {
+            let (name, data) = e.split_once("\ndata: ").unwrap();
+            (
+                name.strip_prefix("event: ").unwrap().to_string(),
+                serde_json::from_str(data).unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_slow_summary_streams_pings_until_the_block_comes() {
+    use crate::upstreams::{config, openai, slow_model};
+    let server = slow_model(
+        std::time::Duration::from_millis(600),
+        "## Goal\nSlowly summarized.",
+    )
+    .await;
+    let llm = config(vec![openai("m", &server)]);
+    let app = spawn_app_with(move |c| {
+        c.llm = llm;
+        c.heartbeat = std::time::Duration::from_millis(50);
+    })
+    .await;
+    let res = messages(
+        &app,
+        json!({"model": "claude-sonnet-4-5", "messages": conversation(),
+               "compaction": {"type": "summarize"}, "stream": true}),
+    )
+    .await;
+    assert_eq!(res.status().as_u16(), 200);
+    let events = stream_events(&res.text().await.unwrap());
+    assert_eq!(events[0].0, "message_start");
+    assert_eq!(events[0].1["message"]["model"], "claude-sonnet-4-5");
+    let start = events
+        .iter()
+        .position(|(n, _)| n == "content_block_start")
+        .expect("the block");
+    let pings = events[..start].iter().filter(|(n, _)| n == "ping").count();
+    assert!(pings >= 4, "{pings} pings in {events:?}");
+    assert!(events[start + 1].1["delta"]["content"]
+        .as_str()
+        .unwrap()
+        .contains("Slowly summarized."));
+    assert_eq!(events.last().unwrap().0, "message_stop");
+}
+
+#[tokio::test]
+async fn a_summary_that_fails_after_the_stream_began_is_an_error_event() {
+    use crate::upstreams::{config, openai};
+    use wiremock::{matchers::method, Mock, MockServer, ResponseTemplate};
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(400).set_body_json(
+            json!({"error": {"message": "bad request", "type": "invalid_request_error"}}),
+        ))
+        .mount(&server)
+        .await;
+    let mut llm = config(vec![openai("m", &server)]);
+    llm.fallback = compactd::config::FallbackPolicy::None;
+    let app = spawn_app_with(move |c| c.llm = llm).await;
+    let res = messages(
+        &app,
+        json!({"messages": conversation(), "compaction": {"type": "summarize"}, "stream": true}),
+    )
+    .await;
+    assert_eq!(res.status().as_u16(), 200);
+    let events = stream_events(&res.text().await.unwrap());
+    let (name, data) = events.last().unwrap();
+    assert_eq!(name, "error", "{events:?}");
+    assert_eq!(data["type"], "error");
+    assert_eq!(data["error"]["type"], "api_error", "{data}");
+    assert!(!data.to_string().contains(crate::upstreams::KEY));
 }

@@ -39,6 +39,7 @@ def compactd() -> str:
             raise RuntimeError("COMPACTD_TEST_BIN is not set (run clients/anthropic/test.sh)")
         _COMPACTD["url"] = start_compactd(
             COMPACTD_BIN, WORK, api_key=API_KEY, candidate=CANDIDATE, fake=FAKE,
-            context_window=16000, env=dict(os.environ),
+            # Pings every 200 ms while a summary is written (the default is 15 s).
+            context_window=16000, env=dict(os.environ, COMPACTD_HEARTBEAT_MS="200"),
         )
     return _COMPACTD["url"]

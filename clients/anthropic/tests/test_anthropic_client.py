@@ -107,6 +107,43 @@ class AnthropicClient(unittest.TestCase):
         self.assertEqual((message.usage.input_tokens, message.usage.output_tokens), (321, 17))
         self.assertLess(support.FAKE.requests[before]["max_tokens"], 64000)
 
+    def test_a_slow_summary_streams_pings_and_then_the_block(self):
+        support.FAKE.delay = 1.2
+        # A system prompt of its own: no answer of the other tests comes from the cache.
+        system = "You are the agent of the slow-model test."
+        try:
+            # The raw stream, as a proxy sees it: pings while the model writes.
+            with self.client.beta.messages.with_streaming_response.create(
+                model="claude-sonnet-4-5",
+                max_tokens=1024,
+                messages=CONVERSATION,
+                compaction={"type": "summarize"},
+                system=system,
+                stream=True,
+            ) as response:
+                names = [
+                    line.removeprefix("event: ")
+                    for line in response.iter_lines()
+                    if line.startswith("event: ")
+                ]
+            self.assertEqual(names[:2], ["message_start", "ping"])
+            block_at = names.index("content_block_start")
+            self.assertGreaterEqual(names[:block_at].count("ping"), 4, names)
+            self.assertEqual(names[-1], "message_stop")
+            # The SDK's stream skips the pings and still assembles the block.
+            with self.client.beta.messages.stream(
+                model="claude-sonnet-4-5",
+                max_tokens=64000,
+                messages=CONVERSATION,
+                compaction={"type": "summarize"},
+                system=system + " Second call.",
+            ) as stream:
+                message = stream.get_final_message()
+            self.assertEqual(message.stop_reason, "compaction")
+            self.assertTrue(message.content[0].content.startswith(support.ANSWER))
+        finally:
+            support.FAKE.delay = 0.0
+
     def test_an_ordinary_message_is_refused_with_a_bad_request(self):
         with self.assertRaises(anthropic.BadRequestError) as caught:
             self.client.messages.create(

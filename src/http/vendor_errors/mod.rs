@@ -40,6 +40,20 @@ pub fn dialect_of(path: &str) -> Option<Dialect> {
     }
 }
 
+/// Anthropic's error document for `e`: the `data` of an `error` event once a stream has
+/// begun and a status can no longer say it.
+pub fn anthropic_document(e: &super::problem::ApiError) -> AnthropicError {
+    let problem = serde_json::to_vec(&e.problem())
+        .ok()
+        .and_then(|json| serde_json::from_slice::<ProblemBack>(&json).ok())
+        .unwrap_or(ProblemBack {
+            problem_type: String::new(),
+            detail: "the summary failed".into(),
+            errors: Vec::new(),
+        });
+    anthropic::document(e.status(), problem, None)
+}
+
 /// What is read back from a problem document.
 #[derive(Deserialize)]
 struct ProblemBack {
