@@ -16,18 +16,55 @@
  * reached, answers an error, or takes longer than the timeout, the handler returns nothing
  * and pi compacts by itself, as it would without the extension, keeping the file lists of
  * compactd's earlier compactions.
+ *
+ * It also gives the agent a `recall` tool: a search (POST /v1/recall) of the part of the
+ * session that compactions took out of the context, answered with the matching passages and
+ * their entry ids, so what a summary left out can be looked up instead of redone.
  */
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { Type } from "typebox";
 
 const BASE = (process.env.COMPACTD_URL || "http://127.0.0.1:8080").replace(/\/+$/, "");
 const API_KEY = process.env.COMPACTD_API_KEY;
 const TIMEOUT_MS = Number(process.env.COMPACTD_TIMEOUT_MS) || 120_000;
 
+function jsonHeaders(): Record<string, string> {
+	const headers: Record<string, string> = { "content-type": "application/json" };
+	if (API_KEY) headers.authorization = `Bearer ${API_KEY}`;
+	return headers;
+}
+
 export default function compactd(pi: ExtensionAPI) {
+	pi.registerTool({
+		name: "recall",
+		label: "Recall",
+		description:
+			"Search the older part of this session that was compacted out of your context (messages, tool calls and outputs, errors) for words or exact identifiers such as file paths, function names or error codes. Returns the matching passages, best first.",
+		parameters: Type.Object({
+			query: Type.String({ description: "Words or identifiers to look for" }),
+			limit: Type.Optional(Type.Number({ description: "Matches to return (1-50, default 5)" })),
+		}),
+		async execute(_toolCallId, params, signal, _onUpdate, ctx) {
+			const entries = ctx.sessionManager.getBranch();
+			const timeout = AbortSignal.timeout(TIMEOUT_MS);
+			const res = await fetch(`${BASE}/v1/recall`, {
+				method: "POST",
+				headers: jsonHeaders(),
+				body: JSON.stringify({ entries, q: params.query, limit: params.limit ?? 5 }),
+				signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+			});
+			if (!res.ok) throw new Error(`compactd recall answered ${res.status}: ${await res.text()}`);
+			const { matches, searched } = await res.json();
+			const text = matches.length
+				? matches.map((m: any) => `[${m.entryId}] ${m.role}${m.toolName ? ` (${m.toolName})` : ""}: ${m.excerpt}`).join("\n\n")
+				: `No match among the ${searched} compacted entries.`;
+			return { content: [{ type: "text", text }], details: { matches } };
+		},
+	});
+
 	pi.on("session_before_compact", async (event) => {
 		const { preparation, branchEntries, customInstructions, signal } = event;
-		const headers: Record<string, string> = { "content-type": "application/json" };
-		if (API_KEY) headers.authorization = `Bearer ${API_KEY}`;
+		const headers = jsonHeaders();
 		try {
 			const res = await fetch(`${BASE}/v1/compact`, {
 				method: "POST",

@@ -317,6 +317,23 @@ function scenario({ name, ...setup }) {
 			}
 		});
 
+		test("the agent's recall tool finds what the compactions took out of its context", async () => {
+			const before = rig.fake.requests.length;
+			await rig.pi.prompt("recall f001.txt", { compacts: false });
+			const sent = rig.fake.requests.slice(before).filter((r) => r.route === "agent");
+			const answer = sent.flatMap((r) => r.body.messages).find((m) => m.role === "tool" && m.tool_call_id?.endsWith("_recall"));
+			assert.ok(answer, "the tool's answer reached the model");
+			const text = textOf(answer.content);
+			assert.match(text, /^\[[0-9a-f]{8}\] (user|assistant|toolResult)/, text);
+			assert.ok(text.includes("f001.txt"), text);
+			// Every match is an entry the latest compaction took out of the context.
+			const { entry, byId } = rig.latestCompaction();
+			const path = pathTo(byId, entry.parentId);
+			const compacted = new Set(path.slice(0, path.findIndex((e) => e.id === entry.firstKeptEntryId)).map((e) => e.id));
+			const ids = [...text.matchAll(/^\[([0-9a-f]{8})\]/gm)].map((m) => m[1]);
+			assert.ok(ids.length > 0 && ids.every((id) => compacted.has(id)), `${ids} in the compacted part`);
+		});
+
 		test("a manual compaction with instructions goes through compactd", async () => {
 			await rig.turn();
 			await rig.turn();
@@ -381,18 +398,23 @@ function scenario({ name, ...setup }) {
 	});
 }
 
-test("the README's extension snippet is the extension CI loads", () => {
+test("the README's extension snippets are the extension CI loads", () => {
 	const readme = readFileSync(join(HERE, "../../README.md"), "utf8");
-	const start = readme.indexOf("**A pi extension.**");
-	const block = readme.slice(readme.indexOf("```ts\n", start) + 6, readme.indexOf("\n```", readme.indexOf("```ts\n", start) + 6));
 	const source = readFileSync(join(HERE, "compactd.ts"), "utf8");
-	const lines = block.split("\n").map((l) => l.trim()).filter(Boolean);
-	assert.ok(lines.length > 10, "the README shows the handler");
-	let at = 0;
-	for (const line of lines) {
-		const found = source.indexOf(line, at);
-		assert.ok(found >= 0, `compactd.ts has, in the README's order: ${line}`);
-		at = found + line.length;
+	let from = readme.indexOf("**A pi extension.**");
+	// The compaction handler, then the recall tool.
+	for (const shows of ["the handler", "the recall tool"]) {
+		const open = readme.indexOf("```ts\n", from) + 6;
+		const block = readme.slice(open, readme.indexOf("\n```", open));
+		from = open + block.length;
+		const lines = block.split("\n").map((l) => l.trim()).filter(Boolean);
+		assert.ok(lines.length > 6, `the README shows ${shows}`);
+		let at = 0;
+		for (const line of lines) {
+			const found = source.indexOf(line, at);
+			assert.ok(found >= 0, `compactd.ts has, in the README's order: ${line}`);
+			at = found + line.length;
+		}
 	}
 });
 

@@ -112,6 +112,10 @@ export class FakeModel {
 		const last = messages.at(-1);
 		if (last.role === "tool") return { content: `Done with the files (${messages.length} messages so far).` };
 		const asked = textOf(last.content);
+		const recall = asked.match(/^recall (.+)$/);
+		if (recall) {
+			return { toolCalls: [{ id: `call_${messages.length}_recall`, type: "function", function: { name: "recall", arguments: JSON.stringify({ query: recall[1] }) } }] };
+		}
 		const calls = [...asked.matchAll(/\b(read|write|edit) (\S+\.txt)\b/g)].map(([, tool, path], i) => {
 			const args =
 				tool === "read"
