@@ -153,7 +153,7 @@ async function compact() {
   try {
     const p = state.provider;
     if (p) renderProviderResult($('result'), providerView(p.from, await state.source.compactProvider(p.request, p.from, settings())));
-    else renderResult($('result'), await state.source.compact(state.bytes, settings()));
+    else renderResult($('result'), await state.source.compact(state.bytes, { ...settings(), pinEntries: $('pin-entries').value.trim() }));
     status('Compacted.');
   } catch (e) {
     renderResult($('result'), { error: String(e.message || e) });
@@ -191,6 +191,36 @@ async function branch(ev) {
   } catch (e) {
     out.textContent = String(e.message || e);
     out.className = 'error';
+  }
+}
+
+// Recall: the matches of /v1/recall, each a button that moves the timeline to its entry.
+async function recall(ev) {
+  ev.preventDefault();
+  const out = $('recall-result');
+  out.textContent = '';
+  status('Searching…');
+  try {
+    const r = await state.source.recall(state.bytes, $('recall-q').value, $('recall-scope').value, settings());
+    for (const m of r.matches) {
+      const li = document.createElement('li');
+      const jump = document.createElement('button');
+      jump.type = 'button';
+      jump.className = 'recall-jump';
+      jump.dataset.entry = m.entryId;
+      jump.textContent = `${m.entryId} ${m.role}${m.toolName ? ` (${m.toolName})` : ''}`;
+      jump.addEventListener('click', () => {
+        const i = [...Array(state.model.n).keys()].find((k) => state.model.id(k) === m.entryId);
+        if (i !== undefined) timeline.setFocus(i, true);
+      });
+      const excerpt = document.createElement('span');
+      excerpt.textContent = ` ${m.excerpt}`;
+      li.append(jump, excerpt);
+      out.append(li);
+    }
+    status(`${r.matches.length} of ${fmt(r.searched)} entries match.`);
+  } catch (e) {
+    failed(e);
   }
 }
 
@@ -253,6 +283,7 @@ async function init() {
   $('leaf').addEventListener('change', () => state.body && refresh(true));
   $('compact').addEventListener('click', compact);
   $('branch-form').addEventListener('submit', branch);
+  $('recall-form').addEventListener('submit', recall);
   await loadDefaults();
   document.body.dataset.ready = '0';
 }

@@ -100,6 +100,12 @@ export class LiveSource {
     return this.call('POST', `/v1/compact?${query(settings, { messages: null })}`, body);
   }
 
+  // What POST /v1/recall finds for `q` on the page's path.
+  recall(body, q, scope, settings) {
+    const { keepRecentTokens, reserveTokens, leafId } = settings;
+    return this.call('POST', `/v1/recall?${query({ q, scope, keepRecentTokens, reserveTokens, leafId })}`, body);
+  }
+
   branch(body, from, to, run) {
     return this.call('POST', `/v1/branch-summary?${query({ oldLeafId: from, targetId: to, dryRun: !run })}`, body);
   }

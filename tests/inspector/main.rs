@@ -210,7 +210,23 @@ async fn the_page_draws_the_cut_follows_the_settings_and_compacts() {
     hover_timeline(&b, cut_x(&b).await + 2.0).await;
     assert_eq!(hovered_id(&b).await, new_id);
 
-    // Compact: the summary, tokensAfter and madeProgress appear.
+    // Compact, with the first user message pinned: the summary, tokensAfter and
+    // madeProgress appear, and the summary carries the pinned text.
+    let user = outline["kindNames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|k| k == "user")
+        .unwrap();
+    let first_user = outline["path"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_u64().unwrap() as usize)
+        .find(|&p| outline["kinds"][p] == user)
+        .unwrap();
+    let pinned_id = outline["ids"][first_user].as_str().unwrap();
+    b.type_into("pin-entries", pinned_id).await;
     b.click("#compact").await;
     let summary = b
         .until(
@@ -220,6 +236,10 @@ async fn the_page_draws_the_cut_follows_the_settings_and_compacts() {
         .await;
     assert!(
         summary.as_str().unwrap().starts_with("## Goal"),
+        "{summary}"
+    );
+    assert!(
+        summary.as_str().unwrap().contains("### Pinned entries"),
         "{summary}"
     );
     let result = b.text("#result").await;
@@ -240,6 +260,42 @@ async fn the_page_draws_the_cut_follows_the_settings_and_compacts() {
         "{retention}"
     );
     b.screenshot("page-compacted").await;
+
+    // Recall: what /v1/recall finds in the compacted part, and a match moves the timeline
+    // to its entry.
+    let expected = api(&address, "/v1/recall?q=AgentSession", None).await;
+    let first = expected["matches"][0]["entryId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    b.type_into("recall-q", "AgentSession").await;
+    b.click("#recall-form button").await;
+    let listed = b
+        .until(
+            "the recall matches",
+            "return document.querySelector('#recall-result .recall-jump')?.dataset.entry",
+        )
+        .await;
+    assert_eq!(listed, first.as_str());
+    let shown = b
+        .js(
+            "return document.querySelectorAll('#recall-result li').length",
+            vec![],
+        )
+        .await;
+    assert_eq!(
+        shown.as_u64().unwrap() as usize,
+        expected["matches"].as_array().unwrap().len()
+    );
+    b.click("#recall-result .recall-jump").await;
+    let focused = b
+        .js(
+            "const s = window.compactdInspector.state; \
+             return s.model.id(Number(document.getElementById('timeline').dataset.focus))",
+            vec![],
+        )
+        .await;
+    assert_eq!(focused, first.as_str());
 
     // The branch-summary preview from the leaf back to an earlier entry.
     let target = outline["ids"][path[900].as_u64().unwrap() as usize]
