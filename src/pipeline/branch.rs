@@ -90,20 +90,11 @@ fn required<'o>(
 ) -> Result<&'o str, InputError> {
     value.as_deref().ok_or_else(|| {
         InputError::invalid(Violation {
-            pointer: pointer_for(name, input),
+            pointer: input.option_pointer(name),
             message: format!("`{name}` is required"),
             line: None,
         })
     })
-}
-
-fn pointer_for<O>(name: &str, input: &SessionInput<O>) -> String {
-    // JSON bodies name a pointer; JSONL bodies carry it in the query string.
-    if input.leaf_pointer.starts_with('/') {
-        format!("/{name}")
-    } else {
-        name.to_string()
-    }
 }
 
 /// Collects the branch left and selects what fits the budget (`checking`: the
@@ -121,7 +112,7 @@ pub fn plan_branch_summary(
     let find = |id: &str, name: &str| {
         session.position(id).ok_or_else(|| {
             InputError::invalid(Violation {
-                pointer: pointer_for(name, input),
+                pointer: input.option_pointer(name),
                 message: format!("no entry has the id {:?}", truncate_for_message(id)),
                 line: None,
             })

@@ -296,11 +296,9 @@ fn pinned_entries(
     for (n, id) in ids.iter().enumerate() {
         let refuse = |message: String| {
             InputError::invalid(Violation {
-                // JSON bodies name a pointer; JSONL bodies carry it in the query string.
-                pointer: if input.leaf_pointer.starts_with('/') {
-                    format!("/pinEntries/{n}")
-                } else {
-                    "pinEntries".into()
+                pointer: match input.option_pointer("pinEntries") {
+                    json if json.starts_with('/') => format!("{json}/{n}"),
+                    query => query,
                 },
                 message,
                 line: None,

@@ -33,6 +33,16 @@ pub struct SessionInput<'a, O> {
 }
 
 impl<O> SessionInput<'_, O> {
+    /// Where an error about option `name` points: `/name` in a JSON body, the bare name
+    /// for a query string (JSONL bodies carry their options there).
+    pub fn option_pointer(&self, name: &str) -> String {
+        if self.leaf_pointer.starts_with('/') {
+            format!("/{name}")
+        } else {
+            name.to_string()
+        }
+    }
+
     /// Positions of the entries from the root to `leaf_id` (default: the last entry).
     pub fn path(&self, leaf_id: Option<&str>) -> Result<Vec<usize>, InputError> {
         let leaf = match leaf_id {

@@ -69,7 +69,7 @@ pub fn recall(
             .filter(|q| !q.is_empty())
             .ok_or_else(|| {
                 InputError::invalid(Violation {
-                    pointer: pointer_for("q", input),
+                    pointer: input.option_pointer("q"),
                     message: "`q` is required: the words or identifiers to search for".into(),
                     line: None,
                 })
@@ -77,7 +77,7 @@ pub fn recall(
     let limit = o.limit.unwrap_or(DEFAULT_LIMIT);
     if limit == 0 || limit > compactd_core::recall::MAX_LIMIT as u64 {
         return Err(InputError::invalid(Violation {
-            pointer: pointer_for("limit", input),
+            pointer: input.option_pointer("limit"),
             message: format!(
                 "`limit` must be between 1 and {}",
                 compactd_core::recall::MAX_LIMIT
@@ -129,13 +129,4 @@ fn compacted_end(path: &[&Entry], settings: Settings) -> usize {
             .unwrap_or(at);
     }
     prepare_compaction(path, settings).map_or(0, |prep| prep.cut.first_kept)
-}
-
-fn pointer_for(name: &str, input: &SessionInput<RecallOptions>) -> String {
-    // JSON bodies name a pointer; JSONL bodies carry options in the query string.
-    if input.leaf_pointer.starts_with('/') {
-        format!("/{name}")
-    } else {
-        name.to_string()
-    }
 }
