@@ -100,7 +100,7 @@ pub async fn post_responses_compact(
         let planned = match plan(&input) {
             Ok(p) => OnRequest::Compact(Box::new(p), None),
             // Compaction on request always compacts: up to the newest user message.
-            Err(PlanError::NothingToCompact(_)) => match keep_from_newest_user(&input)? {
+            Err(PlanError::NothingToCompact(n)) => match keep_from_newest_user(&input)? {
                 Some(keep) => {
                     input.options.prepare.keep_recent_tokens = Some(keep);
                     input.options.target_tokens = None;
@@ -110,10 +110,7 @@ pub async fn post_responses_compact(
                         Err(e) => return Err(e.into()),
                     }
                 }
-                None => OnRequest::AsItCame(match plan(&input) {
-                    Err(PlanError::NothingToCompact(n)) => n.tokens_before,
-                    _ => 0.0,
-                }),
+                None => OnRequest::AsItCame(n.tokens_before),
             },
             Err(e) => return Err(e.into()),
         };

@@ -19,7 +19,7 @@ use crate::summarize::{
 use compactd_core::compaction::branch::{collect_branch, prepare_branch};
 use compactd_core::compaction::file_ops::FileLists;
 use compactd_core::compaction::ledger::{
-    split_trailer, Ledger, Retention, Standing, NAMED_BY_SUMMARIZER, STANDING_TOKENS,
+    split_trailer, Ledger, Retention, Standing, STANDING_TOKENS,
 };
 use compactd_core::compaction::serialize_conversation;
 use compactd_core::session::{
@@ -310,9 +310,8 @@ pub async fn run_branch_summary(
             // The statements the model named as replaced leave the summary.
             let answered = split_trailer(&s.text);
             let mut ledger = std::borrow::Cow::Borrowed(&plan.ledger);
-            let named = plan.standing.ids_named(&answered.named);
-            if !named.is_empty() {
-                ledger.to_mut().withdraw_named(&named, NAMED_BY_SUMMARIZER);
+            if !answered.named.is_empty() {
+                plan.standing.withdraw_in(ledger.to_mut(), &answered.named);
             }
             let checked = finish(
                 format!("{}{}", prompts.branch_preamble, answered.text),

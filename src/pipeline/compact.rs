@@ -30,15 +30,13 @@ use compactd_core::compaction::ledger::{
 use compactd_core::compaction::message::for_compaction;
 use compactd_core::compaction::prepare::{boundary, prepare_compaction, Preparation};
 use compactd_core::compaction::{serialize_conversation, NotCompactable, Settings};
-use compactd_core::session::{
-    truncate_for_message, Block, Content, Entry, InputError, Role, Violation,
-};
+use compactd_core::session::{truncate_for_message, Entry, InputError, Role, Violation};
 
 use super::chunks::Cost;
 use super::input::SessionInput;
 use super::options::CompactOptions;
 use super::prepare::{prepare_response, PrepareResponse};
-use super::sources::{ledger_in, ledger_of, sources_of};
+use super::sources::{ledger_in, ledger_of, sources_of, text_of};
 use super::Planned;
 
 mod history;
@@ -310,8 +308,8 @@ fn pinned_entries(
             .find(|e| e.id() == Some(id.as_str()))
             .ok_or_else(|| refuse(format!("no entry on the path has the id {shown:?}")))?;
         let (origin, text) = match entry.message() {
-            Some(m) if m.role == Role::User => (Speaker::User, message_text(&m.content)),
-            Some(m) if m.role == Role::Assistant => (Speaker::Assistant, message_text(&m.content)),
+            Some(m) if m.role == Role::User => (Speaker::User, text_of(&m.content)),
+            Some(m) if m.role == Role::Assistant => (Speaker::Assistant, text_of(&m.content)),
             _ => (Speaker::User, String::new()),
         };
         if text.trim().is_empty() {
@@ -322,29 +320,6 @@ fn pinned_entries(
         out.push((id.clone(), origin, text));
     }
     Ok(out)
-}
-
-/// The text blocks of a message, one per line.
-fn message_text(content: &Content) -> String {
-    let mut out = String::new();
-    let mut add = |t: &compactd_core::session::Text| {
-        if !out.is_empty() {
-            out.push('\n');
-        }
-        t.push_to(&mut out);
-    };
-    match content {
-        Content::Text(t) => add(t),
-        Content::Blocks(blocks) => {
-            for b in blocks {
-                if let Block::Text(t) = b {
-                    add(t);
-                }
-            }
-        }
-        Content::Absent => {}
-    }
-    out
 }
 
 /// This round's pinned ledger: the newest one on the path, carried through what `prep`

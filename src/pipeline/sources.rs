@@ -175,7 +175,7 @@ fn stored(
 }
 
 /// Text blocks joined by a blank line (a plain string content as is).
-fn text_of(content: &Content) -> String {
+pub(super) fn text_of(content: &Content) -> String {
     match content {
         Content::Absent => String::new(),
         Content::Text(t) => t.decode().into_owned(),

@@ -6,7 +6,7 @@ use crate::summarize::{
     Mode, ProgressSink, PromptOptions, Prompts, Scoped, Summarize, SummarizeError, Summary,
     SummaryRequest,
 };
-use compactd_core::compaction::ledger::{split_trailer, Ledger, NAMED_BY_SUMMARIZER};
+use compactd_core::compaction::ledger::{split_trailer, Ledger};
 
 use super::super::checked::verify;
 use super::super::chunks::{next_chunk, passes, request_tokens, room_units, Replanner};
@@ -83,8 +83,8 @@ pub(super) async fn summarize_history(
         passes += 1;
         let a = split_trailer(&s.text);
         let text = a.text.to_string();
-        if let Some(ledger) = pinned.as_mut().filter(|_| !a.named.is_empty()) {
-            ledger.withdraw_named(&plan.standing.ids_named(&a.named), NAMED_BY_SUMMARIZER);
+        if let Some(ledger) = pinned.as_mut() {
+            plan.standing.withdraw_in(ledger, &a.named);
         }
         for n in a.named {
             if !named.contains(&n) {

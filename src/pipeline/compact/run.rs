@@ -14,9 +14,7 @@ use crate::summarize::{
     SummarizeError, SummarizerKind, Usage,
 };
 use compactd_core::compaction::file_ops::{FileLists, PRODUCER};
-use compactd_core::compaction::ledger::{
-    split_trailer, strip_section, Retention, NAMED_BY_SUMMARIZER,
-};
+use compactd_core::compaction::ledger::{split_trailer, strip_section, Retention};
 use compactd_core::session::{fresh_id, iso_timestamp, CompactionEntry};
 
 use super::super::checked::{finish, progress, without_secrets, CheckedSummary, RestoreBudget};
@@ -178,12 +176,8 @@ fn divide_target(plan: &mut CompactPlan, summarizer: &dyn Summarize) -> u64 {
 /// nothing) leave the summary: withdrawn in the ledger it is checked against and in the
 /// one `details` carries, with what judged them.
 fn withdraw_named(plan: &mut CompactPlan, named: &[usize]) {
-    let ids = plan.standing.ids_named(named);
-    if ids.is_empty() {
-        return;
-    }
-    plan.in_force.withdraw_named(&ids, NAMED_BY_SUMMARIZER);
-    plan.ledger.withdraw_named(&ids, NAMED_BY_SUMMARIZER);
+    plan.standing.withdraw_in(&mut plan.in_force, named);
+    plan.standing.withdraw_in(&mut plan.ledger, named);
 }
 
 /// A split turn with no history before it: the previous summary is carried as the

@@ -32,6 +32,8 @@ pub const EXCERPT_CHARS: usize = 320;
 const PART_WEIGHT: f64 = 0.25;
 /// The terms of a query that are read.
 const MAX_QUERY_TERMS: usize = 256;
+/// The hits of an entry an excerpt may start at.
+const EXCERPT_ANCHORS: usize = 2_000;
 /// The most matches one query answers.
 pub const MAX_LIMIT: usize = 50;
 
@@ -330,15 +332,17 @@ fn excerpt(text: &str, index: &HashMap<&str, usize>, idf: &[f64]) -> String {
             hits.push((s, e, i));
         }
     });
-    let window = EXCERPT_CHARS * 4; // bytes, at most; trimmed to characters below
-                                    // The window starting at a hit that covers the most distinct weight.
+    // The window starting at a hit that covers the most distinct weight, among the first
+    // hits (bounded work however often an entry repeats a term). The window is counted in
+    // bytes: as many characters for ASCII text, fewer for other scripts.
+    hits.truncate(EXCERPT_ANCHORS);
     let mut best = (f64::MIN, 0usize);
     let mut seen = vec![false; idf.len()];
     for (k, &(start, _, _)) in hits.iter().enumerate() {
         seen.iter_mut().for_each(|s| *s = false);
         let mut weight = 0.0;
         for &(_, e, i) in &hits[k..] {
-            if e - start > window || text[start..e].chars().count() > EXCERPT_CHARS {
+            if e - start > EXCERPT_CHARS {
                 break;
             }
             if !seen[i] {

@@ -105,20 +105,20 @@ fn token(tok: &str, offset: usize, each: &mut impl FnMut(&str, usize, usize)) {
     }
 }
 
-/// The distinct terms of `text`, in order of first appearance.
-pub fn distinct_terms(text: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    each_term(text, |t, _, _| {
-        if !out.iter().any(|o| o == t) {
-            out.push(t.to_string());
-        }
-    });
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The distinct terms of `text`, in order of first appearance.
+    fn distinct_terms(text: &str) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        each_term(text, |t, _, _| {
+            if !out.iter().any(|o| o == t) {
+                out.push(t.to_string());
+            }
+        });
+        out
+    }
 
     fn all(text: &str) -> Vec<String> {
         let mut out = Vec::new();

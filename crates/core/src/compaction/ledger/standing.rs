@@ -85,6 +85,16 @@ impl Standing {
         &self.block
     }
 
+    /// Withdraws in `ledger` the statements these numbers name, as the summarizing model's
+    /// judgement ([`NAMED_BY_SUMMARIZER`]); how many changed.
+    pub fn withdraw_in(&self, ledger: &mut Ledger, numbers: &[usize]) -> usize {
+        let ids = self.ids_named(numbers);
+        if ids.is_empty() {
+            return 0;
+        }
+        ledger.withdraw_named(&ids, NAMED_BY_SUMMARIZER)
+    }
+
     /// The ids of the statements these numbers name; numbers not in the list are ignored.
     pub fn ids_named(&self, numbers: &[usize]) -> Vec<String> {
         let mut ids: Vec<String> = Vec::new();
