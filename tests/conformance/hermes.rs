@@ -221,8 +221,9 @@ fn category(path: &str) -> String {
 fn run_case(case: &Value, texts: &HermesTexts, model: &str) -> Result<(), (String, String)> {
     let input = input_of(case).map_err(|e| ("input".to_string(), e))?;
     let want = expected_of(case);
+    // Redaction is off (H10) except in the planted-secrets cases, which run it on both sides.
     let opts = Switches {
-        redact: false,
+        redact: case["redact"].as_bool().unwrap_or(false),
         no_head_role_user: false,
     };
     let want_call = want["requests"].as_array().is_some_and(|r| !r.is_empty());
@@ -305,7 +306,7 @@ fn hermes_conformance_with_reference_goldens() {
     let texts = texts(&header);
     let model = header["model"].as_str().unwrap_or("").to_string();
     let known = known_mismatches();
-    let (mut total, mut passed, mut stand_ins) = (0usize, 0usize, 0usize);
+    let (mut total, mut passed, mut stand_ins, mut redacted) = (0usize, 0usize, 0usize, 0usize);
     let mut failures: Vec<(String, String, String)> = Vec::new();
     let mut categories: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut divergences: BTreeMap<String, usize> = BTreeMap::new();
@@ -313,6 +314,7 @@ fn hermes_conformance_with_reference_goldens() {
         let case: Value = serde_json::from_str(line).unwrap();
         let name = case["name"].as_str().unwrap_or("?").to_string();
         total += 1;
+        redacted += usize::from(case["redact"] == true);
         for d in case["divergences"].as_array().into_iter().flatten() {
             *divergences
                 .entry(d.as_str().unwrap_or("?").into())
@@ -340,7 +342,8 @@ fn hermes_conformance_with_reference_goldens() {
     }
     println!(
         "hermes conformance: {passed} of {} cases passed ({stand_ins} more with historical \
-         stand-ins ran without panicking); divergences applied: {divergences:?}",
+         stand-ins ran without panicking; {redacted} with redaction on); divergences applied: \
+         {divergences:?}",
         total - stand_ins
     );
     for (cat, names) in &categories {
@@ -353,6 +356,10 @@ fn hermes_conformance_with_reference_goldens() {
     assert!(
         total >= 300,
         "expected the full golden corpus, found {total} cases"
+    );
+    assert!(
+        redacted >= 30,
+        "expected the planted-secrets cases (redaction on), found {redacted}"
     );
     let failed: BTreeSet<String> = failures.iter().map(|f| f.0.clone()).collect();
     let unexpected: Vec<&(String, String, String)> =

@@ -441,8 +441,8 @@ def surrogate_fix(value):
     return value
 
 
-def one(i):
-    g = Gen(SEED + i * 7919)
+def one(i, gen=Gen, seed=SEED, name=None):
+    g = gen(seed + i * 7919)
     r = g.r
     messages = g.h2_shape() if r.random() < 0.05 else g.conversation()
     if r.random() < 0.04:
@@ -476,7 +476,7 @@ def one(i):
     if r.random() < 0.15:
         g.tag("previous-summary", "decayed-state")
         state["previousSummary"] = "## Goal\nearlier " + g.words(2, 30)
-    case = {"name": f"gen-{i:03d}", "messages": messages, "contextLength": ctx, "settings": settings,
+    case = {"name": name or f"gen-{i:03d}", "messages": messages, "contextLength": ctx, "settings": settings,
             "state": state, "stub": g.stub()}
     if r.random() < 0.15:
         g.tag("focus")

@@ -26,6 +26,7 @@ from reference import CC
 import corpus
 import cases
 import edges
+import planted
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.environ.get("HERMES_GOLDENS_OUT") or os.path.join(HERE, "goldens.jsonl")
@@ -46,6 +47,7 @@ def normalize_case(case):
     case.setdefault("today", "2026-01-15")
     case.setdefault("stub", {"text": corpus.DEFAULT_ANSWER})
     case.setdefault("tags", [])
+    case.setdefault("redact", False)
     return case
 
 
@@ -58,6 +60,7 @@ def plain(value):
 
 
 def run(case, patch):
+    R.redaction(case["redact"])
     run_ = I.start(patch)
     msgs = copy.deepcopy(case["messages"])
     if patch:
@@ -262,6 +265,7 @@ def golden(case):
     record = {
         "name": case["name"],
         "tags": case["tags"],
+        **({"redact": True} if case["redact"] else {}),
         "divergences": sorted(divergences),
         "hermes": {"exception": hermes["exception"]} if "exception" in hermes else {"differs": differs},
         "input": {k: case[k] for k in ("messages", "contextLength", "settings", "state", "focusTopic",
@@ -291,7 +295,7 @@ def compact_messages(record):
 def main(argv):
     I.install()
     only = argv[argv.index("--only") + 1] if "--only" in argv else None
-    all_cases = cases.cases() + corpus.generate() + edges.generate()
+    all_cases = cases.cases() + corpus.generate() + edges.generate() + planted.generate()
     names = [c["name"] for c in all_cases]
     assert len(names) == len(set(names)), "duplicate case names"
     lines = [json.dumps({"kind": "header", "reference": "hermes-agent==0.19.0", "model": R.MODEL,

@@ -36,6 +36,7 @@ for _k in list(os.environ):
 
 import hermes_time  # noqa: E402
 import agent.context_compressor as CC  # noqa: E402
+import agent.redact as REDACT  # noqa: E402
 from agent.model_metadata import estimate_messages_tokens_rough  # noqa: E402
 from agent.turn_context import _compression_made_progress  # noqa: E402
 from agent.context_engine import sanitize_memory_context  # noqa: E402
@@ -225,16 +226,25 @@ def _fallback_slot_values(turns_kind):
 
 
 _BODIES = []
+_REAL_REDACT = CC.redact_sensitive_text
+
+
+def redaction(on):
+    """Switches hermes's redactor per case (it reads the module flag at each call)."""
+    REDACT._REDACT_ENABLED = bool(on)
 
 
 def _capture_redact(text, *a, **k):
-    _BODIES.append(text)
-    return text
+    # The builder's last call redacts the whole body: record what it returns.
+    out = _REAL_REDACT(text, *a, **k)
+    _BODIES.append(out)
+    return out
 
 
 def fallback_body(compressor, turns, reason):
     """Run hermes's fallback builder; returns (its summary, the body before the prefix)."""
     saved = CC.redact_sensitive_text
+    assert saved is _REAL_REDACT
     CC.redact_sensitive_text = _capture_redact
     try:
         _BODIES.clear()
