@@ -68,6 +68,18 @@ pub fn hermes_example() -> Value {
     })
 }
 
+pub fn hermes_recall_example() -> Value {
+    json!({
+        "messages": [
+            {"role": "user", "content": "Fix the failing test in src/lib.rs"},
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "terminal", "arguments": "{\"command\": \"cargo test\"}"}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "test add_handles_negatives ... FAILED: expected -3, got 1"}
+        ],
+        "q": "add_handles_negatives",
+        "limit": 5
+    })
+}
+
 fn message(id: &str, parent: &str, second: u32, message: Value) -> Value {
     json!({
         "type": "message", "id": id, "parentId": parent,

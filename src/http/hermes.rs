@@ -10,10 +10,13 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request, State};
 use axum::http::header::CONTENT_TYPE;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::Extension;
 
 use crate::pipeline::hermes::{parse_request_limited, plan_hermes, run_hermes};
+use crate::pipeline::hermes_recall::{
+    parse_recall_request, recall_messages, HermesRecallAnswer, HermesRecallRequest,
+};
 use crate::pipeline::BodyFormat;
 use crate::summarize::ProgressSink;
 use compactd_hermes::Switches;
@@ -94,6 +97,52 @@ pub async fn post_hermes_prepare(
     HermesJsonBody(bytes): HermesJsonBody,
 ) -> Result<Response, ApiError> {
     compress(state, bytes, true, None, None).await
+}
+
+/// Searches hermes-agent messages a compaction took out of the context (the client sends
+/// them: the compactd hermes plugin keeps what each compaction summarized). Ranked as
+/// `/v1/recall` ranks entries: words and whole identifiers as terms, BM25, best first,
+/// each match quoting its best passage with secrets redacted. Calls no model.
+#[utoipa::path(
+    post,
+    path = "/v1/hermes/recall",
+    operation_id = "hermesRecall",
+    tag = "hermes",
+    request_body(content = HermesRecallRequest, content_type = "application/json", example = super::examples::hermes_recall_example),
+    responses(
+        (status = 200, description = "The matches, best first (none is an empty list); `index` is the message's place in `messages`", body = HermesRecallAnswer),
+        (status = 400, description = "Not JSON, broken body framing (`bad-body`), or a body that does not decode as its Content-Encoding says (`bad-content-encoding`)", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over COMPACTD_MAX_BODY_BYTES once decoded (`body-too-large`) or more messages than COMPACTD_MAX_ENTRIES (`too-many-entries`)", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not JSON, or a Content-Encoding other than gzip, zstd and identity (`unsupported-content-encoding`)", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "No `messages` list, no `q`, or a `limit` outside 1–50 (with a pointer)", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn post_hermes_recall(
+    State(state): State<AppState>,
+    HermesJsonBody(bytes): HermesJsonBody,
+) -> Result<Response, ApiError> {
+    let max_messages = state.config.max_entries;
+    let json = blocking(move || {
+        let req = parse_recall_request(&bytes)?;
+        if req.messages.len() > max_messages {
+            return Err(too_many(max_messages).into());
+        }
+        let answer = recall_messages(&req)?;
+        serde_json::to_vec(&answer).map_err(|e| ApiError::Internal(e.to_string()))
+    })
+    .await?;
+    Ok(([(CONTENT_TYPE, "application/json")], json).into_response())
+}
+
+fn too_many(max_messages: usize) -> compactd_core::session::InputError {
+    compactd_core::session::InputError::TooManyEntries {
+        limit: max_messages,
+        at: compactd_core::session::Violation {
+            pointer: format!("/messages/{max_messages}"),
+            message: "one message too many".into(),
+            line: None,
+        },
+    }
 }
 
 async fn compress(

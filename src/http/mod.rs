@@ -98,6 +98,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/summarize", post(compact::post_summarize))
         .route("/v1/hermes/compress", post(hermes::post_hermes_compress))
         .route("/v1/hermes/prepare", post(hermes::post_hermes_prepare))
+        .route("/v1/hermes/recall", post(hermes::post_hermes_recall))
         .route("/v1/chat/completions", post(chat::post_chat_completions))
         .route("/v1/models", get(chat::get_models))
         .route(

@@ -11,6 +11,7 @@ use crate::pipeline::branch::{BranchDryRun, BranchSummaryResult};
 use crate::pipeline::chat::{ChatMessage, ChatRequest, StreamOptions};
 use crate::pipeline::compact::{CompactionResult, EntryDetails};
 use crate::pipeline::core_schemas::{FileListsSchema, RetentionSchema};
+use crate::pipeline::hermes_recall::{HermesRecallAnswer, HermesRecallMatch, HermesRecallRequest};
 use crate::pipeline::include::IncludePart;
 use crate::pipeline::messages::{CompactionConfig, InputMessage, MessageRole, MessagesRequest};
 use crate::pipeline::numbers::JsNumber;
@@ -56,6 +57,7 @@ use super::vendor_errors::{Dialect, OpenAiError, OpenAiErrorBody};
         super::recall::post_recall,
         super::hermes::post_hermes_compress,
         super::hermes::post_hermes_prepare,
+        super::hermes::post_hermes_recall,
         super::chat::post_chat_completions,
         super::chat::get_models,
         super::responses::post_responses_compact,
@@ -111,6 +113,9 @@ use super::vendor_errors::{Dialect, OpenAiError, OpenAiErrorBody};
         HermesStateSchema,
         HermesBoundaries,
         HermesAnswer,
+        HermesRecallRequest,
+        HermesRecallAnswer,
+        HermesRecallMatch,
         ChatRequest,
         ChatMessage,
         StreamOptions,

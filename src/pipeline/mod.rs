@@ -19,6 +19,7 @@ mod conversation;
 pub mod core_schemas;
 pub mod fold;
 pub mod hermes;
+pub mod hermes_recall;
 pub mod include;
 pub mod input;
 pub mod messages;

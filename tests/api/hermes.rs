@@ -389,3 +389,73 @@ fn the_command_line_compacts_a_file_offline() {
     assert_eq!(from_request["boundaries"], planned["boundaries"]);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[tokio::test]
+async fn recall_searches_the_messages_sent_and_names_them_by_index() {
+    let app = spawn_app_with(|c| c.max_entries = 5).await;
+    let messages = json!([
+        {"role": "user", "content": "The deploy fails with error DEPLOY-417 on the canary host."},
+        {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+            "function": {"name": "terminal", "arguments": "{\"command\": \"kubectl logs canary-7\"}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "DEPLOY-417: OPENAI_API_KEY=sk-proj-Abcdefghijklmnopqrstuvwxyz0123 rejected"},
+        {"role": "assistant", "content": "The key is rejected."}
+    ]);
+    let res = app
+        .post_json(
+            "/v1/hermes/recall",
+            &json!({"messages": messages, "q": "DEPLOY-417", "limit": 5}),
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 200);
+    let a: Value = res.json().await.unwrap();
+    assert_eq!(a["query"], "DEPLOY-417");
+    assert_eq!(a["searched"], 4);
+    let found: Vec<u64> = a["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(found.len(), 2, "{a:#}");
+    assert!(found.contains(&0) && found.contains(&2), "{a:#}");
+    let tool = a["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["index"] == 2)
+        .unwrap();
+    assert_eq!(tool["role"], "tool");
+    assert_eq!(tool["toolName"], "terminal");
+    // The excerpt is the passage, with the secret redacted.
+    let excerpt = tool["excerpt"].as_str().unwrap();
+    assert!(excerpt.contains("DEPLOY-417"), "{excerpt}");
+    assert!(!excerpt.contains("Abcdefghijklmnop"), "{excerpt}");
+
+    let p = problem(
+        app.post_json("/v1/hermes/recall", &json!({"messages": messages}))
+            .await,
+        422,
+        "invalid-session",
+    )
+    .await;
+    assert_eq!(p["errors"][0]["pointer"], "/q", "{p:#}");
+    let p = problem(
+        app.post_json("/v1/hermes/recall", &json!({"messages": 3, "q": "x"}))
+            .await,
+        422,
+        "invalid-session",
+    )
+    .await;
+    assert_eq!(p["errors"][0]["pointer"], "/messages", "{p:#}");
+    let six: Vec<Value> = (0..6)
+        .map(|_| json!({"role": "user", "content": "x"}))
+        .collect();
+    let p = problem(
+        app.post_json("/v1/hermes/recall", &json!({"messages": six, "q": "x"}))
+            .await,
+        413,
+        "too-many-entries",
+    )
+    .await;
+    assert_eq!(p["errors"][0]["pointer"], "/messages/5", "{p:#}");
+}

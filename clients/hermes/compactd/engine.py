@@ -19,6 +19,12 @@ Design decisions:
   a malformed answer) or ``reason: summary-failed`` returns the input unchanged with
   ``_last_compress_aborted`` and ``_last_summary_error`` set, which the host turns into
   "keep the session and warn", and is logged as a warning.
+* **What was compacted can be found again.** hermes drops the messages a compaction
+  summarized; the engine keeps them aside (the newest ``ARCHIVE_MAX_BYTES`` of them, for
+  the session) and offers the agent a ``compactd_recall`` tool: hermes lets a context
+  engine add tools (``get_tool_schemas``/``handle_tool_call``, registered at agent start
+  unless the toolsets leave out ``context_engine``), and the tool asks compactd's
+  ``/v1/hermes/recall`` to search them.
 * **Guards stay local**, as hermes's own engine keeps them: after an aborted attempt
   automatic compaction pauses for ``FAILURE_COOLDOWN_SECONDS`` (a manual ``/compress``
   passes ``force`` and retries at once), and two compactions in a row that either did not
@@ -29,6 +35,7 @@ Design decisions:
 from __future__ import annotations
 
 import datetime
+import json
 import logging
 import time
 from typing import Any, Dict, List, Optional
@@ -53,6 +60,30 @@ _MIN_TRIGGER_RATIO = 0.85
 FAILURE_COOLDOWN_SECONDS = 60.0
 
 _TRUE_WORDS = {"true", "1", "yes"}
+
+# The compacted messages kept for recall, as JSON bytes: the oldest go first past it.
+ARCHIVE_MAX_BYTES = 8 * 1024 * 1024
+
+RECALL_TOOL = "compactd_recall"
+
+RECALL_SCHEMA = {
+    "name": RECALL_TOOL,
+    "description": (
+        "Search the earlier part of this conversation that was compacted into a summary: "
+        "messages, tool calls and tool results the summary may have left out. Use exact "
+        "identifiers (file paths, function names, error codes) or a few distinctive words. "
+        "Returns the best matching passages, best first."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "Words or identifiers to search for."},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 50,
+                      "description": "How many matches to return (default 5)."},
+        },
+        "required": ["query"],
+    },
+}
 
 
 def effective_threshold_percent(context_length: int, threshold_percent: float) -> float:
@@ -179,6 +210,9 @@ class CompactdEngine(ContextEngine):
         self._ineffective_compression_count = 0
         self._fallback_compression_streak = 0
         self._failure_cooldown_until = 0.0
+        # What compactions took out of the context, for the recall tool.
+        self._archive: List[Dict[str, Any]] = []
+        self._archive_sizes: List[int] = []
 
     # -- settings and threshold ------------------------------------------------------------
 
@@ -328,6 +362,7 @@ class CompactdEngine(ContextEngine):
             if not isinstance(compacted, list) or not compacted:
                 return self._abort(messages, "compactd answered compressed: true without messages")
             self._take_state(answer.get("state"))
+            self._keep_compacted(messages, answer.get("sources"))
             fallback = answer.get("fallback") if isinstance(answer.get("fallback"), dict) else {}
             used = fallback.get("used") is True
             self._last_summary_fallback_used = used
@@ -359,6 +394,53 @@ class CompactdEngine(ContextEngine):
 
         return self._abort(messages, "compactd answered without a 'compressed' verdict")
 
+    # -- recall -----------------------------------------------------------------------------
+
+    def _keep_compacted(self, messages: List[Dict[str, Any]], sources: Any) -> None:
+        """Keep the input messages the answer no longer holds (``sources`` names, for each
+        output message, the input message it came from)."""
+        if not isinstance(sources, list):
+            return
+        kept = {i for i in sources if isinstance(i, int) and not isinstance(i, bool)}
+        for i, m in enumerate(messages):
+            if i in kept or not isinstance(m, dict):
+                continue
+            try:
+                size = len(json.dumps(m, ensure_ascii=False, allow_nan=False).encode("utf-8"))
+            except (TypeError, ValueError):
+                continue
+            self._archive.append(m)
+            self._archive_sizes.append(size)
+        total = sum(self._archive_sizes)
+        drop = 0
+        while total > ARCHIVE_MAX_BYTES and drop < len(self._archive):
+            total -= self._archive_sizes[drop]
+            drop += 1
+        del self._archive[:drop]
+        del self._archive_sizes[:drop]
+
+    def get_tool_schemas(self) -> List[Dict[str, Any]]:
+        return [RECALL_SCHEMA]
+
+    def handle_tool_call(self, name: str, args: Dict[str, Any], **kwargs) -> str:
+        if name != RECALL_TOOL:
+            return json.dumps({"error": f"Unknown context engine tool: {name}"})
+        query = args.get("query") if isinstance(args, dict) else None
+        if not isinstance(query, str) or not query.strip():
+            return json.dumps({"error": "query is required: the words or identifiers to search for"})
+        if not self._archive:
+            return json.dumps({"query": query, "searched": 0, "matches": [],
+                               "note": "nothing has been compacted in this session yet"})
+        body: Dict[str, Any] = {"messages": self._archive, "q": query}
+        limit = args.get("limit")
+        if isinstance(limit, int) and not isinstance(limit, bool):
+            body["limit"] = max(1, min(limit, 50))
+        try:
+            answer = transport.post_recall(body)
+        except transport.CompactdError as exc:
+            return json.dumps({"error": str(exc)})
+        return json.dumps(answer, ensure_ascii=False)
+
     def _abort(self, messages: List[Dict[str, Any]], error: str) -> List[Dict[str, Any]]:
         """Keep the session as it is and tell the host why (it warns the user)."""
         self._last_compress_aborted = True
@@ -380,6 +462,8 @@ class CompactdEngine(ContextEngine):
 
     def _clear_session(self) -> None:
         self._previous_summary = None
+        self._archive = []
+        self._archive_sizes = []
         self._clear_attempt()
         self._ineffective_compression_count = 0
         self._fallback_compression_streak = 0

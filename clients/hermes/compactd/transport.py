@@ -21,6 +21,7 @@ DEFAULT_URL = "http://127.0.0.1:8080"
 # 504 answers first and says which step ran out of time.
 DEFAULT_TIMEOUT = 130.0
 COMPRESS_PATH = "/v1/hermes/compress"
+RECALL_PATH = "/v1/hermes/recall"
 # Error texts quote at most this much of what compactd answered.
 _QUOTE = 300
 
@@ -75,8 +76,17 @@ def post_compress(body: Dict[str, Any]) -> Dict[str, Any]:
     Raises ``CompactdError`` for a body that cannot be encoded, a connection failure, a
     timeout, any non-200 status, and an answer that is not a JSON object.
     """
+    return _post(COMPRESS_PATH, body)
+
+
+def post_recall(body: Dict[str, Any]) -> Dict[str, Any]:
+    """POST ``body`` to ``/v1/hermes/recall``; errors as for ``post_compress``."""
+    return _post(RECALL_PATH, body)
+
+
+def _post(path: str, body: Dict[str, Any]) -> Dict[str, Any]:
     conf = endpoint()
-    url = conf["url"] + COMPRESS_PATH
+    url = conf["url"] + path
     shown = display_url(url)
     try:
         # allow_nan=False: NaN is not JSON and compactd would refuse the whole body.

@@ -294,3 +294,28 @@ class Usage(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Archive(unittest.TestCase):
+    def test_keeps_what_the_answer_dropped_within_its_byte_bound(self):
+        mod = engine_module()
+        engine = fresh_engine()
+        messages = [{"role": "user", "content": f"m{i} " + "x" * 100} for i in range(10)]
+        # The answer keeps inputs 0 and 9 (and adds a summary, source null).
+        engine._keep_compacted(messages, [0, None, 9])
+        self.assertEqual(engine._archive, messages[1:9])
+        size = len(json.dumps(messages[1], ensure_ascii=False).encode("utf-8"))
+        saved = mod.ARCHIVE_MAX_BYTES
+        self.addCleanup(setattr, mod, "ARCHIVE_MAX_BYTES", saved)
+        mod.ARCHIVE_MAX_BYTES = size * 5
+        later = [{"role": "user", "content": f"n{i} " + "x" * 100} for i in range(3)]
+        engine._keep_compacted(later, [])
+        # The oldest go first: five messages' worth remain, the newest last.
+        self.assertEqual(engine._archive, (messages[1:9] + later)[-5:])
+        self.assertLessEqual(sum(engine._archive_sizes), mod.ARCHIVE_MAX_BYTES)
+        # A new session forgets them.
+        engine.on_session_reset()
+        self.assertEqual(engine._archive, [])
+        # An answer without sources keeps nothing (it cannot say what was dropped).
+        engine._keep_compacted(messages, None)
+        self.assertEqual(engine._archive, [])

@@ -12,6 +12,7 @@ exercised exactly as a hermes user would run it.
 from __future__ import annotations
 
 import copy
+import json
 import logging
 import os
 import shutil
@@ -20,6 +21,7 @@ import sys
 import tempfile
 import unittest
 from pathlib import Path
+from types import SimpleNamespace
 
 import support  # noqa: F401  (prepares HERMES_HOME before hermes is imported)
 from support import (
@@ -34,6 +36,7 @@ from support import (
 
 from agent.context_engine import ContextEngine
 from hermes_cli.plugins import get_plugin_manager
+from agent.tool_executor import execute_tool_calls_sequential
 from run_agent import AIAgent
 
 PREFIX = "[CONTEXT COMPACTION — REFERENCE ONLY]"
@@ -192,6 +195,56 @@ class Compaction(unittest.TestCase):
         self.assertEqual(engine.compression_count, 0)
         self.assertIn("could not summarize", "\n".join(logs.output))
         self.assertTrue(any("Compression aborted" in m for _k, m in warnings), warnings)
+
+
+class Recall(unittest.TestCase):
+    """(2b) the agent gets a compactd_recall tool that finds what a compaction took out."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = compactd()
+
+    def setUp(self):
+        self.addCleanup(set_env(COMPACTD_URL=self.server.url, COMPACTD_API_KEY=self.server.api_key))
+
+    def test_the_tool_is_registered_and_finds_compacted_messages_through_the_host(self):
+        agent = AIAgent(
+            model="test-model", base_url="http://127.0.0.1:9/v1", api_key="sk-model-key-not-for-compactd",
+            provider="custom", quiet_mode=True, skip_context_files=True, skip_memory=True,
+            enabled_toolsets=["context_engine"],
+        )
+        names = {t["function"]["name"] for t in agent.tools}
+        self.assertIn("compactd_recall", names)
+        self.assertIn("compactd_recall", agent._context_engine_tool_names)
+
+        messages = conversation(60)
+        messages[5]["content"] = "Step 1: the cache key collides in vault_client.py, error VAULT-503. " + "u" * 3000
+        compacted, _ = agent._compress_context(messages, "s", approx_tokens=160_000)
+        self.assertLess(len(compacted), len(messages))
+        self.assertNotIn(messages[5], compacted)
+
+        # The host runs the call as it runs any tool call of the model's.
+        call = SimpleNamespace(id="call_recall", type="function", function=SimpleNamespace(
+            name="compactd_recall", arguments=json.dumps({"query": "VAULT-503", "limit": 3})))
+        assistant = SimpleNamespace(content="", tool_calls=[call])
+        history = list(compacted)
+        execute_tool_calls_sequential(agent, assistant, history, "task-1")
+        result = json.loads(history[-1]["content"])
+        self.assertEqual(history[-1]["tool_call_id"], "call_recall")
+        self.assertEqual(result["query"], "VAULT-503")
+        self.assertGreater(result["searched"], 0)
+        best = result["matches"][0]
+        self.assertEqual(best["role"], "user")
+        self.assertIn("VAULT-503", best["excerpt"])
+        # Only what the compaction took out is searched: the kept tail is not.
+        self.assertTrue(result["searched"] < len(messages))
+
+    def test_before_any_compaction_and_with_a_bad_query(self):
+        engine = make_agent([]).context_compressor
+        empty = json.loads(engine.handle_tool_call("compactd_recall", {"query": "x"}))
+        self.assertEqual((empty["searched"], empty["matches"]), (0, []))
+        self.assertIn("error", json.loads(engine.handle_tool_call("compactd_recall", {"query": " "})))
+        self.assertIn("error", json.loads(engine.handle_tool_call("other_tool", {})))
 
 
 class CompactdDown(unittest.TestCase):
