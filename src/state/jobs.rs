@@ -35,12 +35,13 @@ impl Jobs {
         Jobs::Memory(MemoryJobs::new(ttl, limits))
     }
 
-    /// Whether the owner's job `id` was evicted under the ceilings (the shared store
-    /// evicts nothing: Redis bounds its records by their expiry and its own memory limit).
+    /// Whether the owner's job `id` was evicted under the ceilings (`COMPACTD_JOBS_MAX`,
+    /// `COMPACTD_JOBS_MAX_BYTES`; both stores evict the oldest finished jobs). A shared
+    /// store that cannot answer says no (the caller then answers 404).
     pub async fn evicted(&self, owner: Owner, id: &str) -> bool {
         match self {
             Jobs::Memory(m) => m.evicted(owner, id),
-            Jobs::Redis(_) => false,
+            Jobs::Redis(r) => r.evicted(owner, id).await.unwrap_or(false),
         }
     }
 

@@ -353,9 +353,13 @@ fn forget(inner: &mut Inner, id: &str) -> Option<Job> {
     Some(job)
 }
 
+/// What an event costs to hold beyond its name and data (the record around them); the
+/// shared store counts the same.
+pub const EVENT_OVERHEAD: usize = std::mem::size_of::<Logged>();
+
 /// What an event costs to hold: its name and data, and the record around them.
 fn event_bytes(event: &Logged) -> usize {
-    event.name.len() + event.data.len() + std::mem::size_of::<Logged>()
+    event.name.len() + event.data.len() + EVENT_OVERHEAD
 }
 
 #[cfg(test)]

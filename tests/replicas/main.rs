@@ -556,3 +556,66 @@ async fn leaving_a_followed_job_on_the_other_replica_does_not_cancel_it() {
     assert_eq!(b.job(&id).await["result"]["summary"], "kept going");
     assert_eq!(calls(&model).await, 2, "the summary and its short summary");
 }
+
+#[tokio::test]
+async fn the_shared_store_evicts_the_oldest_finished_jobs_by_count_and_bytes() {
+    // Results of a little over 600 bytes: two finished jobs at most, or about two jobs'
+    // worth of bytes (each holds its progress events and its result).
+    for ceiling in [
+        ("COMPACTD_JOBS_MAX", "2"),
+        ("COMPACTD_JOBS_MAX_BYTES", "4000"),
+    ] {
+        let Some(redis) = RedisServer::start("the_shared_store_evicts…") else {
+            return;
+        };
+        let model = slow_model(Duration::ZERO, &"s".repeat(600)).await;
+        let base = model_base(&model);
+        let a = Replica::start_with(&redis.url(), &base, &[ceiling]).await;
+        evicts_the_oldest(&a, ceiling.0).await;
+    }
+}
+
+async fn finished_job(replica: &Replica, text: &str, key: Option<&str>) -> String {
+    let id = start_job(replica, text, key).await;
+    until(Duration::from_secs(10), "the job succeeds", || async {
+        replica.job(&id).await["status"] == "succeeded"
+    })
+    .await;
+    id
+}
+
+async fn evicts_the_oldest(replica: &Replica, ceiling: &str) {
+    let mut ids = Vec::new();
+    for n in 0..4 {
+        let key = format!("evict-{n}");
+        ids.push((
+            finished_job(replica, &format!("job {n}"), Some(&key)).await,
+            key,
+        ));
+    }
+    // The newest two stay; the older ones answer 410 to their owner, on every route.
+    for (id, _) in &ids[2..] {
+        assert_eq!(replica.job(id).await["status"], "succeeded", "{ceiling}");
+    }
+    for (id, _) in &ids[..2] {
+        for path in [format!("/v1/jobs/{id}"), format!("/v1/jobs/{id}/events")] {
+            let res = replica.send(Method::GET, &path, &[], None).await;
+            assert_eq!(res.status(), 410, "{ceiling} {path}");
+            let p: Value = res.json().await.unwrap();
+            assert_eq!(p["type"], "urn:compactd:problem:job-evicted");
+        }
+        // Another client never learns of the eviction: 404.
+        let res = replica
+            .client
+            .get(replica.url(&format!("/v1/jobs/{id}")))
+            .bearer_auth("other-key")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 404, "{ceiling}");
+    }
+    // An evicted job's Idempotency-Key went with it: the same key runs a new job.
+    let (old, key) = &ids[0];
+    let again = finished_job(replica, "again", Some(key)).await;
+    assert_ne!(&again, old);
+}

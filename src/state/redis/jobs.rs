@@ -11,6 +11,12 @@
 //!   third of it while the work runs;
 //! * `idem:{owner}:{sha256 of the key}`: `fingerprint:id` of an Idempotency-Key, set
 //!   with `NX` semantics inside the `begin` script.
+//! * `finished` (a sorted set of finished ids by finish time), `finished:bytes` (a hash,
+//!   the bytes of each: its events and result, counted as the in-process store counts
+//!   them) and `finished:total`: the ceilings `COMPACTD_JOBS_MAX` and
+//!   `COMPACTD_JOBS_MAX_BYTES` over every replica's finished jobs. The script that ends a
+//!   job evicts the oldest past them (never that job) with their Idempotency-Keys, and
+//!   leaves `evicted:{id}` (the owner digest, for the job's TTL) so its owner gets 410.
 //!
 //! Design decisions:
 //! * Every change is one Lua script, so the terminal event is written once whoever ends
@@ -25,7 +31,7 @@
 //!   the same key runs again. A job is never seen `running` without a live lease.
 //! * Records are kept `COMPACTD_REQUEST_TIMEOUT_SECS` + lease + `COMPACTD_JOB_TTL_SECS`
 //!   while running (a bound even if nobody reads them) and `COMPACTD_JOB_TTL_SECS` once
-//!   finished.
+//!   finished, or less when evicted.
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -38,6 +44,7 @@ use sha2::Digest;
 use super::super::job::{
     hex, new_id, Batch, Begin, Logged, Outcome, Owner, Snapshot, Status, Waiter,
 };
+use super::super::memory::{JobLimits, EVENT_OVERHEAD};
 use super::super::StateError;
 use super::{bounded, Redis, PREFIX};
 use crate::config::Config;
@@ -78,6 +85,7 @@ static PUSH: LazyLock<Script> = LazyLock::new(|| {
 if redis.call('HGET', KEYS[1], 'status') ~= 'running' then return 0 end
 redis.call('XADD', KEYS[2], '0-*', 'e', ARGV[1], 'd', ARGV[2])
 redis.call('HSET', KEYS[1], 'pname', ARGV[1], 'pdata', ARGV[2])
+redis.call('HINCRBY', KEYS[1], 'bytes', #ARGV[1] + #ARGV[2] + ARGV[3])
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
 return 1
@@ -103,6 +111,39 @@ redis.call('DEL', KEYS[3])
 if st[3] then
   if ARGV[7] == 'lost' then redis.call('DEL', st[3]) else redis.call('PEXPIRE', st[3], ARGV[6]) end
 end
+-- The ceilings on finished jobs (COMPACTD_JOBS_MAX, COMPACTD_JOBS_MAX_BYTES): this job
+-- joins the finished ones (KEYS[4], by finish time; KEYS[5] their bytes; KEYS[6] the
+-- total), those that expired by themselves leave the count, then the oldest go, never
+-- this one. An evicted job leaves a marker for its owner (410, not 404).
+local size = redis.call('HINCRBY', KEYS[1], 'bytes', #ARGV[3] + #ARGV[4] + ARGV[12])
+local now = tonumber(ARGV[5])
+local expired = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', '(' .. (now - tonumber(ARGV[6])))
+for _, old in ipairs(expired) do
+  redis.call('DECRBY', KEYS[6], tonumber(redis.call('HGET', KEYS[5], old) or '0'))
+  redis.call('HDEL', KEYS[5], old)
+  redis.call('ZREM', KEYS[4], old)
+end
+redis.call('ZADD', KEYS[4], now, ARGV[11])
+redis.call('HSET', KEYS[5], ARGV[11], size)
+local total = redis.call('INCRBY', KEYS[6], size)
+local max, max_bytes = tonumber(ARGV[9]), tonumber(ARGV[10])
+while redis.call('ZCARD', KEYS[4]) > 1 and (redis.call('ZCARD', KEYS[4]) > max or total > max_bytes) do
+  local oldest = redis.call('ZRANGE', KEYS[4], 0, 0)[1]
+  if oldest == ARGV[11] then
+    -- Same millisecond as an older one: take the next instead.
+    oldest = redis.call('ZRANGE', KEYS[4], 1, 1)[1]
+  end
+  redis.call('ZREM', KEYS[4], oldest)
+  total = redis.call('DECRBY', KEYS[6], tonumber(redis.call('HGET', KEYS[5], oldest) or '0'))
+  redis.call('HDEL', KEYS[5], oldest)
+  local rec = ARGV[13] .. 'job:' .. oldest
+  local o = redis.call('HMGET', rec, 'owner', 'idem')
+  if o[1] then
+    redis.call('SET', ARGV[13] .. 'evicted:' .. oldest, o[1], 'PX', ARGV[6])
+    if o[2] then redis.call('DEL', o[2]) end
+  end
+  redis.call('DEL', rec, rec .. ':events', rec .. ':lease')
+end
 return 'ended'
 ",
     )
@@ -117,6 +158,8 @@ pub struct RedisJobs {
     keep: Duration,
     /// This process, as its leases name it.
     replica: String,
+    /// The ceilings on finished jobs, as the in-process store has them.
+    limits: JobLimits,
 }
 
 fn record(id: &str) -> String {
@@ -182,6 +225,10 @@ impl RedisJobs {
             lease: config.job_lease,
             keep: config.request_timeout + config.job_lease + config.job_ttl,
             replica: new_id(),
+            limits: JobLimits {
+                max: config.jobs_max,
+                max_bytes: config.jobs_max_bytes,
+            },
         }
     }
 
@@ -232,7 +279,8 @@ impl RedisJobs {
         inv.key(record(id))
             .key(log(id))
             .arg(&*event.name)
-            .arg(&*event.data);
+            .arg(&*event.data)
+            .arg(EVENT_OVERHEAD);
         self.redis
             .call("push", |mut c| async move {
                 inv.invoke_async::<i64>(&mut c).await
@@ -255,6 +303,9 @@ impl RedisJobs {
         inv.key(record(id))
             .key(log(id))
             .key(lease(id))
+            .key(format!("{PREFIX}finished"))
+            .key(format!("{PREFIX}finished:bytes"))
+            .key(format!("{PREFIX}finished:total"))
             .arg(status.as_str())
             .arg(http_status)
             .arg(&*event.name)
@@ -262,7 +313,12 @@ impl RedisJobs {
             .arg(epoch_ms(SystemTime::now()))
             .arg(millis(self.ttl))
             .arg(op)
-            .arg(owner.map(|o| o.hex()).unwrap_or_default());
+            .arg(owner.map(|o| o.hex()).unwrap_or_default())
+            .arg(self.limits.max)
+            .arg(self.limits.max_bytes)
+            .arg(id)
+            .arg(EVENT_OVERHEAD)
+            .arg(PREFIX);
         self.redis
             .call(op, |mut c| async move { inv.invoke_async(&mut c).await })
             .await
@@ -320,6 +376,22 @@ impl RedisJobs {
             tracing::warn!(job = %id, "a job's runner stopped renewing its lease: ended as job-lost");
         }
         Ok(())
+    }
+
+    /// Whether the owner's job `id` was evicted under the ceilings (its marker lives as
+    /// long as the record would have).
+    pub async fn evicted(&self, owner: Owner, id: &str) -> Result<bool, StateError> {
+        if !valid_id(id) {
+            return Ok(false);
+        }
+        let key = format!("{PREFIX}evicted:{id}");
+        let marker: Option<String> = self
+            .redis
+            .call("evicted", |mut c| async move {
+                cmd("GET").arg(&key).query_async(&mut c).await
+            })
+            .await?;
+        Ok(marker.as_deref() == Some(owner.hex().as_str()))
     }
 
     pub async fn get(&self, owner: Owner, id: &str) -> Result<Option<Snapshot>, StateError> {
