@@ -28,6 +28,7 @@ pub struct ConfigDescription<S> {
     pub job_ttl_secs: u64,
     pub jobs_max: usize,
     pub jobs_max_bytes: usize,
+    pub memory_budget_bytes: usize,
     pub max_followers: usize,
     /// Where jobs, idempotency keys and cached summaries live: `memory` (this process)
     /// or `redis` (shared by replicas; the URL is never shown).
@@ -153,6 +154,7 @@ impl Config {
             job_ttl_secs: self.job_ttl.as_secs(),
             jobs_max: self.jobs_max,
             jobs_max_bytes: self.jobs_max_bytes,
+            memory_budget_bytes: self.memory_budget_bytes,
             max_followers: self.max_followers,
             state: if self.redis_url.is_some() {
                 "redis"
@@ -266,6 +268,7 @@ mod tests {
                 "jobTtlSecs",
                 "jobsMax",
                 "jobsMaxBytes",
+                "memoryBudgetBytes",
                 "maxFollowers",
                 "state",
                 "jobLeaseMs",

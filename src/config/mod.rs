@@ -79,6 +79,8 @@ pub struct Config {
     /// Ceilings on finished job records: count and bytes.
     pub jobs_max: usize,
     pub jobs_max_bytes: usize,
+    /// What the requests in progress may hold at once, in bytes (`http::budget`).
+    pub memory_budget_bytes: usize,
     /// Clients following job events at once, at most.
     pub max_followers: usize,
     /// The shared state of replicas (`COMPACTD_REDIS_URL`); `None`: in process.
@@ -200,6 +202,7 @@ impl Config {
         positive(s.job_ttl_secs, "job_ttl_secs")?;
         positive(s.jobs_max as u64, "jobs_max")?;
         positive(s.jobs_max_bytes as u64, "jobs_max_bytes")?;
+        positive(s.memory_budget_bytes as u64, "memory_budget_bytes")?;
         positive(s.max_followers as u64, "max_followers")?;
         positive(s.job_lease_ms, "job_lease_ms")?;
         positive(s.state_timeout_ms, "state_timeout_ms")?;
@@ -243,6 +246,7 @@ impl Config {
             job_ttl: Duration::from_secs(s.job_ttl_secs),
             jobs_max: s.jobs_max,
             jobs_max_bytes: s.jobs_max_bytes,
+            memory_budget_bytes: s.memory_budget_bytes,
             max_followers: s.max_followers,
             redis_url: s.redis_url.clone(),
             job_lease: Duration::from_millis(s.job_lease_ms),

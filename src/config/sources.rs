@@ -61,6 +61,9 @@ pub(super) struct RawSettings {
     pub max_followers: usize,
     /// Bytes of finished job records (their events and results) kept at most.
     pub jobs_max_bytes: usize,
+    /// What the requests in progress may hold at once, in bytes, estimated from their
+    /// bodies (`http::budget`); one that would go past it gets 503 with `Retry-After`.
+    pub memory_budget_bytes: usize,
     /// Shared state for replicas: `redis://` or `rediss://` (Valkey speaks
     /// the same protocol). Unset: everything stays in this process. Never shown: it may
     /// carry a password.
@@ -141,6 +144,9 @@ impl Default for RawSettings {
             max_followers: 256,
             // 256 MiB: about 30 results of a 2 MB session with every option on.
             jobs_max_bytes: 256 << 20,
+            // 2 GiB: one request with the largest body (64 MiB) at its peak, with room for
+            // smaller ones beside it.
+            memory_budget_bytes: 2 << 30,
             redis_url: None,
             job_lease_ms: 10_000,
             state_timeout_ms: 1_000,

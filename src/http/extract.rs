@@ -10,6 +10,7 @@ use crate::pipeline::{BodyFormat, SessionInput};
 use compactd_core::session::{InputError, Violation};
 
 use super::encoding::{unreadable, BodyEncoding};
+use super::guard::Permit;
 use super::problem::ApiError;
 use super::{blocking, AppState};
 
@@ -82,6 +83,31 @@ fn declared_length(req: &Request, limit: usize) -> Result<Option<usize>, ApiErro
     }
 }
 
+/// A request's share of the memory budget while its body is read: the declared length at
+/// once, then what has arrived (requests outside the concurrency limit reserve nothing).
+struct Cover<'a> {
+    held: Option<super::budget::Held>,
+    budget: &'a super::budget::MemoryBudget,
+}
+
+impl<'a> Cover<'a> {
+    fn of(req: &Request, state: &'a AppState, declared: Option<usize>) -> Result<Self, ApiError> {
+        let cover = Cover {
+            held: req.extensions().get::<Permit>().map(|p| p.1.clone()),
+            budget: &state.memory,
+        };
+        cover.arrived(declared.unwrap_or(0))?;
+        Ok(cover)
+    }
+
+    fn arrived(&self, bytes: usize) -> Result<(), ApiError> {
+        match &self.held {
+            Some(h) => h.cover(self.budget, bytes),
+            None => Ok(()),
+        }
+    }
+}
+
 /// The body within `COMPACTD_MAX_BODY_BYTES` (413 past it), decoded when it was sent
 /// with a `Content-Encoding` (`encoding`), so the limit counts decoded bytes.
 ///
@@ -93,6 +119,7 @@ pub async fn read_body(req: Request, state: &AppState) -> Result<Bytes, ApiError
     let limit = state.config.max_body_bytes;
     let declared = declared_length(&req, limit)?;
     let encoding = req.extensions().get::<BodyEncoding>().copied();
+    let cover = Cover::of(&req, state, declared)?;
     let mut buf = Vec::with_capacity(declared.unwrap_or(0));
     let mut chunks = req.into_body().into_data_stream();
     while let Some(chunk) = chunks.next().await {
@@ -101,6 +128,7 @@ pub async fn read_body(req: Request, state: &AppState) -> Result<Bytes, ApiError
             return Err(ApiError::BodyTooLarge { limit });
         }
         buf.extend_from_slice(&chunk);
+        cover.arrived(buf.len())?;
     }
     Ok(Bytes::from(buf))
 }
@@ -117,6 +145,7 @@ pub async fn send_lines(
     let limit = state.config.max_body_bytes;
     let declared = declared_length(&req, limit)?;
     let encoding = req.extensions().get::<BodyEncoding>().copied();
+    let cover = Cover::of(&req, state, declared)?;
     let mut cutter = LineCutter::with_capacity(declared.unwrap_or(0));
     let mut received = 0usize;
     let mut chunks = req.into_body().into_data_stream();
@@ -126,6 +155,7 @@ pub async fn send_lines(
         if received > limit {
             return Err(ApiError::BodyTooLarge { limit });
         }
+        cover.arrived(received)?;
         if let Some(piece) = cutter.push(&chunk) {
             // A parser that is gone has panicked; its task reports that.
             let _ = pieces.send(Piece::Lines(piece));

@@ -9,6 +9,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use super::budget::Held;
 use super::problem::ApiError;
 use super::AppState;
 use crate::telemetry::metric;
@@ -22,7 +23,11 @@ pub(super) fn is_open(path: &str) -> bool {
 /// extension): work that outlives the handler's answer (an event stream) keeps a clone,
 /// so the place is freed only when the work ends.
 #[derive(Clone)]
-pub struct Permit(#[allow(dead_code)] pub Arc<OwnedSemaphorePermit>);
+pub struct Permit(
+    #[allow(dead_code)] pub Arc<OwnedSemaphorePermit>,
+    /// Its share of the memory budget, reserved as the body is read (`budget`).
+    pub Held,
+);
 
 /// Sheds load instead of queueing without bound: at most `max_concurrency` API
 /// requests run at once; the next one is answered 503 with `Retry-After` at once.
@@ -37,7 +42,8 @@ pub async fn limit(State(state): State<AppState>, mut req: Request, next: Next) 
             .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         return res;
     };
-    req.extensions_mut().insert(Permit(Arc::new(permit)));
+    req.extensions_mut()
+        .insert(Permit(Arc::new(permit), Held::default()));
     match tokio::time::timeout(state.config.request_timeout, next.run(req)).await {
         Ok(res) => res,
         // Dropping the handler future cancels its upstream calls.

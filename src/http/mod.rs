@@ -9,6 +9,7 @@
 
 mod auth;
 mod branch;
+mod budget;
 mod chat;
 mod compact;
 mod encoding;
@@ -54,6 +55,8 @@ pub struct AppState {
     pub api_keys: Arc<ApiKeys>,
     /// Permits for requests in progress (`COMPACTD_MAX_CONCURRENCY`).
     pub limiter: Arc<tokio::sync::Semaphore>,
+    /// What the requests in progress may hold (`COMPACTD_MEMORY_BUDGET_BYTES`).
+    pub memory: Arc<budget::MemoryBudget>,
     /// Permits for clients following job events (`COMPACTD_MAX_FOLLOWERS`): they are not
     /// requests in progress, but each holds a connection and a task.
     pub followers: Arc<tokio::sync::Semaphore>,
@@ -76,6 +79,7 @@ impl AppState {
         crate::telemetry::metrics();
         AppState {
             limiter: guard::limiter(config.max_concurrency),
+            memory: Arc::new(budget::MemoryBudget::new(config.memory_budget_bytes)),
             followers: Arc::new(tokio::sync::Semaphore::new(config.max_followers)),
             jobs: Arc::clone(&shared.jobs),
             shared,

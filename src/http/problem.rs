@@ -44,6 +44,9 @@ pub enum ApiError {
     Unauthorized,
     #[error("overloaded")]
     Overloaded,
+    /// The requests in progress hold what COMPACTD_MEMORY_BUDGET_BYTES allows.
+    #[error("over the memory budget")]
+    OverMemoryBudget,
     #[error("request deadline passed")]
     RequestTimeout,
     #[error("not found")]
@@ -266,6 +269,12 @@ impl ApiError {
                 "Overloaded",
                 "the server is at its concurrency limit; retry after the Retry-After delay",
             ),
+            ApiError::OverMemoryBudget => row(
+                S::SERVICE_UNAVAILABLE,
+                "over-memory-budget",
+                "Over the memory budget",
+                "the requests in progress hold what COMPACTD_MEMORY_BUDGET_BYTES allows; retry after the Retry-After delay",
+            ),
             ApiError::RequestTimeout => row(
                 S::GATEWAY_TIMEOUT,
                 "request-timeout",
@@ -399,7 +408,10 @@ impl IntoResponse for ApiError {
             tracing::error!(error = %msg, "internal error");
         }
         let mut res = problem_response(self.status(), &self.problem());
-        if let ApiError::StateUnavailable | ApiError::TooManyFollowers = self {
+        if let ApiError::StateUnavailable
+        | ApiError::TooManyFollowers
+        | ApiError::OverMemoryBudget = self
+        {
             res.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         }

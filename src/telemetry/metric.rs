@@ -39,6 +39,10 @@ pub const REQUESTS_IN_FLIGHT: Metric = Metric {
     kind: Kind::Gauge,
     help: "HTTP requests in progress",
 };
+pub const MEMORY_BUDGET_REFUSALS: Metric = counter(
+    "compactd_memory_budget_refusals_total",
+    "requests answered 503 over-memory-budget (COMPACTD_MEMORY_BUDGET_BYTES)",
+);
 
 // Jobs.
 pub const JOBS: Metric = counter(
@@ -139,6 +143,7 @@ pub const ALL: &[Metric] = &[
     REQUESTS,
     REQUEST_DURATION,
     REQUESTS_IN_FLIGHT,
+    MEMORY_BUDGET_REFUSALS,
     JOBS,
     JOBS_JOINED,
     JOBS_FINISHED,

@@ -146,3 +146,64 @@ async fn a_request_past_its_deadline_is_504() {
     assert!(started.elapsed() < Duration::from_secs(3));
     problem(res, 504, "request-timeout").await;
 }
+
+#[tokio::test]
+async fn past_the_memory_budget_large_bodies_get_503_and_the_accepted_ones_answer() {
+    // 6 MiB: two requests of 150 KB (16 × 150 KB each, as estimated) fit, a third does not.
+    let app = spawn_app_custom(
+        |c| c.memory_budget_bytes = 6 << 20,
+        Arc::new(Slow(Duration::from_millis(800))),
+    )
+    .await;
+    let text = "word ".repeat(30_000);
+    let body = json!({"systemPrompt": "", "prompt": format!("<conversation>\n[User]: {text}\n</conversation>")});
+    let answers =
+        futures_util::future::join_all((0..6).map(|_| app.post_json("/v1/summarize", &body))).await;
+    let (mut accepted, mut refused) = (0, 0);
+    for res in answers {
+        match res.status().as_u16() {
+            200 => {
+                let a: Value = res.json().await.unwrap();
+                assert_eq!(a["summary"], "slow summary");
+                accepted += 1;
+            }
+            503 => {
+                assert_eq!(res.headers()["retry-after"], "1");
+                problem(res, 503, "over-memory-budget").await;
+                refused += 1;
+            }
+            other => panic!("unexpected status {other}"),
+        }
+    }
+    assert_eq!((accepted, refused), (2, 4));
+    // What they held came back: the next ones run.
+    let res = app.post_json("/v1/summarize", &body).await;
+    assert_eq!(res.status().as_u16(), 200);
+    let metrics = app.get("/metrics").await.text().await.unwrap();
+    assert!(
+        metrics.contains("compactd_memory_budget_refusals_total 4"),
+        "{metrics}"
+    );
+
+    // A body reserves what it decodes to as it arrives: while one request holds most
+    // of the budget, a streamed one is refused once it outgrows what is left.
+    let holder = app.post_json("/v1/summarize", &body);
+    let streamed = async {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let big = serde_json::to_vec(&json!({"systemPrompt": "", "prompt": format!("<conversation>\n[User]: {}\n</conversation>", "word ".repeat(60_000))})).unwrap();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut gz, &big).unwrap();
+        // Compressed, its declared length says little: what it decodes to is counted.
+        app.client
+            .post(format!("{}/v1/summarize", app.address))
+            .header("content-type", "application/json")
+            .header("content-encoding", "gzip")
+            .body(gz.finish().unwrap())
+            .send()
+            .await
+            .unwrap()
+    };
+    let (held, streamed) = tokio::join!(holder, streamed);
+    assert_eq!(held.status().as_u16(), 200);
+    problem(streamed, 503, "over-memory-budget").await;
+}

@@ -96,6 +96,7 @@ const EVERY_SETTING: &[(&str, &str, &str)] = &[
     ("job_ttl_secs", "60", "60"),
     ("jobs_max", "5", "5"),
     ("jobs_max_bytes", "4096", "4096"),
+    ("memory_budget_bytes", "1048576", "1048576"),
     ("max_followers", "7", "7"),
     (
         "redis_url",
