@@ -350,10 +350,19 @@ fn is_path(t: &str) -> bool {
 fn cue(before: &[Token<'_>]) -> u8 {
     let mut best = 0;
     for p in before.iter().rev().take(2).filter(|p| p.quote.is_none()) {
-        let w = fold(trim_token(p.text).1);
-        if STRONG_CUES.contains(&w.as_str()) {
+        let t = trim_token(p.text).1;
+        // The cues are ASCII: an ASCII token matches one as its folded form would, without
+        // folding it (a copy per token); others fold.
+        let is = |list: &[&str]| {
+            if t.is_ascii() {
+                list.iter().any(|c| c.eq_ignore_ascii_case(t))
+            } else {
+                list.contains(&fold(t).as_str())
+            }
+        };
+        if is(STRONG_CUES) {
             best = best.max(2);
-        } else if NAMING_CUES.contains(&w.as_str()) {
+        } else if is(NAMING_CUES) {
             best = best.max(1);
         }
     }
@@ -362,19 +371,21 @@ fn cue(before: &[Token<'_>]) -> u8 {
 
 /// A word right after a naming cue is a name unless it is plain English glue.
 fn cued_name(before: &[Token<'_>], t: &str) -> bool {
-    let lower = fold(t);
-    let wordlike = t
-        .chars()
-        .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
-        && t.chars().any(char::is_alphabetic)
-        && !super::words::is_stopword(&lower)
-        && !STRONG_CUES.contains(&lower.as_str())
-        && !NAMING_CUES.contains(&lower.as_str());
-    match cue(before) {
-        2 => wordlike,
-        1 => wordlike && t.contains('-'),
-        _ => false,
+    // The cue first: most tokens have none, and the word tests cost more.
+    let cue = cue(before);
+    if cue == 0 || (cue == 1 && !t.contains('-')) {
+        return false;
     }
+    let wordlike = || {
+        let lower = fold(t);
+        t.chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+            && t.chars().any(char::is_alphabetic)
+            && !super::words::is_stopword(&lower)
+            && !STRONG_CUES.contains(&lower.as_str())
+            && !NAMING_CUES.contains(&lower.as_str())
+    };
+    matches!(cue, 1 | 2) && wordlike()
 }
 
 fn is_capitalized(t: &str) -> bool {

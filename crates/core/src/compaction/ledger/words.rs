@@ -253,7 +253,9 @@ pub(super) fn words(s: &str) -> Vec<String> {
 }
 
 pub(super) fn is_stopword(w: &str) -> bool {
-    STOPWORDS.contains(&w)
+    static SET: std::sync::LazyLock<std::collections::HashSet<&'static str>> =
+        std::sync::LazyLock::new(|| STOPWORDS.iter().copied().collect());
+    SET.contains(w)
 }
 
 /// A light, deterministic stem: the same word in its plural, `-ing` and `-ed` forms
@@ -331,7 +333,7 @@ pub(super) fn phrase_positions<'a>(
     folded: &'a str,
     phrase: &'a str,
 ) -> impl Iterator<Item = usize> + 'a {
-    folded.match_indices(phrase).filter_map(move |(i, _)| {
+    matches(folded, phrase).filter_map(move |i| {
         let before = folded[..i].chars().next_back();
         let after = folded[i + phrase.len()..].chars().next();
         let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
@@ -339,6 +341,31 @@ pub(super) fn phrase_positions<'a>(
         (edge_ok(before, phrase.chars().next()) && edge_ok(after, phrase.chars().next_back()))
             .then_some(i)
     })
+}
+
+/// Where `needle` starts in `hay`, without overlaps, as `str::match_indices` finds them.
+/// The phrases are short and the texts sentences: finding the first byte and comparing
+/// costs less than the two-way searcher `match_indices` sets up on every call.
+fn matches<'a>(hay: &'a str, needle: &'a str) -> impl Iterator<Item = usize> + 'a {
+    let (h, n) = (hay.as_bytes(), needle.as_bytes());
+    let first = n.first().copied();
+    let mut next = 0;
+    // An empty needle matches at every character boundary (never asked for, kept exact).
+    let empty = n.is_empty().then(|| hay.match_indices("").map(|(i, _)| i));
+    empty.into_iter().flatten().chain(
+        first
+            .into_iter()
+            .flat_map(move |b| memchr::memchr_iter(b, h))
+            .filter(move |&i| {
+                // A match starting inside the previous one is skipped, as match_indices does;
+                // a match starts on a character boundary since the needle is UTF-8.
+                let hit = i >= next && h[i..].starts_with(n);
+                if hit {
+                    next = i + n.len();
+                }
+                hit
+            }),
+    )
 }
 
 /// Cuts `s` to at most `max` characters on a character boundary, marking the cut.
@@ -352,6 +379,28 @@ pub(super) fn clip(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn matches_finds_what_match_indices_finds() {
+        let cases = [
+            ("go go go go", "go go"),
+            ("aaaa", "aa"),
+            ("never push to main, never!", "never"),
+            ("naïve café ça", "ça"),
+            ("x", "xy"),
+            ("", "a"),
+            ("abc", ""),
+            ("é", ""),
+        ];
+        for (hay, needle) in cases {
+            let want: Vec<usize> = hay.match_indices(needle).map(|(i, _)| i).collect();
+            assert_eq!(
+                matches(hay, needle).collect::<Vec<_>>(),
+                want,
+                "{hay:?} {needle:?}"
+            );
+        }
+    }
 
     #[test]
     fn sentences_end_at_stops_followed_by_space_not_inside_values() {
