@@ -333,13 +333,12 @@ pub(super) fn phrase_positions<'a>(
     folded: &'a str,
     phrase: &'a str,
 ) -> impl Iterator<Item = usize> + 'a {
-    matches(folded, phrase).filter_map(move |i| {
+    matches(folded, phrase).filter(move |&i| {
         let before = folded[..i].chars().next_back();
         let after = folded[i + phrase.len()..].chars().next();
         let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
         let edge_ok = |c: Option<char>, edge: Option<char>| !(word(c) && word(edge));
-        (edge_ok(before, phrase.chars().next()) && edge_ok(after, phrase.chars().next_back()))
-            .then_some(i)
+        edge_ok(before, phrase.chars().next()) && edge_ok(after, phrase.chars().next_back())
     })
 }
 
