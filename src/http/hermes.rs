@@ -123,26 +123,12 @@ pub async fn post_hermes_recall(
 ) -> Result<Response, ApiError> {
     let max_messages = state.config.max_entries;
     let json = blocking(move || {
-        let req = parse_recall_request(&bytes)?;
-        if req.messages.len() > max_messages {
-            return Err(too_many(max_messages).into());
-        }
+        let req = parse_recall_request(&bytes, max_messages)?;
         let answer = recall_messages(&req)?;
         serde_json::to_vec(&answer).map_err(|e| ApiError::Internal(e.to_string()))
     })
     .await?;
     Ok(([(CONTENT_TYPE, "application/json")], json).into_response())
-}
-
-fn too_many(max_messages: usize) -> compactd_core::session::InputError {
-    compactd_core::session::InputError::TooManyEntries {
-        limit: max_messages,
-        at: compactd_core::session::Violation {
-            pointer: format!("/messages/{max_messages}"),
-            message: "one message too many".into(),
-            line: None,
-        },
-    }
 }
 
 async fn compress(

@@ -117,16 +117,21 @@ pub fn parse_request_limited(
 ) -> Result<HermesRequest, InputError> {
     let req = parse_request_with(bytes, None)?;
     if req.messages.len() > max_messages {
-        return Err(InputError::TooManyEntries {
-            limit: max_messages,
-            at: Violation {
-                pointer: format!("/messages/{max_messages}"),
-                message: "one message too many".into(),
-                line: None,
-            },
-        });
+        return Err(too_many_messages(max_messages));
     }
     Ok(req)
+}
+
+/// More messages than `COMPACTD_MAX_ENTRIES` (413), naming the first one over it.
+pub(super) fn too_many_messages(max_messages: usize) -> InputError {
+    InputError::TooManyEntries {
+        limit: max_messages,
+        at: Violation {
+            pointer: format!("/messages/{max_messages}"),
+            message: "one message too many".into(),
+            line: None,
+        },
+    }
 }
 
 /// [`parse_request`], with `contextLength` given (or overridden) by the caller.

@@ -58,8 +58,12 @@ pub struct HermesRecallMatch {
     pub score: f64,
 }
 
-/// Reads a body: a syntax error has its line and column, anything else a pointer.
-pub fn parse_recall_request(bytes: &[u8]) -> Result<HermesRecallRequest, InputError> {
+/// Reads a body with at most `max_messages` messages (413 past it): a syntax error has
+/// its line and column, anything else a pointer.
+pub fn parse_recall_request(
+    bytes: &[u8],
+    max_messages: usize,
+) -> Result<HermesRecallRequest, InputError> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let req: HermesRecallRequest =
         serde_path_to_error::deserialize(&mut de).map_err(InputError::from_deserialize)?;
@@ -68,6 +72,9 @@ pub fn parse_recall_request(bytes: &[u8]) -> Result<HermesRecallRequest, InputEr
         line: e.line(),
         column: e.column(),
     })?;
+    if req.messages.len() > max_messages {
+        return Err(super::hermes::too_many_messages(max_messages));
+    }
     Ok(req)
 }
 
@@ -256,11 +263,11 @@ mod tests {
 
     #[test]
     fn a_syntax_error_has_its_line_and_a_wrong_type_its_pointer() {
-        match parse_recall_request(b"{\"messages\": [\n  {]}") {
+        match parse_recall_request(b"{\"messages\": [\n  {]}", 10) {
             Err(InputError::Malformed { line, .. }) => assert_eq!(line, 2),
             other => panic!("{other:?}"),
         }
-        let e = parse_recall_request(br#"{"messages": 5, "q": "x"}"#).unwrap_err();
+        let e = parse_recall_request(br#"{"messages": 5, "q": "x"}"#, 10).unwrap_err();
         assert!(format!("{e:?}").contains("/messages"), "{e:?}");
     }
 }
