@@ -207,10 +207,10 @@ fn message_text(m: &Value) -> Cow<'_, str> {
     for c in calls.into_iter().flatten() {
         let f = c.get("function");
         let name = f.and_then(|f| f.get("name")).and_then(Value::as_str);
-        let args = match f.and_then(|f| f.get("arguments")) {
-            Some(Value::String(s)) => s.clone(),
-            Some(v) => v.to_string(),
-            None => String::new(),
+        let args: Cow<'_, str> = match f.and_then(|f| f.get("arguments")) {
+            Some(Value::String(s)) => Cow::Borrowed(s),
+            Some(v) => Cow::Owned(v.to_string()),
+            None => Cow::Borrowed(""),
         };
         push(&format!("{}({args})", name.unwrap_or("?")));
     }

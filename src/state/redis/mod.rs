@@ -15,6 +15,7 @@
 //!   scripts touch keys named in their arguments (no Redis Cluster).
 
 pub mod cache;
+mod job_scripts;
 pub mod jobs;
 
 use std::future::Future;

@@ -376,16 +376,13 @@ fn cued_name(before: &[Token<'_>], t: &str) -> bool {
     if cue == 0 || (cue == 1 && !t.contains('-')) {
         return false;
     }
-    let wordlike = || {
-        let lower = fold(t);
-        t.chars()
-            .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
-            && t.chars().any(char::is_alphabetic)
-            && !super::words::is_stopword(&lower)
-            && !STRONG_CUES.contains(&lower.as_str())
-            && !NAMING_CUES.contains(&lower.as_str())
-    };
-    matches!(cue, 1 | 2) && wordlike()
+    let lower = fold(t);
+    t.chars()
+        .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+        && t.chars().any(char::is_alphabetic)
+        && !super::words::is_stopword(&lower)
+        && !STRONG_CUES.contains(&lower.as_str())
+        && !NAMING_CUES.contains(&lower.as_str())
 }
 
 fn is_capitalized(t: &str) -> bool {
