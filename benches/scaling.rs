@@ -84,6 +84,7 @@ fn scaling(c: &mut Criterion) {
             max_tokens: 2000,
             strategy: None,
             model: None,
+            ledger: None,
         };
         group.bench_with_input(BenchmarkId::new("extractive", n), &req, |b, r| {
             b.iter(|| black_box(extractive::summarize(r)))

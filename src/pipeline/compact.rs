@@ -18,6 +18,8 @@
 //! section, which the new summary restates) instead of "No prior history.", which would
 //! lose it; chunked folding likewise starts from the previous summary.
 
+use std::sync::Arc;
+
 use crate::config::Checking;
 use crate::summarize::{
     MoaReport, PromptOptions, Prompts, Strategy, SummarizerKind, Summary, Usage,
@@ -27,7 +29,7 @@ use compactd_core::compaction::ledger::Speaker;
 use compactd_core::compaction::ledger::{
     estimate_tokens, render_section, Ledger, Standing, STANDING_TOKENS,
 };
-use compactd_core::compaction::message::for_compaction;
+use compactd_core::compaction::message::{for_compaction, AgentMessage};
 use compactd_core::compaction::prepare::{boundary, prepare_compaction, Preparation};
 use compactd_core::compaction::{serialize_conversation, NotCompactable, Settings};
 use compactd_core::session::{truncate_for_message, Entry, InputError, Role, Violation};
@@ -36,7 +38,7 @@ use super::chunks::Cost;
 use super::input::SessionInput;
 use super::options::CompactOptions;
 use super::prepare::{prepare_response, PrepareResponse};
-use super::sources::{ledger_in, ledger_of, sources_of, text_of};
+use super::sources::{ledger_in, ledger_of, ledger_with_head, sources_in_two, sources_of, text_of};
 use super::Planned;
 
 mod history;
@@ -74,6 +76,11 @@ pub struct CompactPlan {
     /// The user's standing statements in force, numbered for the model (empty with
     /// pinning off): listed in the history prompt, named back in its `Replaced:` trailer.
     pub standing: Standing,
+    /// The ledger of exactly what the whole-history request summarizes, for the extractive
+    /// summarizer (so a compaction extracts it once): `ledger` before `pinEntries`, when
+    /// that request holds every summarized message (no separate turn prefix) and pinning
+    /// built it (with pinning off, `ledger` is only the previous one).
+    pub history_ledger: Option<Arc<Ledger>>,
     pub first_kept_entry_id: String,
     pub tokens_before: f64,
     pub is_split_turn: bool,
@@ -205,7 +212,7 @@ pub fn plan_compaction(
         }
         Some(t) => {
             let price = |p: &Preparation<'_, '_>| {
-                let (_, ledger) = plan_ledger(p, checking.pin);
+                let ledger = plan_ledger(p, checking.pin, HistorySpan::Unwanted).in_force;
                 let all: Vec<_> = ledger.active().collect();
                 if all.is_empty() {
                     0
@@ -239,7 +246,17 @@ pub fn plan_compaction(
             0
         };
     let details = prep.file_ops.lists();
-    let (mut ledger, mut in_force) = plan_ledger(&prep, checking.pin);
+    let span = if turn_prefix.is_some() {
+        HistorySpan::WithoutPrefix
+    } else {
+        HistorySpan::Whole
+    };
+    let PlannedLedgers {
+        mut ledger,
+        mut in_force,
+        history,
+    } = plan_ledger(&prep, checking.pin, span);
+    let history_ledger = history.map(Arc::new);
     let pins = pinned_entries(&path, o.pin_entries.as_deref().unwrap_or_default(), input)?;
     if checking.pin {
         for (id, origin, text) in &pins {
@@ -269,6 +286,7 @@ pub fn plan_compaction(
         ledger,
         in_force,
         standing,
+        history_ledger,
         first_kept_entry_id: prep.first_kept().id().unwrap_or_default().to_string(),
         tokens_before: prep.tokens_before,
         is_split_turn: prep.cut.is_split_turn,
@@ -322,15 +340,28 @@ fn pinned_entries(
     Ok(out)
 }
 
+/// The ledgers a plan reads, from one extraction.
+struct PlannedLedgers {
+    /// This round's pinned ledger (see [`CompactPlan::ledger`]).
+    ledger: Ledger,
+    /// The same resolved by the kept messages (see [`CompactPlan::in_force`]).
+    in_force: Ledger,
+    /// The ledger of the history alone, without a split turn's prefix (see
+    /// [`CompactPlan::history_ledger`]); `None` with pinning off.
+    history: Option<Ledger>,
+}
+
 /// This round's pinned ledger: the newest one on the path, carried through what `prep`
 /// summarizes and the modified files; with pinning off, that one as it was. Second, the
-/// same resolved by the kept messages (see [`CompactPlan::in_force`]).
+/// same resolved by the kept messages (see [`CompactPlan::in_force`]); third, from the
+/// same pass, the ledger of the history alone (what the history request holds when a
+/// split turn's prefix is summarized on its own; otherwise the first ledger).
 ///
 /// The newest ledger is the previous compaction's, unless that compaction has none because
 /// pi wrote it (compactd's pi extension falls back to pi's own compaction when compactd is
 /// down). Then it is an earlier compaction's, and the messages summarized since that one's
 /// boundary are read again, so an instruction given in between is not lost.
-fn plan_ledger(prep: &Preparation<'_, '_>, pin: bool) -> (Ledger, Ledger) {
+fn plan_ledger(prep: &Preparation<'_, '_>, pin: bool, span: HistorySpan) -> PlannedLedgers {
     let searched = prep.previous_compaction.map_or(0, |i| i + 1);
     let newest = prep.path[..searched]
         .iter()
@@ -349,15 +380,30 @@ fn plan_ledger(prep: &Preparation<'_, '_>, pin: bool) -> (Ledger, Ledger) {
         None => (Ledger::default(), prep.boundary_start),
     };
     if !pin {
-        return (previous.clone(), previous);
+        return PlannedLedgers {
+            ledger: previous.clone(),
+            in_force: previous,
+            history: None,
+        };
     }
     let details = prep.file_ops.lists();
-    let summarized = prep.path[from..prep.boundary_start]
-        .iter()
-        .copied()
-        .chain(prep.summarized_entries())
-        .filter_map(|e| for_compaction(e).map(|m| (m, e)));
-    let ledger = ledger_of(previous, &sources_of(summarized), &details.modified_files);
+    let history = messages(&prep.path[from..prep.boundary_start])
+        .chain(messages(&prep.path[prep.history.clone()]));
+    let prefix = messages(&prep.path[prep.turn_prefix.clone()]);
+    let (sources, head) = sources_in_two(history, prefix);
+    let (history, ledger) = match span {
+        HistorySpan::Unwanted => (None, ledger_of(previous, &sources, &details.modified_files)),
+        HistorySpan::Whole => {
+            let ledger = ledger_of(previous, &sources, &details.modified_files);
+            (Some(ledger.clone()), ledger)
+        }
+        HistorySpan::WithoutPrefix => {
+            let (history, ledger) =
+                ledger_with_head(previous, &sources, head, &details.modified_files);
+            (Some(history), ledger)
+        }
+    };
+    drop(sources);
     // What the kept messages replace or take back is no longer current: the summary of the
     // part before them must not state it (nor have it restored).
     let kept = prep.path[prep.cut.first_kept..]
@@ -365,7 +411,30 @@ fn plan_ledger(prep: &Preparation<'_, '_>, pin: bool) -> (Ledger, Ledger) {
         .filter_map(|e| for_compaction(e).map(|m| (m, *e)));
     let later = ledger_of(ledger.clone(), &sources_of(kept), &[]);
     let in_force = ledger.clone().resolved_by(&later);
-    (ledger, in_force)
+    PlannedLedgers {
+        ledger,
+        in_force,
+        history,
+    }
+}
+
+/// Which history ledger [`plan_ledger`] also gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HistorySpan {
+    Unwanted,
+    /// Everything summarized (no separate turn-prefix request).
+    Whole,
+    /// Without the split turn's prefix, which has a request of its own.
+    WithoutPrefix,
+}
+
+/// The messages of `entries`, each with its entry.
+fn messages<'s, 'a>(
+    entries: &'s [&'s Entry<'a>],
+) -> impl Iterator<Item = (AgentMessage<'s, 'a>, &'s Entry<'a>)> + 's {
+    entries
+        .iter()
+        .filter_map(|e| for_compaction(e).map(|m| (m, *e)))
 }
 
 /// Tallies the calls of one compaction.

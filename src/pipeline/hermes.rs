@@ -473,6 +473,7 @@ pub async fn run_hermes(
         max_tokens: 0,
         strategy: planned.strategy,
         model: planned.model,
+        ledger: None,
     };
     let scoped = Scoped::new(sink, PartName::Hermes, None);
     let called = summarizer

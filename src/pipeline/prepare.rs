@@ -245,6 +245,7 @@ impl PreparedRequest {
             max_tokens: self.max_tokens,
             strategy: None,
             model: None,
+            ledger: None,
         }
     }
 }

@@ -104,6 +104,7 @@ pub(super) fn request(
         max_tokens,
         strategy,
         model,
+        ledger: None,
     }
 }
 
@@ -220,6 +221,7 @@ async fn derived_short(
             max_tokens,
             strategy: None,
             model: None,
+            ledger: None,
         };
         extractive::summarize(&req).text
     })

@@ -76,13 +76,36 @@ impl OwnedSource {
 pub fn sources_of<'s, 'a: 's>(
     messages: impl IntoIterator<Item = (AgentMessage<'s, 'a>, &'s Entry<'a>)>,
 ) -> Vec<OwnedSource> {
-    let mut calls: HashMap<String, String> = HashMap::new();
+    let mut calls = HashMap::new();
     let mut out = Vec::new();
+    push_sources(messages, &mut calls, &mut out);
+    out
+}
+
+/// The sources of `head` then `tail` as [`sources_of`] gives them chained, and how many
+/// came from `head`.
+pub fn sources_in_two<'s, 'a: 's>(
+    head: impl IntoIterator<Item = (AgentMessage<'s, 'a>, &'s Entry<'a>)>,
+    tail: impl IntoIterator<Item = (AgentMessage<'s, 'a>, &'s Entry<'a>)>,
+) -> (Vec<OwnedSource>, usize) {
+    let mut calls = HashMap::new();
+    let mut out = Vec::new();
+    push_sources(head, &mut calls, &mut out);
+    let at = out.len();
+    push_sources(tail, &mut calls, &mut out);
+    (out, at)
+}
+
+fn push_sources<'s, 'a: 's>(
+    messages: impl IntoIterator<Item = (AgentMessage<'s, 'a>, &'s Entry<'a>)>,
+    calls: &mut HashMap<String, String>,
+    out: &mut Vec<OwnedSource>,
+) {
     for (message, entry) in messages {
         crate::cancel::checkpoint();
         let entry_id = entry.id().map(str::to_string);
         let (role, text) = match message {
-            AgentMessage::Stored(m) => match stored(m, entry, &mut calls) {
+            AgentMessage::Stored(m) => match stored(m, entry, calls) {
                 Some(rt) => rt,
                 None => continue,
             },
@@ -99,13 +122,24 @@ pub fn sources_of<'s, 'a: 's>(
             });
         }
     }
-    out
 }
 
 /// This round's ledger: `previous` carried through the sources and the modified files.
 pub fn ledger_of(previous: Ledger, sources: &[OwnedSource], modified_files: &[String]) -> Ledger {
     let borrowed: Vec<Source<'_>> = sources.iter().map(OwnedSource::source).collect();
     compactd_core::compaction::ledger::update(previous, &borrowed, modified_files)
+}
+
+/// [`ledger_of`], and the ledger of the first `head` sources alone (see
+/// `ledger::update_with_head`), from one pass.
+pub fn ledger_with_head(
+    previous: Ledger,
+    sources: &[OwnedSource],
+    head: usize,
+    modified_files: &[String],
+) -> (Ledger, Ledger) {
+    let borrowed: Vec<Source<'_>> = sources.iter().map(OwnedSource::source).collect();
+    compactd_core::compaction::ledger::update_with_head(previous, &borrowed, head, modified_files)
 }
 
 /// The ledger in a compaction entry's `details` (empty when it has none).

@@ -16,10 +16,12 @@ pub mod templates;
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 pub use crate::config::Strategy;
+use compactd_core::compaction::ledger::Ledger;
 pub use progress::{
     Operation, Part, PartName, Prepared, ProgressEvent, ProgressSink, Scoped, Silent, WaitSource,
     DELTA_INTERVAL,
@@ -44,6 +46,14 @@ pub struct SummaryRequest {
     #[serde(skip)]
     #[schema(ignore)]
     pub model: Option<String>,
+    /// The pinned ledger of exactly what the prompt's conversation holds, when the caller
+    /// built it already (a compaction's plan): the extractive summarizer states its items
+    /// instead of reading them out of the prompt again, which would cost as much as the
+    /// plan's own extraction. Never sent; a request without one (a remoteEndpoint body)
+    /// is read from its prompt.
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub ledger: Option<Arc<Ledger>>,
 }
 
 impl SummaryRequest {
@@ -53,6 +63,14 @@ impl SummaryRequest {
         SummaryRequest {
             model: model.map(str::to_string),
             strategy,
+            ..self
+        }
+    }
+
+    /// The request with the pinned ledger of its conversation (see [`SummaryRequest::ledger`]).
+    pub fn with_ledger(self, ledger: Arc<Ledger>) -> Self {
+        SummaryRequest {
+            ledger: Some(ledger),
             ..self
         }
     }

@@ -276,6 +276,7 @@ impl Prompts {
             max_tokens: max_tokens.min(SHORT_MAX_TOKENS),
             strategy: None,
             model: None,
+            ledger: None,
         }
     }
 
@@ -300,6 +301,7 @@ impl Prompts {
             max_tokens: four_fifths(reserve_tokens),
             strategy: None,
             model: None,
+            ledger: None,
         }
     }
 
@@ -339,6 +341,7 @@ impl Prompts {
             max_tokens: reserve_tokens / 2,
             strategy: None,
             model: None,
+            ledger: None,
         }
     }
 
@@ -371,6 +374,7 @@ impl Prompts {
             max_tokens: 2048,
             strategy: None,
             model: None,
+            ledger: None,
         }
     }
 

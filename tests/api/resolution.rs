@@ -141,3 +141,39 @@ async fn an_instruction_deep_in_a_long_message_survives_its_quote() {
         "the summary said it itself: {body}"
     );
 }
+
+/// The history summary of a split turn states what the history laid down, and the turn
+/// prefix's own statements stay with the prefix: the ledger the extractive summarizer is
+/// handed is the history's, not the whole compaction's.
+#[tokio::test]
+async fn a_split_turns_history_states_only_the_historys_statements() {
+    let app = spawn_app().await;
+    let mut s = SessionWriter::new();
+    s.user("Set up the ledger service. Never push directly to the release branch.");
+    for n in 0..4 {
+        s.assistant(&filler(n));
+    }
+    s.user("Refactor the parser next. Always run the fuzzers before you commit.");
+    for n in 4..18 {
+        s.assistant(&filler(n));
+    }
+    let body = compact(&app, "keepRecentTokens=400", &s).await;
+    assert_eq!(body["isSplitTurn"], true, "{body}");
+    let summary = body["summary"].as_str().unwrap();
+    let (history, prefix) = summary
+        .split_once("**Turn Context (split turn):**")
+        .unwrap_or_else(|| panic!("a split-turn summary: {summary}"));
+    assert!(
+        history.contains("Never push directly to the release branch."),
+        "{history}"
+    );
+    assert!(
+        !history.contains("Always run the fuzzers before you commit."),
+        "the prefix's rule is not the history's: {history}"
+    );
+    assert!(
+        prefix.contains("Always run the fuzzers before you commit."),
+        "{prefix}"
+    );
+    assert_eq!(body["retention"]["reinserted"], 0, "{body}");
+}

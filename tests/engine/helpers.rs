@@ -32,6 +32,7 @@ pub fn request(prompt: &str) -> SummaryRequest {
         max_tokens: 512,
         strategy: None,
         model: None,
+        ledger: None,
     }
 }
 

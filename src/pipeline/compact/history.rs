@@ -1,6 +1,8 @@
 //! The history summary of a compaction, in chunks when one request would not fit the
 //! summarizer's context window, planned again after a context overflow.
 
+use std::sync::Arc;
+
 use crate::summarize::progress::PartName;
 use crate::summarize::{
     Mode, ProgressSink, PromptOptions, Prompts, Scoped, Summarize, SummarizeError, Summary,
@@ -44,9 +46,12 @@ pub(super) async fn summarize_history(
     let reserve = plan.settings.reserve_tokens;
     let mut planner = Replanner::new(summarizer, model, strategy);
     let whole = plan.history_parts.join("\n\n");
-    let single = prompts
+    let mut single = prompts
         .history_request(&whole, plan.previous_summary.as_deref(), reserve, opts)
         .for_model(model, strategy);
+    if let Some(ledger) = &plan.history_ledger {
+        single = single.with_ledger(Arc::clone(ledger));
+    }
     let fits = planner
         .window()
         .is_none_or(|w| request_tokens(&single) <= w);

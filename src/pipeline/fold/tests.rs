@@ -10,6 +10,7 @@ fn request(prompt: &str, max_tokens: u64) -> SummaryRequest {
         max_tokens,
         strategy: None,
         model: None,
+        ledger: None,
     }
 }
 

@@ -5,6 +5,7 @@
 //! ledger (see `pinned`), so the summary states them as verification will look for them.
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
 
 use super::diagnostics::{command_error, command_key, tool_error};
 use super::earlier::{parse_summary, Earlier};
@@ -63,8 +64,9 @@ pub(super) const OUTCOME_CHARS: usize = 140;
 pub(super) struct Facts {
     /// Distinct user requests, whitespace collapsed.
     pub(super) requests: Vec<String>,
-    /// Rules, constraints, preferences, facts, decisions: see `pinned`.
-    pub(super) ledger: Ledger,
+    /// Rules, constraints, preferences, facts, decisions: see `pinned`. The request's own
+    /// when it carries one (a compaction's plan built it), else read from the prompt.
+    pub(super) ledger: Arc<Ledger>,
     pub(super) modified: Vec<Modified>,
     /// Messages of the commits that succeeded, in order.
     pub(super) commits: Vec<String>,
@@ -111,7 +113,9 @@ struct Seen {
 }
 
 impl Facts {
-    pub(super) fn gather(p: &PromptParts) -> Facts {
+    /// `given`: the ledger of exactly this conversation, when the caller has it (see
+    /// [`SummaryRequest::ledger`](crate::summarize::SummaryRequest::ledger)).
+    pub(super) fn gather(p: &PromptParts, given: Option<&Arc<Ledger>>) -> Facts {
         let mut f = Facts::default();
         if let Some(prev) = p.previous {
             f.earlier.extend(parse_summary(prev));
@@ -144,20 +148,27 @@ impl Facts {
             last = Some(part.label);
         }
         f.waiting = last == Some(Label::Assistant);
-        let changed: Vec<String> = f
-            .modified
-            .iter()
-            .filter(|m| m.done())
-            .map(|m| m.path.clone())
-            .collect();
         // Labelled statements an earlier summary carried go back through the ledger (in
         // front of this span, so what the span says replaces them), not the sections.
         let (carried, earlier): (Vec<Earlier>, Vec<Earlier>) = std::mem::take(&mut f.earlier)
             .into_iter()
             .partition(|e| e.pinned);
         f.earlier = earlier;
-        let carried: Vec<&str> = carried.iter().map(|e| e.text.as_str()).collect();
-        f.ledger = ledger_of(&carried, p.conversation, &changed);
+        f.ledger = match given {
+            // The plan's ledger holds what this conversation states; an earlier summary's
+            // labelled lines are text only here (pi writes them too): with any, read here.
+            Some(ledger) if carried.is_empty() => Arc::clone(ledger),
+            _ => {
+                let changed: Vec<String> = f
+                    .modified
+                    .iter()
+                    .filter(|m| m.done())
+                    .map(|m| m.path.clone())
+                    .collect();
+                let carried: Vec<&str> = carried.iter().map(|e| e.text.as_str()).collect();
+                Arc::new(ledger_of(&carried, p.conversation, &changed))
+            }
+        };
         f
     }
 

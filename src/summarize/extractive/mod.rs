@@ -30,7 +30,8 @@
 //!    assistant text). It asks `paths` which tokens name files (normalized; no import
 //!    specifiers, climbing paths or diff prefixes), `diagnostics` which output line is the
 //!    error, and `pinned` for the ledger (`compaction::ledger::extract` over the same
-//!    parts): rules, constraints, preferences, facts and decisions, verbatim.
+//!    parts, unless the request carries it): rules, constraints, preferences, facts and
+//!    decisions, verbatim.
 //! 4. `earlier`: a previous summary, and any summary quoted in the conversation, read back
 //!    into items by section so that merging keeps them.
 //! 5. `sections`: facts and earlier items become the items of each section, each with a
@@ -53,9 +54,15 @@
 //!
 //! # Design decisions
 //!
-//! * The prompt is the only input, not the session: the same code answers `/v1/compact`,
+//! * The prompt is the input, not the session: the same code answers `/v1/compact`,
 //!   the model fallback and remoteEndpoint bodies other clients build from their own
-//!   templates. It relies on the block layout and the serializer's labels only.
+//!   templates. It relies on the block layout and the serializer's labels only. One
+//!   exception: a compaction's plan has already extracted the pinned ledger of the
+//!   history from the session (with each tool result's own `isError`, which the prompt
+//!   does not show), and hands it over with the request (`SummaryRequest::ledger`), so a
+//!   compaction extracts once and its summary states exactly the ledger the check
+//!   verifies and `details.pinned` stores. An earlier summary's labelled lines, which
+//!   only the prompt holds, still send the summarizer to its own reading.
 //! * Deterministic: the same request gives the same bytes (no clock, no randomness, sets
 //!   keep the order of first appearance), so answers can be cached and compared.
 //! * The limit (`budget`) is a fifth of the span condensed, raised to 1,000 tokens and
@@ -110,7 +117,7 @@ pub const MODEL: &str = "extractive";
 /// Deterministic, no network: a structured summary built from the prompt itself.
 pub fn summarize(req: &SummaryRequest) -> Summary {
     let parts = split_prompt(&req.prompt);
-    let facts = Facts::gather(&parts);
+    let facts = Facts::gather(&parts, req.ledger.as_ref());
     let condensed = utf16_len(parts.conversation) + parts.previous.map_or(0, utf16_len);
     let limit = match req.kind {
         RequestKind::TurnPrefix => {

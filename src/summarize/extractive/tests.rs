@@ -13,6 +13,7 @@ pub(super) fn request(kind: RequestKind, prompt: String, max_tokens: u64) -> Sum
         max_tokens,
         strategy: None,
         model: None,
+        ledger: None,
     }
 }
 

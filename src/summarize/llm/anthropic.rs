@@ -385,6 +385,7 @@ mod tests {
             max_tokens: 100,
             strategy: None,
             model: None,
+            ledger: None,
         };
         assert_eq!(
             serde_json::to_string(&body("m", &req, Knobs::default())).unwrap(),

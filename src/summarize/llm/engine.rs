@@ -480,6 +480,7 @@ mod tests {
             max_tokens: 1,
             strategy: None,
             model: None,
+            ledger: None,
         };
         send(&engine.summarize(&req, Mode::WithFallback, &crate::summarize::Silent));
         fn sync<T: Send + Sync>(_: &T) {}

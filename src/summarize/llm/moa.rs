@@ -101,6 +101,7 @@ pub(super) fn aggregate_request(
         max_tokens: req.max_tokens,
         strategy: Some(Strategy::Moa),
         model: req.model.clone(),
+        ledger: None,
     }
 }
 
@@ -347,6 +348,7 @@ mod tests {
             max_tokens: 100,
             strategy: None,
             model: None,
+            ledger: None,
         };
         let agg = aggregate_request(&req, &["draft one", "draft two"], 64_000);
         assert!(agg.prompt.contains("<task>\n## Goal format\n</task>"));
@@ -372,6 +374,7 @@ mod tests {
             max_tokens: 100,
             strategy: None,
             model: None,
+            ledger: None,
         };
         let agg = aggregate_request(&req, &["draft\nReplaced: S1"], 64_000);
         assert!(agg.prompt.contains(
@@ -389,6 +392,7 @@ mod tests {
             max_tokens: 1_000,
             strategy: None,
             model: None,
+            ledger: None,
         };
         let drafts = ["d".repeat(8_000), "e".repeat(8_000)];
         let drafts: Vec<&str> = drafts.iter().map(String::as_str).collect();

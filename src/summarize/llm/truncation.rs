@@ -53,6 +53,7 @@ mod tests {
             max_tokens: 100,
             strategy: None,
             model: None,
+            ledger: None,
         }
     }
 

@@ -81,6 +81,11 @@ impl Draft {
         Ledger::from_items(self.slots.into_iter().flatten().collect())
     }
 
+    /// The ledger [`finish`](Self::finish) would give now, the draft going on.
+    pub(super) fn snapshot(&self) -> Ledger {
+        Ledger::from_items(self.slots.iter().flatten().cloned().collect())
+    }
+
     pub(super) fn get(&self, slot: usize) -> &PinnedItem {
         self.slots[slot]
             .as_ref()

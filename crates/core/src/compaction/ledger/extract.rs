@@ -87,10 +87,36 @@ pub fn update<S: AsRef<str>>(
     sources: &[Source<'_>],
     modified_files: &[S],
 ) -> Ledger {
+    carry(previous, sources, None, modified_files).1
+}
+
+/// [`update`], and from the same pass the ledger `update(previous, &sources[..head], &[])`
+/// gives: that of a summary request holding only the first `head` sources (a split
+/// turn's history without its prefix), so a compaction extracts once.
+pub fn update_with_head<S: AsRef<str>>(
+    previous: Ledger,
+    sources: &[Source<'_>],
+    head: usize,
+    modified_files: &[S],
+) -> (Ledger, Ledger) {
+    let (head, all) = carry(previous, sources, Some(head), modified_files);
+    (head.unwrap_or_default(), all)
+}
+
+fn carry<S: AsRef<str>>(
+    previous: Ledger,
+    sources: &[Source<'_>],
+    head: Option<usize>,
+    modified_files: &[S],
+) -> (Option<Ledger>, Ledger) {
     let before: HashSet<String> = previous.items().iter().map(|i| i.id.clone()).collect();
     let mut ledger = Draft::from(previous);
-    for s in sources {
+    let mut at_head = None;
+    for (n, s) in sources.iter().enumerate() {
         crate::cancel::checkpoint();
+        if head == Some(n) {
+            at_head = Some(settle(ledger.snapshot(), &before));
+        }
         match s.role {
             SourceRole::User => user(&mut ledger, s.text, s.entry_id, true),
             SourceRole::Carried => user(&mut ledger, s.text, s.entry_id, false),
@@ -102,6 +128,9 @@ pub fn update<S: AsRef<str>>(
             } => tool_result(&mut ledger, is_error, tool_name, call, s.text, s.entry_id),
             SourceRole::Summary => {}
         }
+    }
+    if head.is_some_and(|h| h >= sources.len()) {
+        at_head = Some(settle(ledger.snapshot(), &before));
     }
     for path in modified_files {
         let path = path.as_ref().trim();
@@ -117,7 +146,12 @@ pub fn update<S: AsRef<str>>(
             ledger.insert_unique(file);
         }
     }
-    let mut ledger = ledger.finish();
+    (at_head, settle(ledger.finish(), &before))
+}
+
+/// Errors resolved within the round are dropped (older ones stay, superseded), and the
+/// superseded items are bounded.
+fn settle(mut ledger: Ledger, before: &HashSet<String>) -> Ledger {
     ledger
         .items_mut()
         .retain(|i| i.kind != Kind::Error || i.is_active() || before.contains(&i.id));

@@ -72,7 +72,9 @@ mod resolution_tests;
 mod tests;
 
 pub use classify::is_real_request;
-pub use extract::{extract, update, Source, SourceRole, MAX_SUPERSEDED, OBJECTIVE_CHARS};
+pub use extract::{
+    extract, update, update_with_head, Source, SourceRole, MAX_SUPERSEDED, OBJECTIVE_CHARS,
+};
 pub use kind::{Kind, Speaker};
 pub use labels::{group_label, is_labelled, split_label};
 pub use model::{Ledger, PinnedItem, Status, SupersededBy, LEDGER_VERSION};

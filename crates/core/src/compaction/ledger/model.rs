@@ -169,7 +169,7 @@ pub(super) fn item_id(kind: Kind, text: &str, salt: u32) -> String {
 }
 
 /// The pinned items of a session, oldest first.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Ledger {
     items: Vec<PinnedItem>,
 }

@@ -396,3 +396,35 @@ fn targets_final_answers_and_liked_conventions_are_pinned() {
         .collect();
     assert_eq!(kinds, [Kind::Decision, Kind::Decision, Kind::Preference]);
 }
+
+#[test]
+fn the_head_ledger_is_what_update_gives_over_the_head_alone() {
+    let previous = extract(
+        &[
+            u("e0", "Never push to main."),
+            tool("t0", true, "make", "error: old"),
+        ],
+        NO_FILES,
+    );
+    let sources = [
+        u("e1", "Budget cap is $500 total. Never exceed it."),
+        tool("t1", true, "cargo test", "error: boom"),
+        u("e2", "Add a login page."),
+        tool("t2", false, "make", "ok"),
+        u("e3", "never mind"),
+        tool("t3", false, "cargo test", "ok"),
+        u("e4", "use port 9090"),
+    ];
+    let files = ["src/a.rs"];
+    let all = update(previous.clone(), &sources, &files);
+    for head in 0..=sources.len() + 1 {
+        let (at_head, whole) = update_with_head(previous.clone(), &sources, head, &files);
+        let alone = update(
+            previous.clone(),
+            &sources[..head.min(sources.len())],
+            NO_FILES,
+        );
+        assert_eq!(at_head, alone, "head {head}");
+        assert_eq!(whole, all, "head {head}");
+    }
+}
