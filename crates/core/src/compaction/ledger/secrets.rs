@@ -191,8 +191,25 @@ fn is_placeholder(v: &str) -> bool {
 }
 
 fn is_secret_key(key: &str) -> bool {
-    let k = key.to_ascii_lowercase();
-    let k = k.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+    // Asked of every word: lower-cased on the stack when short (ASCII lower-casing keeps
+    // what is alphanumeric, so trimming first is the same).
+    let k = key.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+    if k.len() < 3 {
+        return false;
+    }
+    let mut buf = [0u8; 64];
+    let owned;
+    let k = match buf.get_mut(..k.len()) {
+        Some(b) => {
+            b.copy_from_slice(k.as_bytes());
+            b.make_ascii_lowercase();
+            std::str::from_utf8(b).expect("ASCII lower-casing keeps UTF-8")
+        }
+        None => {
+            owned = k.to_ascii_lowercase();
+            owned.as_str()
+        }
+    };
     SECRET_KEYS.iter().any(|s| k.contains(s)) && !k.ends_with("_file") && !k.ends_with("_env")
 }
 
@@ -266,8 +283,7 @@ fn secret_spans(text: &str) -> Vec<(usize, usize)> {
             i += 1;
             continue;
         }
-        let lower = trimmed.to_ascii_lowercase();
-        if lower == "bearer" || lower == "basic" {
+        if trimmed.eq_ignore_ascii_case("bearer") || trimmed.eq_ignore_ascii_case("basic") {
             if let Some((span, next)) = value_after(text, &toks, i + 1, false) {
                 spans.push(span);
                 i = next;
@@ -275,14 +291,18 @@ fn secret_spans(text: &str) -> Vec<(usize, usize)> {
             }
         }
         let named = is_secret_key(trimmed)
-            || (lower == "key"
+            || (trimmed.eq_ignore_ascii_case("key")
                 && i > 0
-                && matches!(
-                    text[toks[i - 1].0..toks[i - 1].1]
-                        .to_ascii_lowercase()
-                        .as_str(),
-                    "api" | "secret" | "access" | "private" | "signing" | "encryption"
-                ));
+                && [
+                    "api",
+                    "secret",
+                    "access",
+                    "private",
+                    "signing",
+                    "encryption",
+                ]
+                .iter()
+                .any(|w| text[toks[i - 1].0..toks[i - 1].1].eq_ignore_ascii_case(w)));
         if named {
             // "password = hunter2", "api key is abc123"
             let next = toks.get(i + 1).map(|&(a, b)| &text[a..b]);
@@ -435,6 +455,26 @@ mod tests {
         }
     }
 
+    #[test]
+    fn key_names_match_in_any_case_and_length() {
+        assert_eq!(
+            redact("The API KEY is zq81-77xy."),
+            "The API KEY is [REDACTED]."
+        );
+        assert_eq!(redact("auth: BASIC dXNlcjpwYXNz"), "auth: BASIC [REDACTED]");
+        // A key name longer than the stack buffer is lower-cased on the heap.
+        let long = format!("{}_Secret = s3cr3t-v4lue", "X".repeat(80));
+        assert_eq!(
+            redact(&long),
+            format!("{}_Secret = [REDACTED]", "X".repeat(80))
+        );
+        assert_eq!(
+            redact("DB_PASSWORD_FILE=/run/secrets/db"),
+            "DB_PASSWORD_FILE=/run/secrets/db"
+        );
+    }
+
+    #[test]
     #[test]
     fn text_without_secrets_is_borrowed_unchanged() {
         let s = "Use port 8080 on https://api.example.com/v1 and commit 3f2a9c1b.";
