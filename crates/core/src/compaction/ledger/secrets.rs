@@ -475,7 +475,6 @@ mod tests {
     }
 
     #[test]
-    #[test]
     fn text_without_secrets_is_borrowed_unchanged() {
         let s = "Use port 8080 on https://api.example.com/v1 and commit 3f2a9c1b.";
         assert!(matches!(redact(s), Cow::Borrowed(_)));
