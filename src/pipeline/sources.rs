@@ -2,7 +2,8 @@
 //! previous compaction's ledger read back from its `details.pinned`.
 //!
 //! The ledger (`compaction::ledger`) takes a small type of its own ([`Source`]); this
-//! module maps the session's messages onto it, owning the decoded texts:
+//! module maps the session's messages onto it, borrowing each text from the session unless
+//! it must be unescaped or joined from several blocks:
 //! * user and assistant messages: their text blocks, joined (thinking is left out: it is
 //!   not what was said);
 //! * tool results: their text, `isError`, `toolName`, and what the matching call ran
@@ -18,6 +19,7 @@
 //! session types (nothing else needs them), so they are read from the entry's raw JSON,
 //! only for tool results and for assistant messages that hold a call.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde::Deserialize;
@@ -28,12 +30,13 @@ use compactd_core::compaction::message::AgentMessage;
 use compactd_core::session::entry::value_of_str;
 use compactd_core::session::{Block, Content, Entry, Message, Role};
 
-/// One source, owning its text.
+/// One source: its text borrowed from the session where it needs no unescaping or
+/// joining (most messages), so the sources of a large span are not a second copy of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OwnedSource {
-    pub entry_id: Option<String>,
+pub struct OwnedSource<'s> {
+    pub entry_id: Option<&'s str>,
     pub role: OwnedRole,
-    pub text: String,
+    pub text: Cow<'s, str>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,11 +51,11 @@ pub enum OwnedRole {
     Summary,
 }
 
-impl OwnedSource {
+impl OwnedSource<'_> {
     /// The borrowed form the ledger reads.
     pub fn source(&self) -> Source<'_> {
         Source {
-            entry_id: self.entry_id.as_deref(),
+            entry_id: self.entry_id,
             role: match &self.role {
                 OwnedRole::User => SourceRole::User,
                 OwnedRole::Assistant => SourceRole::Assistant,
@@ -75,7 +78,7 @@ impl OwnedSource {
 /// The sources of these messages (each with the entry it came from), in order.
 pub fn sources_of<'s, 'a: 's>(
     messages: impl IntoIterator<Item = (AgentMessage<'s, 'a>, &'s Entry<'a>)>,
-) -> Vec<OwnedSource> {
+) -> Vec<OwnedSource<'s>> {
     let mut calls = HashMap::new();
     let mut out = Vec::new();
     push_sources(messages, &mut calls, &mut out);
@@ -87,7 +90,7 @@ pub fn sources_of<'s, 'a: 's>(
 pub fn sources_in_two<'s, 'a: 's>(
     head: impl IntoIterator<Item = (AgentMessage<'s, 'a>, &'s Entry<'a>)>,
     tail: impl IntoIterator<Item = (AgentMessage<'s, 'a>, &'s Entry<'a>)>,
-) -> (Vec<OwnedSource>, usize) {
+) -> (Vec<OwnedSource<'s>>, usize) {
     let mut calls = HashMap::new();
     let mut out = Vec::new();
     push_sources(head, &mut calls, &mut out);
@@ -99,18 +102,18 @@ pub fn sources_in_two<'s, 'a: 's>(
 fn push_sources<'s, 'a: 's>(
     messages: impl IntoIterator<Item = (AgentMessage<'s, 'a>, &'s Entry<'a>)>,
     calls: &mut HashMap<String, String>,
-    out: &mut Vec<OwnedSource>,
+    out: &mut Vec<OwnedSource<'s>>,
 ) {
     for (message, entry) in messages {
         crate::cancel::checkpoint();
-        let entry_id = entry.id().map(str::to_string);
+        let entry_id = entry.id();
         let (role, text) = match message {
             AgentMessage::Stored(m) => match stored(m, entry, calls) {
                 Some(rt) => rt,
                 None => continue,
             },
             AgentMessage::BranchSummary(t) | AgentMessage::CompactionSummary(t) => {
-                (OwnedRole::Summary, t.decode().into_owned())
+                (OwnedRole::Summary, t.decode())
             }
             AgentMessage::Custom(_) => continue,
         };
@@ -125,7 +128,11 @@ fn push_sources<'s, 'a: 's>(
 }
 
 /// This round's ledger: `previous` carried through the sources and the modified files.
-pub fn ledger_of(previous: Ledger, sources: &[OwnedSource], modified_files: &[String]) -> Ledger {
+pub fn ledger_of(
+    previous: Ledger,
+    sources: &[OwnedSource<'_>],
+    modified_files: &[String],
+) -> Ledger {
     let borrowed: Vec<Source<'_>> = sources.iter().map(OwnedSource::source).collect();
     compactd_core::compaction::ledger::update(previous, &borrowed, modified_files)
 }
@@ -134,7 +141,7 @@ pub fn ledger_of(previous: Ledger, sources: &[OwnedSource], modified_files: &[St
 /// `ledger::update_with_head`), from one pass.
 pub fn ledger_with_head(
     previous: Ledger,
-    sources: &[OwnedSource],
+    sources: &[OwnedSource<'_>],
     head: usize,
     modified_files: &[String],
 ) -> (Ledger, Ledger) {
@@ -156,16 +163,16 @@ pub fn ledger_in(entry: &Entry) -> Option<Ledger> {
         .then(|| Ledger::from_details(&details))
 }
 
-fn stored(
-    m: &Message,
+fn stored<'s>(
+    m: &'s Message<'_>,
     entry: &Entry,
     calls: &mut HashMap<String, String>,
-) -> Option<(OwnedRole, String)> {
+) -> Option<(OwnedRole, Cow<'s, str>)> {
     match m.role {
-        Role::User => Some((OwnedRole::User, text_of(&m.content))),
+        Role::User => Some((OwnedRole::User, text_in(&m.content))),
         Role::Assistant => {
             remember_calls(m, entry, calls);
-            Some((OwnedRole::Assistant, text_of(&m.content)))
+            Some((OwnedRole::Assistant, text_in(&m.content)))
         }
         Role::ToolResult => {
             let raw = entry.message_raw()?;
@@ -181,7 +188,7 @@ fn stored(
                     tool_name: r.tool_name.unwrap_or_default(),
                     call,
                 },
-                text_of(&m.content),
+                text_in(&m.content),
             ))
         }
         Role::BashExecution => {
@@ -197,14 +204,31 @@ fn stored(
                     tool_name: "bash".into(),
                     call: Some(bash.command.decode().into_owned()),
                 },
-                bash.output.decode().into_owned(),
+                bash.output.decode(),
             ))
         }
-        Role::BranchSummary | Role::CompactionSummary => m
-            .summary
-            .as_ref()
-            .map(|s| (OwnedRole::Summary, s.decode().into_owned())),
+        Role::BranchSummary | Role::CompactionSummary => {
+            m.summary.as_ref().map(|s| (OwnedRole::Summary, s.decode()))
+        }
         Role::Custom | Role::HookMessage | Role::Other => None,
+    }
+}
+
+/// [`text_of`], borrowed when one text needs no unescaping.
+fn text_in<'s>(content: &'s Content<'_>) -> Cow<'s, str> {
+    match content {
+        Content::Text(t) => t.decode(),
+        Content::Blocks(blocks) => {
+            let mut texts = blocks.iter().filter_map(|b| match b {
+                Block::Text(t) => Some(t),
+                _ => None,
+            });
+            match (texts.next(), texts.next()) {
+                (Some(only), None) => only.decode(),
+                _ => Cow::Owned(text_of(content)),
+            }
+        }
+        Content::Absent => Cow::Borrowed(""),
     }
 }
 
@@ -282,7 +306,15 @@ mod tests {
     use compactd_core::compaction::message::for_compaction;
     use compactd_core::compaction::test_session::{parse, path, SessionText};
 
-    fn sources(text: &SessionText) -> Vec<OwnedSource> {
+    /// A source with what it borrowed copied, to outlive the session it was read from.
+    #[derive(Debug)]
+    struct Copied {
+        entry_id: Option<String>,
+        role: OwnedRole,
+        text: String,
+    }
+
+    fn sources(text: &SessionText) -> Vec<Copied> {
         let jsonl = text.jsonl();
         let session = parse(&jsonl);
         let entries = path(&session);
@@ -291,6 +323,13 @@ mod tests {
                 .iter()
                 .filter_map(|e| for_compaction(e).map(|m| (m, *e))),
         )
+        .into_iter()
+        .map(|s| Copied {
+            entry_id: s.entry_id.map(str::to_string),
+            role: s.role,
+            text: s.text.into_owned(),
+        })
+        .collect()
     }
 
     #[test]
@@ -336,11 +375,35 @@ mod tests {
     }
 
     #[test]
+    fn a_text_that_needs_no_unescaping_is_borrowed_from_the_session() {
+        let text = SessionText::new()
+            .user("Never push to main.")
+            .user("Line one\nline two")
+            .assistant_blocks(json!([
+                {"type": "text", "text": "a"},
+                {"type": "text", "text": "b"}
+            ]));
+        let jsonl = text.jsonl();
+        let session = parse(&jsonl);
+        let entries = path(&session);
+        let s = sources_of(
+            entries
+                .iter()
+                .filter_map(|e| for_compaction(e).map(|m| (m, *e))),
+        );
+        assert!(matches!(s[0].text, Cow::Borrowed(_)), "{s:?}");
+        assert!(matches!(s[1].text, Cow::Owned(_)), "unescaped: {s:?}");
+        assert_eq!(s[1].text, "Line one\nline two");
+        assert!(matches!(s[2].text, Cow::Owned(_)), "joined: {s:?}");
+        assert_eq!(s[2].text, "a\n\nb");
+    }
+
+    #[test]
     fn the_previous_ledger_is_read_from_details_pinned() {
         let ledger = ledger_of(
             Ledger::default(),
             &[OwnedSource {
-                entry_id: Some("u1".into()),
+                entry_id: Some("u1"),
                 role: OwnedRole::User,
                 text: "Never push to main.".into(),
             }],
