@@ -68,7 +68,7 @@ pub struct CompactPlan {
     pub checking: Checking,
     /// This round's pinned ledger, as the entry's `details` carry it; with `pin` off, the
     /// previous one as it was.
-    pub ledger: Ledger,
+    pub ledger: Arc<Ledger>,
     /// The same with what the kept messages withdraw marked withdrawn: what the summary is
     /// written and checked against (it must not state as current what the kept part
     /// replaced). The kept messages are summarized next round, and update the ledger then.
@@ -212,7 +212,7 @@ pub fn plan_compaction(
         }
         Some(t) => {
             let price = |p: &Preparation<'_, '_>| {
-                let ledger = plan_ledger(p, checking.pin, HistorySpan::Unwanted).in_force;
+                let ledger = plan_ledger(p, checking.pin, false).in_force;
                 let all: Vec<_> = ledger.active().collect();
                 if all.is_empty() {
                     0
@@ -246,21 +246,23 @@ pub fn plan_compaction(
             0
         };
     let details = prep.file_ops.lists();
-    let span = if turn_prefix.is_some() {
-        HistorySpan::WithoutPrefix
-    } else {
-        HistorySpan::Whole
-    };
     let PlannedLedgers {
-        mut ledger,
+        ledger,
         mut in_force,
         history,
-    } = plan_ledger(&prep, checking.pin, span);
-    let history_ledger = history.map(Arc::new);
+    } = plan_ledger(&prep, checking.pin, turn_prefix.is_some());
+    let mut ledger = Arc::new(ledger);
+    // Without a separate turn prefix the history request holds everything summarized: its
+    // ledger is this round's (shared until `pinEntries` adds to this one).
+    let history_ledger = match history {
+        Some(h) => Some(Arc::new(h)),
+        None if checking.pin && turn_prefix.is_none() => Some(Arc::clone(&ledger)),
+        None => None,
+    };
     let pins = pinned_entries(&path, o.pin_entries.as_deref().unwrap_or_default(), input)?;
     if checking.pin {
         for (id, origin, text) in &pins {
-            ledger.pin_entry(id, *origin, text);
+            Arc::make_mut(&mut ledger).pin_entry(id, *origin, text);
             in_force.pin_entry(id, *origin, text);
         }
     }
@@ -346,22 +348,22 @@ struct PlannedLedgers {
     ledger: Ledger,
     /// The same resolved by the kept messages (see [`CompactPlan::in_force`]).
     in_force: Ledger,
-    /// The ledger of the history alone, without a split turn's prefix (see
-    /// [`CompactPlan::history_ledger`]); `None` with pinning off.
+    /// The ledger of the history alone when asked for (a split turn's prefix summarized
+    /// on its own; see [`CompactPlan::history_ledger`]); `None` with pinning off.
     history: Option<Ledger>,
 }
 
 /// This round's pinned ledger: the newest one on the path, carried through what `prep`
 /// summarizes and the modified files; with pinning off, that one as it was. Second, the
-/// same resolved by the kept messages (see [`CompactPlan::in_force`]); third, from the
-/// same pass, the ledger of the history alone (what the history request holds when a
-/// split turn's prefix is summarized on its own; otherwise the first ledger).
+/// same resolved by the kept messages (see [`CompactPlan::in_force`]); third, with
+/// `prefix_apart`, from the same pass, the ledger of the history without the split turn's
+/// prefix (what the history request holds when the prefix is summarized on its own).
 ///
 /// The newest ledger is the previous compaction's, unless that compaction has none because
 /// pi wrote it (compactd's pi extension falls back to pi's own compaction when compactd is
 /// down). Then it is an earlier compaction's, and the messages summarized since that one's
 /// boundary are read again, so an instruction given in between is not lost.
-fn plan_ledger(prep: &Preparation<'_, '_>, pin: bool, span: HistorySpan) -> PlannedLedgers {
+fn plan_ledger(prep: &Preparation<'_, '_>, pin: bool, prefix_apart: bool) -> PlannedLedgers {
     let searched = prep.previous_compaction.map_or(0, |i| i + 1);
     let newest = prep.path[..searched]
         .iter()
@@ -391,17 +393,11 @@ fn plan_ledger(prep: &Preparation<'_, '_>, pin: bool, span: HistorySpan) -> Plan
         .chain(messages(&prep.path[prep.history.clone()]));
     let prefix = messages(&prep.path[prep.turn_prefix.clone()]);
     let (sources, head) = sources_in_two(history, prefix);
-    let (history, ledger) = match span {
-        HistorySpan::Unwanted => (None, ledger_of(previous, &sources, &details.modified_files)),
-        HistorySpan::Whole => {
-            let ledger = ledger_of(previous, &sources, &details.modified_files);
-            (Some(ledger.clone()), ledger)
-        }
-        HistorySpan::WithoutPrefix => {
-            let (history, ledger) =
-                ledger_with_head(previous, &sources, head, &details.modified_files);
-            (Some(history), ledger)
-        }
+    let (history, ledger) = if prefix_apart {
+        let (history, ledger) = ledger_with_head(previous, &sources, head, &details.modified_files);
+        (Some(history), ledger)
+    } else {
+        (None, ledger_of(previous, &sources, &details.modified_files))
     };
     drop(sources);
     // What the kept messages replace or take back is no longer current: the summary of the
@@ -416,16 +412,6 @@ fn plan_ledger(prep: &Preparation<'_, '_>, pin: bool, span: HistorySpan) -> Plan
         in_force,
         history,
     }
-}
-
-/// Which history ledger [`plan_ledger`] also gives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum HistorySpan {
-    Unwanted,
-    /// Everything summarized (no separate turn-prefix request).
-    Whole,
-    /// Without the split turn's prefix, which has a request of its own.
-    WithoutPrefix,
 }
 
 /// The messages of `entries`, each with its entry.

@@ -177,7 +177,8 @@ fn divide_target(plan: &mut CompactPlan, summarizer: &dyn Summarize) -> u64 {
 /// one `details` carries, with what judged them.
 fn withdraw_named(plan: &mut CompactPlan, named: &[usize]) {
     plan.standing.withdraw_in(&mut plan.in_force, named);
-    plan.standing.withdraw_in(&mut plan.ledger, named);
+    plan.standing
+        .withdraw_in(std::sync::Arc::make_mut(&mut plan.ledger), named);
 }
 
 /// A split turn with no history before it: the previous summary is carried as the
