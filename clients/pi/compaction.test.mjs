@@ -242,6 +242,13 @@ class Rig {
 		return { entry, before: pathTo(byId, entry.parentId), byId };
 	}
 
+	/** Whether pi's own preparation of the current path has messages before its cut. */
+	somethingToSummarize() {
+		const { entries, byId } = readSession(this.sessionFile);
+		const prep = prepareCompaction(pathTo(byId, entries.at(-1).id), this.settings);
+		return prep !== undefined && prep.messagesToSummarize.length + prep.turnPrefixMessages.length > 0;
+	}
+
 	/** What every compaction compactd made must hold; the stored entry. */
 	checkCompactdRound(exchange) {
 		const { entry, before, byId } = this.latestCompaction();
@@ -386,9 +393,21 @@ function scenario({ name, ...setup }) {
 			rig.checkFallback(from);
 			await rig.goesOn("PI-OWN-SUMMARY");
 			// And when compactd is back, the next compaction is compactd's again, with the lists
-			// of pi's own rounds carried on.
+			// of pi's own rounds carried on. Right after pi's own compaction everything may still
+			// fit keepRecentTokens, and compactd refuses to summarize nothing (D4): work on until
+			// pi's own preparation has something before its cut.
 			await rig.proxy.setMode("forward");
-			await rig.turn();
+			for (let turns = 0; ; turns++) {
+				assert.ok(turns < 20, "something to summarize within 20 turns");
+				const exchanges = rig.proxy.exchanges.length;
+				if (await rig.turn()) {
+					// An automatic compaction: it went to compactd.
+					assert.equal(rig.proxy.exchanges.length, exchanges + 1);
+					rig.checkCompactdRound(rig.proxy.exchanges.at(-1));
+					continue;
+				}
+				if (rig.somethingToSummarize()) break;
+			}
 			const exchanges = rig.proxy.exchanges.length;
 			await rig.pi.command({ type: "compact" });
 			assert.equal(rig.proxy.exchanges.length, exchanges + 1);
