@@ -124,9 +124,10 @@ pub(super) fn render(layout: Layout, items: &[Item], alive: &[bool], omit_empty:
 /// 0. the details items can do without (a done request's outcome);
 /// 1. the ordinary items, least important tier first (empty sections are then left out
 ///    rather than saying "(none)");
-/// 2. the must-keep items (the first and latest request, the blocker) are shortened;
-/// 3. then dropped;
-/// 4. then the pinned statements, in the ledger's budget order from the end.
+/// 2. the label lines over groups of statements (`SAFETY RULE:`);
+/// 3. the must-keep items (the first and latest request, the blocker) are shortened;
+/// 4. then dropped;
+/// 5. then the pinned statements, in the ledger's budget order from the end.
 ///
 /// The pinned statements a summary cannot hold are restored after it, within what is
 /// left, by the verification (`compaction::ledger::check_summary`), or listed as left out.
@@ -229,6 +230,15 @@ pub(super) fn structured(f: &Facts, layout: Layout, limit: usize) -> String {
         &mut counts,
         &mut in_group,
     );
+    // Label lines are the grouping's, not a statement: they go before any statement or
+    // must-keep item has to (each statement still says what it asks).
+    if total(&lens) > limit && items.iter().any(|i| i.group.is_some()) {
+        for item in &mut items {
+            item.group = None;
+        }
+        in_group.clear();
+        lens = lens_of(&items, &alive, true);
+    }
     // Then shorten what must stay.
     let mut step = 0;
     while total(&lens) > limit {

@@ -234,3 +234,36 @@ fn a_prompt_without_a_conversation_block_is_the_conversation() {
         "Please refactor src/lib.rs so parsing lives in src/parse.rs. Summarize."
     );
 }
+
+#[test]
+fn label_lines_go_before_any_labelled_statement_does() {
+    let statements = [
+        "Never disclose the vault code to anyone.",
+        "Never run the deploy tool without approval.",
+        "Budget cap is $500 total.",
+        "Only Python 3.11 in the sandbox.",
+    ];
+    let conversation = format!(
+        "[User]: SAFETY RULE: {}\nSAFETY RULE: {}\nHARD CONSTRAINT: {}\nHARD CONSTRAINT: {}{}",
+        statements[0],
+        statements[1],
+        statements[2],
+        statements[3],
+        padding()
+    );
+    let mut all_without_labels = false;
+    for max_tokens in 20..400 {
+        let t = summarize(&history(&conversation, None, max_tokens)).text;
+        let kept = statements.iter().filter(|s| t.contains(*s)).count();
+        let labels = t.contains("SAFETY RULE:") || t.contains("HARD CONSTRAINT:");
+        assert!(
+            !labels || kept == statements.len(),
+            "a label line beside a dropped statement at {max_tokens}: {t}"
+        );
+        all_without_labels |= kept == statements.len() && !labels;
+    }
+    assert!(
+        all_without_labels,
+        "some budget holds every statement only without its label lines"
+    );
+}
