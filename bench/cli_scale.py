@@ -10,7 +10,8 @@ issue 39 sets (compact ≤ 3× prepare's time, compact's RSS ≤ 3× the file, p
 The session is bench/scaling.py's (user, assistant with a read, its result, assistant;
 rules and errors sprinkled in), written once to target/bench-data/. Each command runs
 `--repeat` times (default 3) as its own process; the table shows the median time and the
-largest peak RSS (`wait4`'s ru_maxrss). --check exits 1 when a ratio is over its bound.
+largest peak RSS (`wait4`'s ru_maxrss; a spawned child inherits its parent's peak, so this
+script never holds a session or an answer). --check exits 1 when a ratio is over its bound.
 Standard library only.
 """
 
@@ -20,6 +21,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -70,12 +72,17 @@ def main():
     path = session_file(root, a.messages)
     size = os.path.getsize(path)
     binary = os.path.abspath(a.bin)
-    # Checked once that both commands answer (their output is dropped when measured).
-    for cmd in ("prepare", "compact"):
-        out = subprocess.run([binary, cmd, path], capture_output=True, check=True).stdout
-        json.loads(out)
     prep_t, prep_rss = measure([binary, "prepare", path], a.repeat)
     comp_t, comp_rss = measure([binary, "compact", path], a.repeat)
+    # Checked once that both commands answer JSON, in a child: Linux carries a parent's
+    # peak RSS into a spawned child's ru_maxrss, so this process must never hold an answer
+    # (it did, and the figures were this script's peak, not compactd's).
+    for cmd in ("prepare", "compact"):
+        with tempfile.TemporaryFile() as out:
+            subprocess.run([binary, cmd, path], stdout=out, check=True)
+            out.seek(0)
+            subprocess.run([sys.executable, "-c", "import json, sys; json.load(sys.stdin)"],
+                           stdin=out, check=True)
     ratios = {
         "compact/prepare time": comp_t / prep_t,
         "compact RSS/file": comp_rss / size,
