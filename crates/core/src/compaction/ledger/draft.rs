@@ -78,12 +78,18 @@ impl From<Ledger> for Draft {
 impl Draft {
     /// The ledger, oldest first.
     pub(super) fn finish(self) -> Ledger {
-        Ledger::from_items(self.slots.into_iter().flatten().collect())
+        // `filter_map` is collected in place, in the slots' own buffer; `flatten` is not,
+        // and would grow a second vector of every item from empty beside the first.
+        #[allow(clippy::filter_map_identity)]
+        let items = self.slots.into_iter().filter_map(|slot| slot).collect();
+        Ledger::from_items(items)
     }
 
     /// The ledger [`finish`](Self::finish) would give now, the draft going on.
     pub(super) fn snapshot(&self) -> Ledger {
-        Ledger::from_items(self.slots.iter().flatten().cloned().collect())
+        let mut items = Vec::with_capacity(self.slots.len());
+        items.extend(self.slots.iter().flatten().cloned());
+        Ledger::from_items(items)
     }
 
     pub(super) fn get(&self, slot: usize) -> &PinnedItem {
