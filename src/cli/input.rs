@@ -106,8 +106,8 @@ pub fn write_json<T: serde::Serialize>(
 }
 
 /// A prepare answer (`compactd prepare`, `compact --dry-run`): compact JSON from
-/// [`PrepareResponse::to_json`], the same bytes as serde's and faster on large sessions;
-/// pretty printing stays serde's.
+/// [`PrepareResponse::write_json`], the same bytes as serde's, faster on large sessions and
+/// never held whole; pretty printing stays serde's.
 pub fn write_prepared(
     out: &mut dyn Write,
     answer: &PrepareResponse<'_>,
@@ -116,9 +116,10 @@ pub fn write_prepared(
     if pretty {
         return write_json(out, answer, true);
     }
-    let mut json = answer.to_json();
-    json.push(b'\n');
-    out.write_all(&json)
+    // Streamed: the answer of a large session is larger than the session.
+    answer
+        .write_json(&mut &mut *out)
+        .and_then(|()| out.write_all(b"\n"))
         .map_err(|e| RequestError::Internal(format!("cannot write the answer: {e}")))
 }
 

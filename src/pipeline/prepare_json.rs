@@ -1,17 +1,20 @@
-//! The `/v1/prepare` answer written in one pass into the response buffer: the same
-//! bytes as `serde_json::to_vec` of the [`PrepareResponse`] (tested on every session
-//! the tests hold), without serde's per-byte escaping or its re-reading of stored text.
+//! The `/v1/prepare` answer written in one pass: the same bytes as
+//! `serde_json::to_vec` of the [`PrepareResponse`] (tested on every session the tests
+//! hold), without serde's per-byte escaping or its re-reading of stored text.
 //!
 //! Design decisions:
 //! * Stored messages are copied as they were sent (the parser validated them).
 //! * Long strings are escaped a word at a time (`json::write`).
-//! * A conversation text is escaped once: the requests' prompts embed it, and copy its
-//!   escaped bytes from where `conversation` wrote them (`extend_from_within`).
-//! * The buffer is sized up front from what the answer holds, so it never grows.
+//! * A conversation text is escaped once ([`SharedText`] keeps its escaped bytes): the
+//!   requests' prompts embed it and copy those bytes.
+//! * The answer is made in a small buffer that is handed to the writer whenever it grows
+//!   past [`SPILL_BYTES`], and the long texts go to the writer directly: the CLI never
+//!   holds the whole answer (on a 73 MB session it is 93 MB). Into memory
+//!   ([`PrepareResponse::to_json`]) the target is sized up front, so it never grows.
 //! * Small and rare values (numbers, built messages, file lists) go through serde_json:
 //!   there is nothing to win there and it keeps the formatting of numbers identical.
 
-use std::ops::Range;
+use std::io::{self, Write};
 
 use crate::summarize::CONVERSATION_OPEN;
 use compactd_core::json::write::{
@@ -19,6 +22,9 @@ use compactd_core::json::write::{
 };
 
 use super::prepare::{Compactable, MessageJson, PrepareResponse, PreparedRequest, SharedText};
+
+/// How much of the answer is gathered before it is handed to the writer.
+const SPILL_BYTES: usize = 64 * 1024;
 
 impl PrepareResponse<'_> {
     /// The answer as JSON: byte for byte `serde_json::to_vec(self)`.
@@ -29,33 +35,39 @@ impl PrepareResponse<'_> {
             }
             PrepareResponse::Compactable(c) => {
                 let mut out = Vec::with_capacity(size_hint(c));
-                write_compactable(c, &mut out);
+                write_compactable(c, &mut out).expect("writing into memory cannot fail");
                 out
             }
         }
     }
-}
 
-/// Where a conversation text's escaped bytes are in the buffer already.
-#[derive(Default)]
-struct WrittenTexts(Vec<(SharedText, Range<usize>)>);
-
-impl WrittenTexts {
-    /// Copies the escaped contents of `text`: from where they were written before in
-    /// the buffer if they were, else from the text.
-    fn text(&mut self, out: &mut Vec<u8>, text: &SharedText) {
-        if let Some((_, range)) = self.0.iter().find(|(t, _)| t.same(text)) {
-            out.extend_from_within(range.clone());
-            return;
+    /// The bytes of [`to_json`](Self::to_json), handed to `w` as they are made.
+    pub fn write_json(&self, w: &mut impl Write) -> io::Result<()> {
+        match self {
+            PrepareResponse::NotCompactable(n) => {
+                serde_json::to_writer(w, n).map_err(io::Error::from)
+            }
+            PrepareResponse::Compactable(c) => write_compactable(c, w),
         }
-        let start = out.len();
-        out.extend_from_slice(text.json());
-        self.0.push((text.clone(), start..out.len()));
     }
 }
 
-fn write_compactable(c: &Compactable, out: &mut Vec<u8>) {
-    let mut o = Object::new(out);
+/// Hands what `buf` holds to `w`.
+fn spill(buf: &mut Vec<u8>, w: &mut impl Write) -> io::Result<()> {
+    w.write_all(buf)?;
+    buf.clear();
+    Ok(())
+}
+
+/// Hands `buf`, then the long `bytes`, to `w`.
+fn spill_with(buf: &mut Vec<u8>, w: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
+    spill(buf, w)?;
+    w.write_all(bytes)
+}
+
+fn write_compactable(c: &Compactable, w: &mut impl Write) -> io::Result<()> {
+    let mut buf = Vec::with_capacity(SPILL_BYTES + 4096);
+    let mut o = Object::new(&mut buf);
     o.value("compactable", &c.compactable);
     o.str("firstKeptEntryId", &c.first_kept_entry_id);
     o.value("firstKeptEntryIndex", &c.first_kept_entry_index);
@@ -72,72 +84,94 @@ fn write_compactable(c: &Compactable, out: &mut Vec<u8>) {
     }
     if let Some(ids) = &c.summarized_entry_ids {
         let out = o.key("summarizedEntryIds");
-        list(out, ids, |out, id| write_str(out, id));
+        out.push(b'[');
+        for (i, id) in ids.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            write_str(out, id);
+            if out.len() > SPILL_BYTES {
+                spill(out, w)?;
+            }
+        }
+        out.push(b']');
     }
     for (key, messages) in [
         ("messagesToSummarize", &c.messages_to_summarize),
         ("turnPrefixMessages", &c.turn_prefix_messages),
     ] {
         if let Some(messages) = messages {
-            list(o.key(key), messages, |out, m| match m {
-                MessageJson::Raw(raw) => out.extend_from_slice(raw.get().as_bytes()),
-                MessageJson::Built(v) => write_value(out, v),
-            });
+            let out = o.key(key);
+            out.push(b'[');
+            for (i, m) in messages.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                match m {
+                    MessageJson::Raw(raw) => out.extend_from_slice(raw.get().as_bytes()),
+                    MessageJson::Built(v) => write_value(out, v),
+                }
+                if out.len() > SPILL_BYTES {
+                    spill(out, w)?;
+                }
+            }
+            out.push(b']');
         }
     }
     if let Some(details) = &c.details {
         o.value("details", details);
     }
-    let mut written = WrittenTexts::default();
     if let Some(conv) = &c.conversation {
         let out = o.key("conversation");
         let mut inner = Object::new(out);
-        shared(inner.key("history"), &conv.history, &mut written);
+        shared(inner.key("history"), w, &conv.history)?;
         match &conv.turn_prefix {
-            Some(text) => shared(inner.key("turnPrefix"), text, &mut written),
+            Some(text) => shared(inner.key("turnPrefix"), w, text)?,
             None => inner.key("turnPrefix").extend_from_slice(b"null"),
         }
         inner.end();
     }
     if let Some(requests) = &c.requests {
-        list(o.key("requests"), requests, |out, r| {
-            request(out, r, &mut written)
-        });
+        let out = o.key("requests");
+        out.push(b'[');
+        for (i, r) in requests.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            request(out, w, r)?;
+        }
+        out.push(b']');
     }
     o.value("settings", &c.settings);
     o.end();
+    spill(&mut buf, w)
 }
 
-fn shared(out: &mut Vec<u8>, text: &SharedText, written: &mut WrittenTexts) {
-    out.push(b'"');
-    written.text(out, text);
-    out.push(b'"');
+/// A conversation text as a JSON string.
+fn shared(buf: &mut Vec<u8>, w: &mut impl Write, text: &SharedText) -> io::Result<()> {
+    buf.push(b'"');
+    spill_with(buf, w, text.json())?;
+    buf.push(b'"');
+    Ok(())
 }
 
 /// A `SummaryRequest`: its prompt is `<conversation>\n`, the shared text, the tail.
-fn request(out: &mut Vec<u8>, r: &PreparedRequest, written: &mut WrittenTexts) {
-    let mut o = Object::new(out);
+fn request(buf: &mut Vec<u8>, w: &mut impl Write, r: &PreparedRequest) -> io::Result<()> {
+    let mut o = Object::new(buf);
     o.value("kind", &r.kind);
     o.str("systemPrompt", &r.system_prompt);
     let out = o.key("prompt");
     out.push(b'"');
     write_str_contents(out, CONVERSATION_OPEN);
-    written.text(out, &r.conversation);
+    spill_with(out, w, r.conversation.json())?;
     write_str_contents(out, &r.tail);
     out.push(b'"');
+    if out.len() > SPILL_BYTES {
+        spill(out, w)?;
+    }
     o.value("maxTokens", &r.max_tokens);
     o.end();
-}
-
-fn list<T>(out: &mut Vec<u8>, items: &[T], mut each: impl FnMut(&mut Vec<u8>, &T)) {
-    out.push(b'[');
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        each(out, item);
-    }
-    out.push(b']');
+    Ok(())
 }
 
 /// A little more than the answer's length (escapes add a few percent), so the buffer
@@ -222,6 +256,43 @@ mod tests {
         }
     }
 
+    /// What a writer was handed, and the largest piece.
+    #[derive(Default)]
+    struct Pieces {
+        bytes: Vec<u8>,
+        largest: usize,
+    }
+
+    impl std::io::Write for Pieces {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.bytes.extend_from_slice(buf);
+            self.largest = self.largest.max(buf.len());
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Pieces {
+        /// The longest escaped conversation text in `answer` (handed over whole).
+        fn largest_text(&self, answer: &super::PrepareResponse<'_>) -> usize {
+            let super::PrepareResponse::Compactable(c) = answer else {
+                return 0;
+            };
+            let conv = c
+                .conversation
+                .iter()
+                .flat_map(|c| std::iter::once(&c.history).chain(c.turn_prefix.as_ref()));
+            let prompts = c.requests.iter().flatten().map(|r| &r.conversation);
+            conv.chain(prompts)
+                .map(|t| t.json().len())
+                .max()
+                .unwrap_or(0)
+        }
+    }
+
     #[test]
     fn the_one_pass_answer_is_serde_jsons_answer_byte_for_byte() {
         let prompts = Prompts::builtin();
@@ -249,6 +320,19 @@ mod tests {
                     let ours = answer.to_json();
                     let serde = serde_json::to_vec(&answer).unwrap();
                     assert!(ours == serde, "{name} include={include:?} keep={keep:?}");
+                    let mut streamed = Pieces::default();
+                    answer.write_json(&mut streamed).unwrap();
+                    assert!(
+                        streamed.bytes == serde,
+                        "{name} include={include:?} keep={keep:?}: streamed"
+                    );
+                    // Only the texts the answer already holds come larger than a spill.
+                    assert!(
+                        streamed.largest <= super::SPILL_BYTES + 16 * 1024
+                            || streamed.largest == streamed.largest_text(&answer),
+                        "{name}: a piece of {} bytes",
+                        streamed.largest
+                    );
                     if let super::PrepareResponse::Compactable(c) = &answer {
                         // Sized up front: a buffer that grew held the answer twice.
                         assert_eq!(
