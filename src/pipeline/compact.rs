@@ -229,13 +229,6 @@ pub fn plan_compaction(
     // Under a target a split turn's prefix is summarized with the history: one summary
     // spends the budget better than two and the split-turn heading (see `target`).
     let merged = target.is_some() && prep.cut.is_split_turn;
-    let merged_prefix = prep.turn_prefix_messages().filter(|_| merged);
-    let history_parts = prep
-        .history_messages()
-        .chain(merged_prefix)
-        .map(|m| serialize_conversation([m], w))
-        .filter(|t| !t.is_empty())
-        .collect();
     let turn_prefix =
         (!merged && prep.cut.is_split_turn && prep.turn_prefix_messages().next().is_some())
             .then(|| serialize_conversation(prep.turn_prefix_messages(), w));
@@ -271,6 +264,14 @@ pub fn plan_compaction(
     } else {
         Standing::default()
     };
+    // Serialized after the ledger is built, so the two are not held at once at the peak.
+    let merged_prefix = prep.turn_prefix_messages().filter(|_| merged);
+    let history_parts = prep
+        .history_messages()
+        .chain(merged_prefix)
+        .map(|m| serialize_conversation([m], w))
+        .filter(|t| !t.is_empty())
+        .collect();
     let kept_tokens = target::kept_tokens(&prep);
     let settings = match target {
         // The summary's whole share; the summarizer stage divides it (see `target`).

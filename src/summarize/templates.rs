@@ -385,7 +385,16 @@ impl Prompts {
         base: &str,
         opts: &PromptOptions,
     ) -> String {
-        let mut p = String::with_capacity(conversation.len() + base.len() + 256);
+        // Sized for all of it: a large conversation must not be copied into a doubled buffer.
+        let tail = previous_summary.map_or(0, str::len)
+            + opts
+                .additional_context
+                .iter()
+                .map(|c| c.len() + 3)
+                .sum::<usize>()
+            + opts.standing.map_or(0, |s| s.len() + self.standing.len())
+            + opts.custom_instructions.map_or(0, str::len);
+        let mut p = String::with_capacity(conversation.len() + base.len() + tail + 256);
         p.push_str(CONVERSATION_OPEN);
         p.push_str(conversation);
         self.compose_tail(&mut p, previous_summary, base, opts);

@@ -45,10 +45,12 @@ pub(super) async fn summarize_history(
     let (model, strategy) = (plan.model(), plan.strategy());
     let reserve = plan.settings.reserve_tokens;
     let mut planner = Replanner::new(summarizer, model, strategy);
-    let whole = plan.history_parts.join("\n\n");
-    let mut single = prompts
-        .history_request(&whole, plan.previous_summary.as_deref(), reserve, opts)
-        .for_model(model, strategy);
+    // The joined text is dropped once the prompt holds it (a large history is held once).
+    let mut single = {
+        let whole = plan.history_parts.join("\n\n");
+        prompts.history_request(&whole, plan.previous_summary.as_deref(), reserve, opts)
+    }
+    .for_model(model, strategy);
     if let Some(ledger) = &plan.history_ledger {
         single = single.with_ledger(Arc::clone(ledger));
     }

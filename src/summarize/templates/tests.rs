@@ -214,3 +214,26 @@ fn hermes_replacements_that_lose_a_slot_or_the_marker_are_refused() {
     let err = Prompts::load(Some(&dir.0)).unwrap_err().to_string();
     assert!(err.contains("prefix.md must begin with"), "{err}");
 }
+
+#[test]
+fn a_prompt_is_sized_once_for_everything_it_holds() {
+    let p = Prompts::builtin();
+    let extra = vec!["repo uses pnpm".repeat(50); 20];
+    let list = "S1. Never push to main.\n".repeat(400);
+    let previous = "## Goal\n- an earlier summary\n".repeat(400);
+    let opts = PromptOptions {
+        custom_instructions: Some("keep every path"),
+        additional_context: &extra,
+        standing: Some(&list),
+        ..PromptOptions::default()
+    };
+    let conversation = "[User]: hi\n\n".repeat(1000);
+    let r = p.history_request(&conversation, Some(&previous), 100, &opts);
+    // A grown buffer would be twice what it holds: a large history copied into it twice.
+    assert!(
+        r.prompt.capacity() < r.prompt.len() + 512,
+        "{} for {}",
+        r.prompt.capacity(),
+        r.prompt.len()
+    );
+}
