@@ -118,7 +118,7 @@ pub fn write_prepared(
     }
     // Streamed: the answer of a large session is larger than the session.
     answer
-        .write_json(&mut &mut *out)
+        .write_json(out)
         .and_then(|()| out.write_all(b"\n"))
         .map_err(|e| RequestError::Internal(format!("cannot write the answer: {e}")))
 }

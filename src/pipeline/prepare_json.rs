@@ -42,7 +42,7 @@ impl PrepareResponse<'_> {
     }
 
     /// The bytes of [`to_json`](Self::to_json), handed to `w` as they are made.
-    pub fn write_json(&self, w: &mut impl Write) -> io::Result<()> {
+    pub fn write_json<W: Write + ?Sized>(&self, w: &mut W) -> io::Result<()> {
         match self {
             PrepareResponse::NotCompactable(n) => {
                 serde_json::to_writer(w, n).map_err(io::Error::from)
@@ -53,19 +53,19 @@ impl PrepareResponse<'_> {
 }
 
 /// Hands what `buf` holds to `w`.
-fn spill(buf: &mut Vec<u8>, w: &mut impl Write) -> io::Result<()> {
+fn spill<W: Write + ?Sized>(buf: &mut Vec<u8>, w: &mut W) -> io::Result<()> {
     w.write_all(buf)?;
     buf.clear();
     Ok(())
 }
 
 /// Hands `buf`, then the long `bytes`, to `w`.
-fn spill_with(buf: &mut Vec<u8>, w: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
+fn spill_with<W: Write + ?Sized>(buf: &mut Vec<u8>, w: &mut W, bytes: &[u8]) -> io::Result<()> {
     spill(buf, w)?;
     w.write_all(bytes)
 }
 
-fn write_compactable(c: &Compactable, w: &mut impl Write) -> io::Result<()> {
+fn write_compactable<W: Write + ?Sized>(c: &Compactable, w: &mut W) -> io::Result<()> {
     let mut buf = Vec::with_capacity(SPILL_BYTES + 4096);
     let mut o = Object::new(&mut buf);
     o.value("compactable", &c.compactable);
@@ -83,39 +83,23 @@ fn write_compactable(c: &Compactable, w: &mut impl Write) -> io::Result<()> {
         o.value("previousSummary", previous);
     }
     if let Some(ids) = &c.summarized_entry_ids {
-        let out = o.key("summarizedEntryIds");
-        out.push(b'[');
-        for (i, id) in ids.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
+        list(o.key("summarizedEntryIds"), w, ids, |out, _, id| {
             write_str(out, id);
-            if out.len() > SPILL_BYTES {
-                spill(out, w)?;
-            }
-        }
-        out.push(b']');
+            Ok(())
+        })?;
     }
     for (key, messages) in [
         ("messagesToSummarize", &c.messages_to_summarize),
         ("turnPrefixMessages", &c.turn_prefix_messages),
     ] {
         if let Some(messages) = messages {
-            let out = o.key(key);
-            out.push(b'[');
-            for (i, m) in messages.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
+            list(o.key(key), w, messages, |out, _, m| {
                 match m {
                     MessageJson::Raw(raw) => out.extend_from_slice(raw.get().as_bytes()),
                     MessageJson::Built(v) => write_value(out, v),
                 }
-                if out.len() > SPILL_BYTES {
-                    spill(out, w)?;
-                }
-            }
-            out.push(b']');
+                Ok(())
+            })?;
         }
     }
     if let Some(details) = &c.details {
@@ -132,23 +116,37 @@ fn write_compactable(c: &Compactable, w: &mut impl Write) -> io::Result<()> {
         inner.end();
     }
     if let Some(requests) = &c.requests {
-        let out = o.key("requests");
-        out.push(b'[');
-        for (i, r) in requests.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            request(out, w, r)?;
-        }
-        out.push(b']');
+        list(o.key("requests"), w, requests, request)?;
     }
     o.value("settings", &c.settings);
     o.end();
     spill(&mut buf, w)
 }
 
+/// A JSON array of `items`, each written by `each` into `buf` (or, when long, straight to
+/// `w`); `buf` is handed to `w` whenever it grows past [`SPILL_BYTES`].
+fn list<T, W: Write + ?Sized>(
+    buf: &mut Vec<u8>,
+    w: &mut W,
+    items: &[T],
+    mut each: impl FnMut(&mut Vec<u8>, &mut W, &T) -> io::Result<()>,
+) -> io::Result<()> {
+    buf.push(b'[');
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        each(buf, w, item)?;
+        if buf.len() > SPILL_BYTES {
+            spill(buf, w)?;
+        }
+    }
+    buf.push(b']');
+    Ok(())
+}
+
 /// A conversation text as a JSON string.
-fn shared(buf: &mut Vec<u8>, w: &mut impl Write, text: &SharedText) -> io::Result<()> {
+fn shared<W: Write + ?Sized>(buf: &mut Vec<u8>, w: &mut W, text: &SharedText) -> io::Result<()> {
     buf.push(b'"');
     spill_with(buf, w, text.json())?;
     buf.push(b'"');
@@ -156,7 +154,7 @@ fn shared(buf: &mut Vec<u8>, w: &mut impl Write, text: &SharedText) -> io::Resul
 }
 
 /// A `SummaryRequest`: its prompt is `<conversation>\n`, the shared text, the tail.
-fn request(buf: &mut Vec<u8>, w: &mut impl Write, r: &PreparedRequest) -> io::Result<()> {
+fn request<W: Write + ?Sized>(buf: &mut Vec<u8>, w: &mut W, r: &PreparedRequest) -> io::Result<()> {
     let mut o = Object::new(buf);
     o.value("kind", &r.kind);
     o.str("systemPrompt", &r.system_prompt);
@@ -166,9 +164,6 @@ fn request(buf: &mut Vec<u8>, w: &mut impl Write, r: &PreparedRequest) -> io::Re
     spill_with(out, w, r.conversation.json())?;
     write_str_contents(out, &r.tail);
     out.push(b'"');
-    if out.len() > SPILL_BYTES {
-        spill(out, w)?;
-    }
     o.value("maxTokens", &r.max_tokens);
     o.end();
     Ok(())

@@ -33,7 +33,7 @@ use compactd_core::session::{Block, Content, Entry, Message, Role};
 /// One source: its text borrowed from the session where it needs no unescaping or
 /// joining (most messages), so the sources of a large span are not a second copy of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OwnedSource<'s> {
+pub struct SessionSource<'s> {
     pub entry_id: Option<&'s str>,
     pub role: OwnedRole,
     pub text: Cow<'s, str>,
@@ -51,7 +51,7 @@ pub enum OwnedRole {
     Summary,
 }
 
-impl OwnedSource<'_> {
+impl SessionSource<'_> {
     /// The borrowed form the ledger reads.
     pub fn source(&self) -> Source<'_> {
         Source {
@@ -78,7 +78,7 @@ impl OwnedSource<'_> {
 /// The sources of these messages (each with the entry it came from), in order.
 pub fn sources_of<'s, 'a: 's>(
     messages: impl IntoIterator<Item = (AgentMessage<'s, 'a>, &'s Entry<'a>)>,
-) -> Vec<OwnedSource<'s>> {
+) -> Vec<SessionSource<'s>> {
     let mut calls = HashMap::new();
     let mut out = Vec::new();
     push_sources(messages, &mut calls, &mut out);
@@ -90,7 +90,7 @@ pub fn sources_of<'s, 'a: 's>(
 pub fn sources_in_two<'s, 'a: 's>(
     head: impl IntoIterator<Item = (AgentMessage<'s, 'a>, &'s Entry<'a>)>,
     tail: impl IntoIterator<Item = (AgentMessage<'s, 'a>, &'s Entry<'a>)>,
-) -> (Vec<OwnedSource<'s>>, usize) {
+) -> (Vec<SessionSource<'s>>, usize) {
     let mut calls = HashMap::new();
     let mut out = Vec::new();
     push_sources(head, &mut calls, &mut out);
@@ -102,7 +102,7 @@ pub fn sources_in_two<'s, 'a: 's>(
 fn push_sources<'s, 'a: 's>(
     messages: impl IntoIterator<Item = (AgentMessage<'s, 'a>, &'s Entry<'a>)>,
     calls: &mut HashMap<String, String>,
-    out: &mut Vec<OwnedSource<'s>>,
+    out: &mut Vec<SessionSource<'s>>,
 ) {
     for (message, entry) in messages {
         crate::cancel::checkpoint();
@@ -118,7 +118,7 @@ fn push_sources<'s, 'a: 's>(
             AgentMessage::Custom(_) => continue,
         };
         if !text.trim().is_empty() {
-            out.push(OwnedSource {
+            out.push(SessionSource {
                 entry_id,
                 role,
                 text,
@@ -130,10 +130,10 @@ fn push_sources<'s, 'a: 's>(
 /// This round's ledger: `previous` carried through the sources and the modified files.
 pub fn ledger_of(
     previous: Ledger,
-    sources: &[OwnedSource<'_>],
+    sources: &[SessionSource<'_>],
     modified_files: &[String],
 ) -> Ledger {
-    let borrowed: Vec<Source<'_>> = sources.iter().map(OwnedSource::source).collect();
+    let borrowed: Vec<Source<'_>> = sources.iter().map(SessionSource::source).collect();
     compactd_core::compaction::ledger::update(previous, &borrowed, modified_files)
 }
 
@@ -141,11 +141,11 @@ pub fn ledger_of(
 /// `ledger::update_with_head`), from one pass.
 pub fn ledger_with_head(
     previous: Ledger,
-    sources: &[OwnedSource<'_>],
+    sources: &[SessionSource<'_>],
     head: usize,
     modified_files: &[String],
 ) -> (Ledger, Ledger) {
-    let borrowed: Vec<Source<'_>> = sources.iter().map(OwnedSource::source).collect();
+    let borrowed: Vec<Source<'_>> = sources.iter().map(SessionSource::source).collect();
     compactd_core::compaction::ledger::update_with_head(previous, &borrowed, head, modified_files)
 }
 
@@ -402,7 +402,7 @@ mod tests {
     fn the_previous_ledger_is_read_from_details_pinned() {
         let ledger = ledger_of(
             Ledger::default(),
-            &[OwnedSource {
+            &[SessionSource {
                 entry_id: Some("u1"),
                 role: OwnedRole::User,
                 text: "Never push to main.".into(),
